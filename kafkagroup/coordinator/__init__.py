@@ -1,0 +1,17 @@
+"""Classic-protocol Kafka group coordinator (server side), pure Python; see shared/spec/coordinator.md.
+
+Modules: ``messages`` (requests/responses), ``errors`` (Kafka error codes), ``clock`` (injected time),
+``deferred`` (parked responses), ``config`` (broker keys), ``interface`` (the request API Protocol).
+"""
+from kafkagroup.coordinator.clock import AsyncioClock, Clock, ManualClock, TimerHandle
+from kafkagroup.coordinator.config import CoordinatorConfig
+from kafkagroup.coordinator.deferred import Deferred, NotReadyError
+from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError, StoreWriteError
+from kafkagroup.coordinator.interface import GroupCoordinatorAPI
+from kafkagroup.coordinator.messages import *  # noqa: F401,F403  (the message dataclasses, see messages.__all__)
+from kafkagroup.coordinator import messages as _messages
+
+__all__ = [
+    "AsyncioClock", "Clock", "ManualClock", "TimerHandle", "CoordinatorConfig", "Deferred", "NotReadyError",
+    "ErrorCode", "IllegalGroupStateError", "StoreWriteError", "GroupCoordinatorAPI", *_messages.__all__,
+]

@@ -1,0 +1,70 @@
+"""Coordinator configuration with Kafka's broker keys (spec §3.1, ``GroupCoordinatorConfig.java``).
+
+Keys are accepted as Kafka spells them (``"group.initial.rebalance.delay.ms"``) or with underscores
+(``group_initial_rebalance_delay_ms``)::
+
+    CoordinatorConfig.from_mapping({"group.max.size": 4}, offsets_topic_num_partitions=2)
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = ["CoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS", "INT_MAX"]
+
+INT_MAX = 2_147_483_647
+# Kafka's CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS: a constant, not a broker config (spec §3.6).
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorConfig:
+    group_min_session_timeout_ms: int = 6_000
+    group_max_session_timeout_ms: int = 1_800_000
+    group_initial_rebalance_delay_ms: int = 3_000
+    group_max_size: int = INT_MAX
+    offsets_topic_num_partitions: int = 50
+    offsets_retention_minutes: int = 10_080
+    offsets_retention_check_interval_ms: int = 600_000
+    offset_metadata_max_bytes: int = 4_096
+    offsets_commit_timeout_ms: int = 5_000
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{_kafka_key(f.name)} must be an integer, got {value!r}")
+        if self.group_max_size < 1:
+            raise ValueError(f"group.max.size must be at least 1, got {self.group_max_size}")
+        if self.offsets_topic_num_partitions < 1:
+            raise ValueError(f"offsets.topic.num.partitions must be at least 1, got {self.offsets_topic_num_partitions}")
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise ValueError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+        for name in ("group_initial_rebalance_delay_ms", "offsets_retention_minutes",
+                     "offsets_retention_check_interval_ms", "offset_metadata_max_bytes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{_kafka_key(name)} must not be negative")
+
+    @property
+    def offsets_retention_ms(self) -> int:
+        """minutes × 60 × 1000 (Python ints cannot overflow; Kafka computes it in long for the same reason)."""
+        return self.offsets_retention_minutes * 60 * 1000
+
+    @classmethod
+    def from_mapping(cls, config: Mapping[str, Any] | None = None, **kwargs: Any) -> "CoordinatorConfig":
+        """Build from Kafka keys and/or underscore keyword arguments; unknown keys are an error."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for source in (config or {}, kwargs):
+            for key, value in source.items():
+                name = key.replace(".", "_")
+                if name not in names:
+                    raise ValueError(f"unknown coordinator config {key!r}; known: "
+                                     + ", ".join(sorted(_kafka_key(n) for n in names)))
+                values[name] = value
+        return cls(**values)
+
+
+def _kafka_key(name: str) -> str:
+    return name.replace("_", ".")

@@ -1,0 +1,327 @@
+"""Request and response values of the classic group protocol, with Kafka's field names in snake_case.
+
+These mirror the Kafka message schemas (``clients/src/main/resources/common/message/*.json``) at the level
+the coordinator needs; they are plain dataclasses, not wire codecs.  Error fields are
+:class:`~kafkagroup.coordinator.errors.ErrorCode` (an ``IntEnum``: compare with ints or names).
+
+Example -- the two-step join of KIP-394::
+
+    first = JoinGroupRequest("my-group", protocols=[("range", subscription_bytes)], session_timeout_ms=10_000)
+    r = coordinator.join_group(first).result()          # r.error_code == ErrorCode.MEMBER_ID_REQUIRED
+    second = dataclasses.replace(first, member_id=r.member_id)
+    reply = coordinator.join_group(second)              # a Deferred; done when the join phase completes
+
+Versions: ``JoinGroupRequest.version`` selects the KIP-394 behaviour (>= 4: a dynamic member must first get
+a member id) and KIP-814 (>= 9: ``skip_assignment`` may be set for a restarted static leader);
+``rebalance_timeout_ms = -1`` means "same as session" (JoinGroup v0).  Other versions only matter where
+noted on the field.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from kafkagroup.coordinator.errors import ErrorCode
+from kafkagroup.structs import TopicPartition
+
+__all__ = [
+    "JoinGroupRequest", "JoinGroupResponse", "JoinGroupResponseMember",
+    "SyncGroupRequest", "SyncGroupResponse",
+    "HeartbeatRequest", "HeartbeatResponse",
+    "MemberIdentity", "LeaveGroupRequest", "LeaveGroupResponse", "LeaveGroupMemberResponse",
+    "OffsetCommitRequestPartition", "OffsetCommitRequestTopic", "OffsetCommitRequest",
+    "OffsetCommitResponsePartition", "OffsetCommitResponseTopic", "OffsetCommitResponse",
+    "OffsetFetchRequestTopic", "OffsetFetchRequest",
+    "OffsetFetchResponsePartition", "OffsetFetchResponseTopic", "OffsetFetchResponse",
+    "DescribeGroupsRequest", "DescribeGroupsResponse", "DescribedGroup", "DescribedGroupMember",
+    "ListGroupsRequest", "ListGroupsResponse", "ListedGroup",
+    "DeleteGroupsRequest", "DeleteGroupsResponse", "DeletableGroupResult",
+]
+
+# --------------------------------------------------------------------------------------------- JoinGroup
+
+
+@dataclass(slots=True)
+class JoinGroupRequest:
+    group_id: str
+    member_id: str = ""                              # "" = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None             # set = static member (KIP-345)
+    protocol_type: str = "consumer"
+    protocols: Sequence[tuple[str, bytes]] = ()      # ordered (name, metadata); order is the member's vote
+    session_timeout_ms: int = 45_000
+    rebalance_timeout_ms: int = -1                   # -1: same as session_timeout_ms (v0)
+    reason: str | None = None
+    client_id: str = ""                              # request header; member ids are client_id + "-" + uuid
+    client_host: str = ""
+    version: int = 9                                 # >= 4 requires a known member id; >= 9 skip_assignment
+
+
+@dataclass(slots=True)
+class JoinGroupResponseMember:
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(slots=True)
+class JoinGroupResponse:
+    error_code: ErrorCode
+    generation_id: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    skip_assignment: bool = False
+    member_id: str = ""
+    members: list[JoinGroupResponseMember] = field(default_factory=list)  # leader only
+
+
+# --------------------------------------------------------------------------------------------- SyncGroup
+
+
+@dataclass(slots=True)
+class SyncGroupRequest:
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None = None
+    protocol_type: str | None = None                 # v5+, None = not sent
+    protocol_name: str | None = None                 # v5+, None = not sent
+    # leader: (member_id, assignment bytes) pairs (a Mapping is accepted too); followers send none
+    assignments: Sequence[tuple[str, bytes]] | Mapping[str, bytes] = ()
+
+
+@dataclass(slots=True)
+class SyncGroupResponse:
+    error_code: ErrorCode
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+# --------------------------------------------------------------------------------------------- Heartbeat
+
+
+@dataclass(slots=True)
+class HeartbeatRequest:
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None = None
+
+
+@dataclass(slots=True)
+class HeartbeatResponse:
+    error_code: ErrorCode
+
+
+# -------------------------------------------------------------------------------------------- LeaveGroup
+
+
+@dataclass(slots=True)
+class MemberIdentity:
+    member_id: str = ""
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class LeaveGroupRequest:
+    group_id: str
+    members: Sequence[MemberIdentity] = ()           # v3+ batch; v0-v2 = one MemberIdentity(member_id)
+
+
+@dataclass(slots=True)
+class LeaveGroupMemberResponse:
+    member_id: str
+    group_instance_id: str | None
+    error_code: ErrorCode
+
+
+@dataclass(slots=True)
+class LeaveGroupResponse:
+    error_code: ErrorCode
+    members: list[LeaveGroupMemberResponse] = field(default_factory=list)   # request order
+
+
+# ------------------------------------------------------------------------------------------ OffsetCommit
+
+
+@dataclass(slots=True)
+class OffsetCommitRequestPartition:
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int = -1
+    committed_metadata: str | None = ""
+
+
+@dataclass(slots=True)
+class OffsetCommitRequestTopic:
+    name: str
+    partitions: Sequence[OffsetCommitRequestPartition] = ()
+
+
+@dataclass(slots=True)
+class OffsetCommitRequest:
+    group_id: str
+    generation_id: int = -1                          # -1: not using group management (admin / manual)
+    member_id: str = ""
+    group_instance_id: str | None = None
+    retention_time_ms: int = -1                      # v2-v4 only; -1 = broker default retention
+    topics: Sequence[OffsetCommitRequestTopic] = ()
+
+    @classmethod
+    def of(
+        cls,
+        group_id: str,
+        offsets: Mapping[TopicPartition | tuple[str, int], int | tuple[int, str | None]],
+        *,
+        generation_id: int = -1,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+        retention_time_ms: int = -1,
+    ) -> "OffsetCommitRequest":
+        """Build a request from ``{(topic, partition): offset or (offset, metadata)}``, topics in first-seen order."""
+        by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
+        for (topic, partition), value in offsets.items():
+            offset, metadata = (value, "") if isinstance(value, int) else value
+            by_topic.setdefault(topic, []).append(OffsetCommitRequestPartition(partition, offset, -1, metadata))
+        return cls(group_id, generation_id, member_id, group_instance_id, retention_time_ms,
+                   [OffsetCommitRequestTopic(t, ps) for t, ps in by_topic.items()])
+
+
+@dataclass(slots=True)
+class OffsetCommitResponsePartition:
+    partition_index: int
+    error_code: ErrorCode
+
+
+@dataclass(slots=True)
+class OffsetCommitResponseTopic:
+    name: str
+    partitions: list[OffsetCommitResponsePartition] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class OffsetCommitResponse:
+    topics: list[OffsetCommitResponseTopic] = field(default_factory=list)
+
+    def errors(self) -> dict[TopicPartition, ErrorCode]:
+        """``{TopicPartition: error_code}`` for every partition of the request."""
+        return {TopicPartition(t.name, p.partition_index): p.error_code for t in self.topics for p in t.partitions}
+
+
+# ------------------------------------------------------------------------------------------- OffsetFetch
+
+
+@dataclass(slots=True)
+class OffsetFetchRequestTopic:
+    name: str
+    partition_indexes: Sequence[int] = ()
+
+
+@dataclass(slots=True)
+class OffsetFetchRequest:
+    group_id: str
+    topics: Sequence[OffsetFetchRequestTopic] | None = None   # None = every committed offset of the group
+    require_stable: bool = False                               # v7+
+
+    @classmethod
+    def of(cls, group_id: str, partitions: Sequence[TopicPartition | tuple[str, int]] | None,
+           *, require_stable: bool = False) -> "OffsetFetchRequest":
+        if partitions is None:
+            return cls(group_id, None, require_stable)
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in partitions:
+            by_topic.setdefault(topic, []).append(partition)
+        return cls(group_id, [OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()], require_stable)
+
+
+@dataclass(slots=True)
+class OffsetFetchResponsePartition:
+    partition_index: int
+    committed_offset: int = -1
+    committed_leader_epoch: int = -1
+    metadata: str = ""
+    error_code: ErrorCode = ErrorCode.NONE
+
+
+@dataclass(slots=True)
+class OffsetFetchResponseTopic:
+    name: str
+    partitions: list[OffsetFetchResponsePartition] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class OffsetFetchResponse:
+    error_code: ErrorCode
+    topics: list[OffsetFetchResponseTopic] = field(default_factory=list)
+
+    def offsets(self) -> dict[TopicPartition, OffsetFetchResponsePartition]:
+        return {TopicPartition(t.name, p.partition_index): p for t in self.topics for p in t.partitions}
+
+
+# ------------------------------------------------------------------------------ Describe / List / Delete
+
+
+@dataclass(slots=True)
+class DescribeGroupsRequest:
+    groups: Sequence[str] = ()
+
+
+@dataclass(slots=True)
+class DescribedGroupMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    member_metadata: bytes
+    member_assignment: bytes
+
+
+@dataclass(slots=True)
+class DescribedGroup:
+    error_code: ErrorCode
+    group_id: str
+    group_state: str                                 # "Empty", "PreparingRebalance", ..., "Dead"
+    protocol_type: str = ""
+    protocol_data: str = ""                          # the selected protocol name (Stable only)
+    members: list[DescribedGroupMember] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DescribeGroupsResponse:
+    groups: list[DescribedGroup] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ListGroupsRequest:
+    states_filter: Sequence[str] = ()                # v4+; empty = all states
+
+
+@dataclass(slots=True)
+class ListedGroup:
+    group_id: str
+    protocol_type: str
+    group_state: str
+
+
+@dataclass(slots=True)
+class ListGroupsResponse:
+    error_code: ErrorCode
+    groups: list[ListedGroup] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DeleteGroupsRequest:
+    groups_names: Sequence[str] = ()
+
+
+@dataclass(slots=True)
+class DeletableGroupResult:
+    group_id: str
+    error_code: ErrorCode
+
+
+@dataclass(slots=True)
+class DeleteGroupsResponse:
+    results: list[DeletableGroupResult] = field(default_factory=list)
