@@ -1,0 +1,53 @@
+# kafkagroup: two commands on a fresh machine.
+#   make demo   create/use .venv, build + install the package, run the main job on embedded defaults
+#   make test   same set-up, then the whole test suite (Spark tests included: Java is installed if missing)
+#   make bench  benchmarks against the peers (kafka-python), printed as ratios
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx' -o -name '*.pxd' 2>/dev/null)
+
+.PHONY: all venv build demo test test-fast bench fuzz java clean
+
+all: build
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel
+
+# Editable install without build isolation (the venv holds the build requirements), then an in-place
+# build so the source tree imports the compiled modules too.
+$(STAMP): $(VENV)/bin/python pyproject.toml setup.py
+	$(PY) -m pip install -q "pybind11>=2.12" "cython>=3.0" "numpy>=1.26"
+	$(PY) -m pip install -q --no-build-isolation -e ".[test,bench,spark]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# flock: several shells (or helpers) may build at once in one work tree.
+build: $(STAMP)
+	flock /tmp/kafkagroup-build.lock env KAFKAGROUP_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace
+
+demo: build
+	$(VENV)/bin/kafkagroup demo
+
+# Spark needs a JVM: install Java 17 from Debian if none is on PATH.
+java:
+	@command -v java >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
+
+test: build java
+	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
+
+test-fast: build
+	$(PY) -m pytest -q -m "not spark and not slow" tests
+
+bench: build
+	$(PY) -m pytest -q benches --benchmark-columns=median,min,rounds --benchmark-sort=name
+
+fuzz: build
+	$(PY) -m pip install -q "atheris>=2.3"
+	$(PY) fuzz/fuzz_protocol.py -atheris_runs=$${FUZZ_RUNS:-200000}
+
+clean:
+	rm -rf build kafkagroup/*.so kafkagroup/_codec*.c pyext/*.c *.egg-info

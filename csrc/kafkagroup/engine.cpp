@@ -1,0 +1,51 @@
+#include "kafkagroup/engine.hpp"
+
+#include <stdexcept>
+
+#include "kafkagroup/assignors.hpp"
+#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/ownership.hpp"
+
+namespace kafkagroup {
+namespace {
+
+using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const std::vector<int32_t>& prev_owner);
+
+AssignResult run_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+    return AssignResult{assign_range(p, pr), {}, {}};
+}
+AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+    return AssignResult{assign_roundrobin(p, pr), {}, {}};
+}
+
+struct Entry {
+    const char* name;
+    AssignFn run;
+};
+// Registration order is the order strategy_names() reports.
+const Entry kStrategies[] = {
+    {"range", run_range},
+    {"roundrobin", run_roundrobin},
+};
+
+}  // namespace
+
+std::vector<std::string> strategy_names() {
+    std::vector<std::string> names;
+    for (const Entry& e : kStrategies) names.emplace_back(e.name);
+    return names;
+}
+
+AssignResult assign(const std::string& strategy, const Problem& problem) {
+    for (const Entry& e : kStrategies) {
+        if (strategy != e.name) continue;
+        const Prepared prepared = prepare(problem);
+        const std::vector<int32_t> prev_owner = previous_owners(problem, prepared);
+        AssignResult result = e.run(problem, prepared, prev_owner);
+        result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev_owner);
+        return result;
+    }
+    throw std::invalid_argument("unknown assignment strategy '" + strategy + "'");
+}
+
+}  // namespace kafkagroup

@@ -1,0 +1,20 @@
+// The quality certificate of an assignment, computed from the problem and owner[] alone.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kafkagroup/problem.hpp"
+#include "kafkagroup/result.hpp"
+
+namespace kafkagroup {
+
+// True when every member subscribes to exactly the same set of topics (and there is >= 1 member).
+bool subscriptions_uniform(const Problem& problem, const Prepared& prepared);
+
+// Fills every Metrics field (see result.hpp). `prev_owner` is previous_owners(problem, prepared).
+// O(P + total subscriptions).
+Metrics compute_metrics(const Problem& problem, const Prepared& prepared, const std::vector<int32_t>& owner,
+                        const std::vector<int32_t>& withheld, const std::vector<int32_t>& prev_owner);
+
+}  // namespace kafkagroup

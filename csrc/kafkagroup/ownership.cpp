@@ -1,0 +1,35 @@
+#include "kafkagroup/ownership.hpp"
+
+#include <limits>
+
+namespace kafkagroup {
+
+std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
+    std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    if (!pr.has_owned) return owner;
+    constexpr int32_t kNoClaim = std::numeric_limits<int32_t>::min();
+    std::vector<int32_t> best_generation(owner.size(), kNoClaim);
+    std::vector<char> contested(owner.size(), 0);
+    // subscribed_by[t] == m while member m's claims are examined: O(1) subscription test.
+    std::vector<int32_t> subscribed_by(static_cast<std::size_t>(pr.num_topics), -1);
+    for (int32_t m = 0; m < pr.num_members; ++m) {
+        for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) subscribed_by[p.sub_topics[i]] = m;
+        const int32_t gen = p.generation.empty() ? kUnknownGeneration : p.generation[m];
+        for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
+            const int32_t part = p.owned_partitions[i];
+            if (subscribed_by[pr.topic_of(part)] != m) continue;
+            if (gen > best_generation[part]) {
+                best_generation[part] = gen;
+                owner[part] = m;
+                contested[part] = 0;
+            } else if (gen == best_generation[part] && owner[part] != m) {
+                contested[part] = 1;
+            }
+        }
+    }
+    for (std::size_t part = 0; part < owner.size(); ++part)
+        if (contested[part]) owner[part] = kUnassigned;
+    return owner;
+}
+
+}  // namespace kafkagroup

@@ -1,0 +1,67 @@
+// The compact assignment problem: the data contract across the native boundary (see DESIGN.md).
+//
+// Strings never reach this layer. Topics are dense ids 0..T-1 ordered as Java's String.compareTo
+// orders their names; partition p of topic t has the global id topic_base[t] + p, so "sorted by
+// topic, then partition" is "sorted by global id". Members are dense ids 0..M-1 in Java's MemberInfo
+// order (static members by group.instance.id, then dynamic members by member id); every assignor
+// that needs another order derives it here, in C++.
+//
+// All arrays are borrowed views (the caller keeps them alive for the duration of a call); nothing
+// here allocates per partition except the result. Capacity: ids are int32, so at most 2^31-1
+// partitions in total; offsets are int64 so CSR arrays may exceed that many entries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kafkagroup {
+
+template <class T>
+struct View {
+    const T* data = nullptr;
+    std::size_t size = 0;
+    const T& operator[](std::size_t i) const { return data[i]; }
+    const T* begin() const { return data; }
+    const T* end() const { return data + size; }
+    bool empty() const { return size == 0; }
+};
+
+// Rack ids are dense int32 ids interned by the caller; 0 means "no rack".
+constexpr int32_t kNoRack = 0;
+// Generation of a member whose owned partitions carry no generation (eager sticky user data v0, or
+// a subscription older than v2).
+constexpr int32_t kUnknownGeneration = -1;
+constexpr int32_t kUnassigned = -1;
+
+struct Problem {
+    View<int32_t> partition_count;   // [T] partitions per topic (>= 0)
+    View<int64_t> sub_offsets;       // [M+1] CSR offsets into sub_topics
+    View<int32_t> sub_topics;        // topic ids each member subscribes to (any order, no duplicates)
+    View<int64_t> owned_offsets;     // [M+1] or empty: CSR offsets into owned_partitions
+    View<int32_t> owned_partitions;  // global partition ids each member claims to own
+    View<int32_t> generation;        // [M] or empty: generation of each member's claims (-1 unknown)
+    View<int32_t> member_rack;       // [M] or empty: rack id of each member (0 = none)
+    View<int64_t> replica_offsets;   // [P+1] or empty: CSR offsets into replica_racks
+    View<int32_t> replica_racks;     // rack ids of each partition's replicas (0 never appears)
+};
+
+// Derived, validated facts about a Problem. Built once per call by `prepare` (validate.cpp), which
+// throws std::invalid_argument naming the member / topic / partition index on any inconsistency:
+// negative counts, offsets that are not monotone or out of range, unknown topic ids, partition ids out
+// of range. Claims are not judged here (duplicates and stale generations follow each assignor's rule).
+struct Prepared {
+    int32_t num_topics = 0;
+    int32_t num_members = 0;
+    int32_t num_partitions = 0;
+    std::vector<int32_t> topic_base;  // [T+1] prefix sums of partition_count
+    bool has_owned = false;
+    bool has_racks = false;           // member racks and replica racks both given
+
+    int32_t topic_of(int32_t partition) const;  // binary search over topic_base
+};
+
+Prepared prepare(const Problem& problem);
+
+}  // namespace kafkagroup

@@ -1,0 +1,29 @@
+// RangeAssignor: per topic, partitions in order, subscribers in MemberInfo order; each subscriber gets
+// a contiguous range of floor(P/n) partitions and the first P mod n subscribers one more.
+// Without rack awareness this is a closed formula per topic: O(P + subscriptions). With member and
+// replica racks, range_racks.cpp replays Kafka's KIP-881 procedure exactly.
+#include "kafkagroup/assignors.hpp"
+#include "kafkagroup/range_racks.hpp"
+
+namespace kafkagroup {
+
+std::vector<int32_t> assign_range(const Problem& p, const Prepared& pr) {
+    const TopicSubscribers subs = topic_subscribers(p, pr);
+    if (pr.has_racks) return assign_range_with_racks(p, pr, subs);
+    std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    for (int32_t t = 0; t < pr.num_topics; ++t) {
+        const int64_t n = subs.count(t);
+        const int32_t count = pr.topic_base[t + 1] - pr.topic_base[t];
+        if (n == 0 || count == 0) continue;
+        const int64_t per = count / n, extra = count % n;
+        int32_t next = pr.topic_base[t];
+        const int32_t* consumers = subs.begin(t);
+        for (int64_t i = 0; i < n && per + (i < extra) > 0; ++i) {
+            const int64_t length = per + (i < extra ? 1 : 0);
+            for (int64_t k = 0; k < length; ++k) owner[next++] = consumers[i];
+        }
+    }
+    return owner;
+}
+
+}  // namespace kafkagroup

@@ -1,0 +1,116 @@
+// prepare(): validate a Problem before any array is used as an index, and derive topic_base.
+// Every check names the offending member / topic / partition by index; the Python layer maps indexes
+// back to names. Cost: O(T + M + total CSR entries), no allocation sized by an unchecked value.
+#include "kafkagroup/problem.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace kafkagroup {
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
+
+// A CSR offset array of `rows`+1 entries must start at 0, never decrease and end at `total`.
+void check_offsets(const View<int64_t>& offsets, std::size_t rows, std::size_t total, const char* what,
+                   const char* row_name) {
+    if (offsets.size != rows + 1)
+        fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got " +
+             std::to_string(offsets.size));
+    if (offsets[0] != 0) fail(std::string(what) + ": first offset must be 0");
+    for (std::size_t i = 0; i < rows; ++i) {
+        if (offsets[i + 1] < offsets[i])
+            fail(std::string(what) + ": offsets decrease at " + row_name + " " + std::to_string(i));
+    }
+    if (static_cast<std::size_t>(offsets[rows]) != total)
+        fail(std::string(what) + ": last offset " + std::to_string(offsets[rows]) + " != " +
+             std::to_string(total) + " entries");
+}
+
+}  // namespace
+
+int32_t Prepared::topic_of(int32_t partition) const {
+    // topic_base is non-decreasing; the owning topic is the last t with topic_base[t] <= partition.
+    auto it = std::upper_bound(topic_base.begin(), topic_base.end(), partition);
+    return static_cast<int32_t>(it - topic_base.begin()) - 1;
+}
+
+Prepared prepare(const Problem& p) {
+    Prepared out;
+    if (p.partition_count.size > static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
+        fail("too many topics");
+    out.num_topics = static_cast<int32_t>(p.partition_count.size);
+    out.topic_base.resize(out.num_topics + 1);
+    int64_t total = 0;
+    for (int32_t t = 0; t < out.num_topics; ++t) {
+        int32_t count = p.partition_count[t];
+        if (count < 0) fail("topic " + std::to_string(t) + ": negative partition count " + std::to_string(count));
+        out.topic_base[t] = static_cast<int32_t>(total);
+        total += count;
+        if (total > std::numeric_limits<int32_t>::max())
+            fail("more than 2^31-1 partitions in total (topic " + std::to_string(t) + ")");
+    }
+    out.topic_base[out.num_topics] = static_cast<int32_t>(total);
+    out.num_partitions = static_cast<int32_t>(total);
+
+    if (p.sub_offsets.size == 0) fail("sub_offsets: expected M+1 offsets, got 0");
+    if (p.sub_offsets.size - 1 > static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
+        fail("too many members");
+    out.num_members = static_cast<int32_t>(p.sub_offsets.size - 1);
+    const std::size_t M = static_cast<std::size_t>(out.num_members);
+
+    check_offsets(p.sub_offsets, M, p.sub_topics.size, "sub_offsets", "member");
+    // last_member_of[t]: the last member seen subscribing to t, to reject a topic listed twice.
+    std::vector<int32_t> last_member_of(static_cast<std::size_t>(out.num_topics), -1);
+    for (std::size_t m = 0; m < M; ++m) {
+        for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) {
+            int32_t t = p.sub_topics[i];
+            if (t < 0 || t >= out.num_topics)
+                fail("member " + std::to_string(m) + ": subscribed topic id " + std::to_string(t) +
+                     " is not in 0.." + std::to_string(out.num_topics - 1));
+            if (last_member_of[t] == static_cast<int32_t>(m))
+                fail("member " + std::to_string(m) + ": subscribes to topic " + std::to_string(t) + " twice");
+            last_member_of[t] = static_cast<int32_t>(m);
+        }
+    }
+
+    out.has_owned = !p.owned_offsets.empty();
+    if (out.has_owned) {
+        check_offsets(p.owned_offsets, M, p.owned_partitions.size, "owned_offsets", "member");
+        for (std::size_t m = 0; m < M; ++m) {
+            for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
+                int32_t part = p.owned_partitions[i];
+                if (part < 0 || part >= out.num_partitions)
+                    fail("member " + std::to_string(m) + ": owned partition id " + std::to_string(part) +
+                         " is not in 0.." + std::to_string(out.num_partitions - 1));
+            }
+        }
+    } else if (!p.owned_partitions.empty()) {
+        fail("owned_partitions given without owned_offsets");
+    }
+    if (!p.generation.empty() && p.generation.size != M)
+        fail("generation: expected " + std::to_string(M) + " entries, got " + std::to_string(p.generation.size));
+
+    const bool has_member_racks = !p.member_rack.empty();
+    if (has_member_racks) {
+        if (p.member_rack.size != M)
+            fail("member_rack: expected " + std::to_string(M) + " entries, got " + std::to_string(p.member_rack.size));
+        for (std::size_t m = 0; m < M; ++m)
+            if (p.member_rack[m] < 0) fail("member " + std::to_string(m) + ": negative rack id");
+    }
+    const bool has_replica_racks = !p.replica_offsets.empty();
+    if (has_replica_racks) {
+        check_offsets(p.replica_offsets, static_cast<std::size_t>(out.num_partitions), p.replica_racks.size,
+                      "replica_offsets", "partition");
+        for (std::size_t i = 0; i < p.replica_racks.size; ++i)
+            if (p.replica_racks[i] <= 0) fail("replica_racks: rack ids must be >= 1 (entry " + std::to_string(i) + ")");
+    } else if (!p.replica_racks.empty()) {
+        fail("replica_racks given without replica_offsets");
+    }
+    out.has_racks = has_member_racks && has_replica_racks;
+    return out;
+}
+
+}  // namespace kafkagroup

@@ -1,0 +1,99 @@
+// kafkagroup._core: pybind11 glue over the C++ engine in csrc/. Converts numpy arrays to views,
+// releases the GIL around the engine, hands owner[] back as a numpy array without a copy, and maps
+// std::invalid_argument to kafkagroup.errors.InvalidGroupError. No assignment logic lives here.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "kafkagroup/engine.hpp"
+
+namespace py = pybind11;
+using namespace kafkagroup;
+
+namespace {
+
+template <class T>
+using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+template <class T>
+View<T> view_of(const std::optional<Array<T>>& a, const char* name) {
+    if (!a) return {};
+    if (a->ndim() != 1) throw std::invalid_argument(std::string(name) + ": expected a 1-d array");
+    return View<T>{a->data(), static_cast<std::size_t>(a->size())};
+}
+
+// Moves a vector into a numpy array that owns it (no copy of the data).
+py::array_t<int32_t> to_numpy(std::vector<int32_t>&& v) {
+    auto* heap = new std::vector<int32_t>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<int32_t>*>(p); });
+    return py::array_t<int32_t>({static_cast<py::ssize_t>(heap->size())}, {sizeof(int32_t)}, heap->data(), owner);
+}
+
+py::dict metrics_dict(const Metrics& m) {
+    py::dict d;
+    d["balance_gap"] = m.balance_gap;
+    d["max_load"] = m.max_load;
+    d["min_load"] = m.min_load;
+    d["assigned"] = m.assigned;
+    d["unassigned"] = m.unassigned;
+    d["withheld"] = m.withheld;
+    d["moved"] = m.moved;
+    d["moved_lower_bound"] = m.moved_lower_bound;
+    return d;
+}
+
+py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& partition_count,
+                        const Array<int64_t>& sub_offsets, const Array<int32_t>& sub_topics,
+                        const std::optional<Array<int64_t>>& owned_offsets,
+                        const std::optional<Array<int32_t>>& owned_partitions,
+                        const std::optional<Array<int32_t>>& generation,
+                        const std::optional<Array<int32_t>>& member_rack,
+                        const std::optional<Array<int64_t>>& replica_offsets,
+                        const std::optional<Array<int32_t>>& replica_racks) {
+    Problem problem;
+    problem.partition_count = view_of<int32_t>(partition_count, "partition_count");
+    problem.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
+    problem.sub_topics = view_of<int32_t>(sub_topics, "sub_topics");
+    problem.owned_offsets = view_of(owned_offsets, "owned_offsets");
+    problem.owned_partitions = view_of(owned_partitions, "owned_partitions");
+    problem.generation = view_of(generation, "generation");
+    problem.member_rack = view_of(member_rack, "member_rack");
+    problem.replica_offsets = view_of(replica_offsets, "replica_offsets");
+    problem.replica_racks = view_of(replica_racks, "replica_racks");
+    AssignResult result;
+    {
+        py::gil_scoped_release release;
+        result = assign(strategy, problem);
+    }
+    return py::make_tuple(to_numpy(std::move(result.owner)), to_numpy(std::move(result.withheld)),
+                          metrics_dict(result.metrics));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "kafkagroup native engine (C++17): partition assignors over the compact problem arrays";
+
+    // Released (never decref'd): the error class lives as long as the interpreter.
+    static PyObject* invalid_group_error =
+        py::object(py::module_::import("kafkagroup.errors").attr("InvalidGroupError")).release().ptr();
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const std::invalid_argument& e) {
+            PyErr_SetString(invalid_group_error, e.what());
+        }
+    });
+
+    m.def("strategies", &strategy_names, "Strategy names the engine implements, in registration order.");
+    m.def("assign", &assign_arrays, py::arg("strategy"), py::arg("partition_count"), py::arg("sub_offsets"),
+          py::arg("sub_topics"), py::arg("owned_offsets") = py::none(), py::arg("owned_partitions") = py::none(),
+          py::arg("generation") = py::none(), py::arg("member_rack") = py::none(),
+          py::arg("replica_offsets") = py::none(), py::arg("replica_racks") = py::none(),
+          "Run one assignor on the compact problem. Returns (owner int32[P], withheld int32[W], metrics dict).\n"
+          "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
+}
