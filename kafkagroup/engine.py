@@ -1,0 +1,108 @@
+"""The array-level API: numpy arrays in, ``owner[]`` out, no per-partition Python objects.
+
+>>> import numpy as np
+>>> r = assign_arrays("range", partition_count=[3], sub_offsets=[0, 1, 2], sub_topics=[0, 0])
+>>> r.owner.tolist(), r.metrics.balance_gap
+([0, 0, 1], 1)
+
+Members are dense ids in Kafka's MemberInfo order, topics dense ids in Java name order, partition
+``p`` of topic ``t`` has the global id ``sum(partition_count[:t]) + p`` (DESIGN.md, "The compact
+problem"). The engine validates every index and raises :class:`~kafkagroup.errors.InvalidGroupError`
+naming the member / topic / partition index. The GIL is released while the engine runs, so threads
+may assign different groups concurrently.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from kafkagroup import _core
+from kafkagroup.errors import InvalidGroupError
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The quality certificate of one assignment (computed in C++).
+
+    balance_gap: max - min partitions per member when all members subscribe to the same topics
+        (0 or 1 is balanced); otherwise the number of partitions that could still move to an
+        eligible member holding at least 2 fewer (0 = optimal).
+    moved: partitions whose valid previous owner (see ownership rules) no longer owns them.
+    moved_lower_bound: the exact minimum of ``moved`` for a balanced assignment when subscriptions
+        are uniform, else -1 (unknown).
+    withheld: partitions a cooperative assignor holds back until their owner revokes them.
+    unassigned: partitions of subscribed topics with no owner and not withheld.
+    """
+
+    balance_gap: int
+    max_load: int
+    min_load: int
+    assigned: int
+    unassigned: int
+    withheld: int
+    moved: int
+    moved_lower_bound: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class ArrayResult:
+    owner: np.ndarray      # int32[P]: member id per partition, -1 = unassigned (or withheld)
+    withheld: np.ndarray   # int32[W]: global ids withheld this round, ascending
+    metrics: Metrics
+    engine_us: float       # wall time of the native call, microseconds
+
+
+_INT32 = np.iinfo(np.int32)
+_INT64 = np.iinfo(np.int64)
+
+
+def as_index_array(name: str, values: Any, dtype: type[np.integer]) -> np.ndarray:
+    """A contiguous 1-d array of `dtype`, refusing anything that would change value in the cast."""
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise InvalidGroupError(f"{name}: expected a 1-d array, got shape {array.shape}")
+    if array.size == 0:
+        return np.zeros(0, dtype=dtype)
+    if array.dtype == dtype:
+        return np.ascontiguousarray(array)
+    if array.dtype.kind not in "iu":
+        raise InvalidGroupError(f"{name}: expected integers, got dtype {array.dtype}")
+    info = np.iinfo(dtype)
+    lo, hi = int(array.min()), int(array.max())
+    if lo < info.min or hi > info.max:
+        bad = lo if lo < info.min else hi
+        raise InvalidGroupError(f"{name}: value {bad} does not fit in {np.dtype(dtype).name}")
+    return np.ascontiguousarray(array, dtype=dtype)
+
+
+def strategies() -> list[str]:
+    """Strategy names the native engine implements."""
+    return list(_core.strategies())
+
+
+def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_topics: Any, *,
+                  owned_offsets: Any = None, owned_partitions: Any = None, generation: Any = None,
+                  member_rack: Any = None, replica_offsets: Any = None, replica_racks: Any = None) -> ArrayResult:
+    """Run one assignor on the compact problem (see the module docstring for the layout)."""
+    args: dict[str, np.ndarray | None] = {
+        "partition_count": as_index_array("partition_count", partition_count, np.int32),
+        "sub_offsets": as_index_array("sub_offsets", sub_offsets, np.int64),
+        "sub_topics": as_index_array("sub_topics", sub_topics, np.int32),
+    }
+    optional = (("owned_offsets", owned_offsets, np.int64), ("owned_partitions", owned_partitions, np.int32),
+                ("generation", generation, np.int32), ("member_rack", member_rack, np.int32),
+                ("replica_offsets", replica_offsets, np.int64), ("replica_racks", replica_racks, np.int32))
+    for name, value, dtype in optional:
+        args[name] = None if value is None else as_index_array(name, value, dtype)
+    if not isinstance(strategy, str):
+        raise InvalidGroupError(f"strategy must be a name, got {strategy!r}")
+    start = time.perf_counter()
+    owner, withheld, metrics = _core.assign(strategy, **args)
+    engine_us = (time.perf_counter() - start) * 1e6
+    return ArrayResult(owner=owner, withheld=withheld, metrics=Metrics(**metrics), engine_us=engine_us)
