@@ -1,0 +1,13 @@
+"""Kafka's RangeAssignor ("range"), native: per topic, contiguous ranges in MemberInfo order,
+rack-aware (KIP-881) when members and replicas have racks.
+
+C0, C1 on t0, t1 with 3 partitions each: ``C0: t0-0 t0-1 t1-0 t1-1``, ``C1: t0-2 t1-2``.
+"""
+from __future__ import annotations
+
+from kafkagroup.assignors.base import PartitionAssignor, register
+
+
+@register
+class RangePartitionAssignor(PartitionAssignor):
+    name = "range"
