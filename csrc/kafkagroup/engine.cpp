@@ -5,6 +5,7 @@
 #include "kafkagroup/assignors.hpp"
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
+#include "kafkagroup/sticky/sticky.hpp"
 
 namespace kafkagroup {
 namespace {
@@ -18,6 +19,15 @@ AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const std::vec
     return AssignResult{assign_roundrobin(p, pr), {}, {}};
 }
 
+AssignResult run_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+    return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
+}
+AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+    std::vector<int32_t> owner = assign_sticky(p, pr, prev_owner);
+    std::vector<int32_t> withheld = withhold_transfers(p, pr, prev_owner, owner);
+    return AssignResult{std::move(owner), std::move(withheld), {}};
+}
+
 struct Entry {
     const char* name;
     AssignFn run;
@@ -26,6 +36,8 @@ struct Entry {
 const Entry kStrategies[] = {
     {"range", run_range},
     {"roundrobin", run_roundrobin},
+    {"sticky", run_sticky},
+    {"cooperative-sticky", run_cooperative_sticky},
 };
 
 }  // namespace

@@ -48,7 +48,8 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     out.min_load = *std::min_element(load.begin(), load.end());
 
     if (subscriptions_uniform(p, pr)) {
-        out.balance_gap = out.max_load - out.min_load;
+        // Balanced means max - min <= 1; the gap is how far above that the assignment is (0 = optimal).
+        out.balance_gap = std::max<int64_t>(0, out.max_load - out.min_load - 1);
         // Exact minimum of `moved` over balanced assignments: member i keeps at most min(owned_i, quota_i);
         // quotas are q or q+1 (r members get q+1), best given to the members that own more than q.
         int64_t subscribed_partitions = 0;
@@ -68,23 +69,76 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
         kept += std::min(r, above_quota);
         out.moved_lower_bound = total_owned - kept;
     } else {
-        // Partitions that could still move to an eligible member with >= 2 fewer partitions.
-        std::vector<int64_t> min_subscriber_load(static_cast<std::size_t>(pr.num_topics),
-                                                 std::numeric_limits<int64_t>::max());
+        // Partitions that could still move, directly or through a chain of moves, to a member with >= 2
+        // fewer partitions: 0 exactly when the load vector is optimal (decreasingly minimal). reach[x] is
+        // the lowest load x can pass a partition to (itself included): members in ascending load, each
+        // unlabelled one labels every member that can reach it; a topic is expanded once. O(P + subs).
+        const int32_t T = pr.num_topics;
+        std::vector<int64_t> holder_off(static_cast<std::size_t>(T) + 1, 0);
+        std::vector<int32_t> stamp(M, -1);
+        for (int32_t t = 0; t < T; ++t) {
+            for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
+                const int32_t m = owner[part];
+                if (m >= 0 && stamp[m] != t) stamp[m] = t, ++holder_off[t + 1];
+            }
+        }
+        for (int32_t t = 0; t < T; ++t) holder_off[t + 1] += holder_off[t];
+        std::vector<int32_t> holders(static_cast<std::size_t>(holder_off[T]));
+        std::fill(stamp.begin(), stamp.end(), -1);
+        for (int32_t t = 0; t < T; ++t) {
+            int64_t k = holder_off[t];
+            for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
+                const int32_t m = owner[part];
+                if (m >= 0 && stamp[m] != t) stamp[m] = t, holders[k++] = m;
+            }
+        }
+        std::vector<int32_t> by_load(M);
+        for (std::size_t m = 0; m < M; ++m) by_load[m] = static_cast<int32_t>(m);
+        std::stable_sort(by_load.begin(), by_load.end(), [&](int32_t a, int32_t b) { return load[a] < load[b]; });
+        constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+        std::vector<int64_t> reach(M, kNone);
+        std::vector<char> topic_done(static_cast<std::size_t>(T), 0);
+        std::vector<int32_t> queue;
+        for (int32_t v : by_load) {
+            if (reach[v] != kNone) continue;
+            reach[v] = load[v];
+            queue.assign(1, v);
+            for (std::size_t head = 0; head < queue.size(); ++head) {
+                const int32_t y = queue[head];
+                for (int64_t i = p.sub_offsets[y]; i < p.sub_offsets[y + 1]; ++i) {
+                    const int32_t t = p.sub_topics[i];
+                    if (topic_done[t]) continue;
+                    topic_done[t] = 1;
+                    for (int64_t k = holder_off[t]; k < holder_off[t + 1]; ++k)
+                        if (reach[holders[k]] == kNone) reach[holders[k]] = load[v], queue.push_back(holders[k]);
+                }
+            }
+        }
+        std::vector<int64_t> min_subscriber_reach(static_cast<std::size_t>(T), kNone);
         for (std::size_t m = 0; m < M; ++m)
             for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) {
-                int64_t& best = min_subscriber_load[p.sub_topics[i]];
-                best = std::min(best, load[m]);
+                int64_t& best = min_subscriber_reach[p.sub_topics[i]];
+                best = std::min(best, reach[m]);
             }
         int64_t gap = 0;
-        for (int32_t t = 0; t < pr.num_topics; ++t) {
+        for (int32_t t = 0; t < T; ++t) {
             if (!topic_subscribed[t]) continue;
             for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
                 const int32_t m = owner[part];
-                if (m >= 0 && min_subscriber_load[t] <= load[m] - 2) ++gap;
+                if (m >= 0 && min_subscriber_reach[t] <= load[m] - 2) ++gap;
             }
         }
         out.balance_gap = gap;
+        // With an optimal load vector the maximum load is the least any valid assignment can have, so a
+        // member owning more than it must lose the excess: a valid lower bound on `moved`.
+        if (gap == 0 && withheld.empty()) {
+            std::vector<int64_t> owned(M, 0);
+            for (int32_t prev : prev_owner)
+                if (prev >= 0) ++owned[prev];
+            int64_t bound = 0;
+            for (int64_t o : owned) bound += std::max<int64_t>(0, o - out.max_load);
+            out.moved_lower_bound = bound;
+        }
     }
     return out;
 }

@@ -1,0 +1,16 @@
+// Entry point of the sticky assignors: choose the builder (Kafka's allSubscriptionsEqual test).
+#include "kafkagroup/sticky/sticky.hpp"
+
+#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/sticky/sticky_input.hpp"
+
+namespace kafkagroup {
+
+std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared,
+                                   const std::vector<int32_t>& prev_owner) {
+    if (prepared.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(prepared.num_partitions), kUnassigned);
+    const sticky::Input input(problem, prepared, prev_owner);
+    return subscriptions_uniform(problem, prepared) ? sticky::build_uniform(input) : sticky::build_general(input);
+}
+
+}  // namespace kafkagroup

@@ -1,0 +1,35 @@
+// Sticky and cooperative-sticky assignors (Apache Kafka's StickyAssignor / CooperativeStickyAssignor,
+// KIP-54, KIP-341, KIP-429, KIP-881), re-designed over the compact problem.
+//
+// Files of this directory, one concern each:
+//   sticky.hpp / sticky.cpp   entry points; picks the uniform or the general builder
+//   sticky_input.hpp/.cpp     what both builders read: subscribers per topic, sticky owners, racks
+//   rack_awareness.cpp        Kafka's rule for when racks matter, and "does member m match partition p"
+//   uniform_builder.cpp       every member subscribes to the same topics: quotas, O(P + M log M)
+//   load_index.hpp            bucket queue of members by load (array based, O(1) amortised per step)
+//   general_builder.cpp       different subscriptions: fill, then min-cost augmenting paths to the
+//                             optimal (decreasingly minimal) load vector, keeping the most owned
+//   cooperative.cpp           withhold every partition whose owner changes (KIP-429)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kafkagroup/problem.hpp"
+#include "kafkagroup/result.hpp"
+
+namespace kafkagroup {
+
+// owner[P] of the eager sticky assignment. `prev_owner` is previous_owners(problem, prepared).
+std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared,
+                                   const std::vector<int32_t>& prev_owner);
+
+// The cooperative adjustment of a sticky target: every partition assigned to a member other than its
+// valid previous owner while some other member still claims it (raw claims, any generation, as Kafka's
+// CooperativeStickyAssignor computes "partitions transferring ownership") is taken out of `owner`
+// (set to kUnassigned) and returned, sorted. The follow-up rebalance, after the claimant revoked it,
+// assigns it.
+std::vector<int32_t> withhold_transfers(const Problem& problem, const Prepared& prepared,
+                                        const std::vector<int32_t>& prev_owner, std::vector<int32_t>& owner);
+
+}  // namespace kafkagroup

@@ -1,0 +1,40 @@
+// What the sticky builders read, derived once per call from the Problem. Internal to sticky/.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kafkagroup/assignors.hpp"
+#include "kafkagroup/problem.hpp"
+
+namespace kafkagroup {
+namespace sticky {
+
+struct Input {
+    const Problem& problem;
+    const Prepared& prepared;
+    int32_t M = 0, T = 0, P = 0;
+    TopicSubscribers subscribers;       // per topic, ascending member ids
+    std::vector<int32_t> sticky_owner;  // [P] valid previous owner the builders try to keep, or -1
+    // KIP-881. Enabled by Kafka's rule (rack_awareness.cpp); when off, racks_match() is always true.
+    bool rack_aware = false;
+
+    Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner);
+
+    bool subscribed(int32_t t) const { return subscribers.count(t) > 0; }
+    int32_t topic_begin(int32_t t) const { return prepared.topic_base[t]; }
+    int32_t topic_end(int32_t t) const { return prepared.topic_base[t + 1]; }
+    // Does member m sit in a rack holding a replica of partition `part`? True when not rack aware or
+    // the member has no rack (Kafka's racksMismatch is false for a member without rack).
+    bool racks_match(int32_t m, int32_t part) const;
+};
+
+// Kafka's AbstractPartitionAssignor.useRackAwareAssignment: some member rack is a replica rack, and not
+// every partition has its replicas on exactly the set of all replica racks.
+bool use_rack_aware_assignment(const Problem& problem, const Prepared& prepared);
+
+std::vector<int32_t> build_uniform(const Input& in);
+std::vector<int32_t> build_general(const Input& in);
+
+}  // namespace sticky
+}  // namespace kafkagroup

@@ -1,0 +1,122 @@
+// Sticky assignment when every member subscribes to the same topics (Kafka's ConstrainedAssignmentBuilder
+// problem, solved with fixed quotas instead of member queues).
+//
+// N partitions, M members: every member ends with q = N / M or q + 1 partitions, r = N % M of them with
+// q + 1. The q + 1 quotas go to the members owning the most (ties: lower member id), so the kept count,
+// sum(min(owned_m, quota_m)), is the largest any balanced assignment can keep: `moved` equals the exact
+// lower bound. Then owned partitions are kept up to the quota, and the rest is handed out in partition
+// order to members below quota (rack-matching members first when KIP-881 applies).
+// Cost: O(N + M log M) time, O(P + M) memory; no per-partition heap operations are needed because the
+// quotas are known in advance.
+#include <algorithm>
+#include <numeric>
+
+#include "kafkagroup/sticky/sticky_input.hpp"
+
+namespace kafkagroup {
+namespace sticky {
+namespace {
+
+// Rack-aware fill (KIP-881): partitions with the fewest rack-matching members go first, each to the
+// lowest-id member below quota in one of its replica racks. Partitions without such a member stay free.
+void fill_rack_matching(const Input& in, const std::vector<int32_t>& free_parts, const std::vector<int64_t>& quota,
+                        std::vector<int64_t>& load, std::vector<int32_t>& owner) {
+    const Problem& p = in.problem;
+    int32_t max_rack = 0;
+    for (int32_t m = 0; m < in.M; ++m) max_rack = std::max(max_rack, p.member_rack[m]);
+    // Members by rack (CSR, ascending id) and a cursor per rack past members already at quota.
+    std::vector<int64_t> rack_off(static_cast<std::size_t>(max_rack) + 2, 0);
+    for (int32_t m = 0; m < in.M; ++m) ++rack_off[p.member_rack[m] + 1];
+    for (std::size_t r = 1; r < rack_off.size(); ++r) rack_off[r] += rack_off[r - 1];
+    std::vector<int32_t> rack_members(static_cast<std::size_t>(in.M));
+    {
+        std::vector<int64_t> fill(rack_off.begin(), rack_off.end() - 1);
+        for (int32_t m = 0; m < in.M; ++m) rack_members[fill[p.member_rack[m]]++] = m;
+    }
+    std::vector<int64_t> cursor(rack_off.begin(), rack_off.end() - 1);
+    auto rack_of_interest = [&](int32_t rack) { return rack > kNoRack && rack <= max_rack; };
+    // Kafka sorts unassigned partitions by the number of members in their replica racks (ascending).
+    std::vector<int64_t> weight(free_parts.size(), 0);
+    for (std::size_t i = 0; i < free_parts.size(); ++i)
+        for (int64_t k = p.replica_offsets[free_parts[i]]; k < p.replica_offsets[free_parts[i] + 1]; ++k)
+            if (rack_of_interest(p.replica_racks[k]))
+                weight[i] += rack_off[p.replica_racks[k] + 1] - rack_off[p.replica_racks[k]];
+    std::vector<std::size_t> order(free_parts.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weight[a] < weight[b]; });
+    for (std::size_t i : order) {
+        const int32_t part = free_parts[i];
+        for (int64_t k = p.replica_offsets[part]; k < p.replica_offsets[part + 1]; ++k) {
+            const int32_t rack = p.replica_racks[k];
+            if (!rack_of_interest(rack)) continue;
+            int64_t& c = cursor[rack];
+            while (c < rack_off[rack + 1] && load[rack_members[c]] >= quota[rack_members[c]]) ++c;
+            if (c == rack_off[rack + 1]) continue;
+            const int32_t m = rack_members[c];
+            owner[part] = m;
+            ++load[m];
+            break;
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<int32_t> build_uniform(const Input& in) {
+    std::vector<int32_t> owner(static_cast<std::size_t>(in.P), kUnassigned);
+    const int32_t M = in.M;
+    int64_t N = 0;
+    for (int32_t t = 0; t < in.T; ++t)
+        if (in.subscribed(t)) N += in.topic_end(t) - in.topic_begin(t);
+    if (M == 0 || N == 0) return owner;
+    const int64_t q = N / M, r = N % M;
+
+    // A valid sticky owner subscribes to the partition's topic, so every owned partition is in scope.
+    std::vector<int64_t> owned(static_cast<std::size_t>(M), 0);
+    for (int32_t part = 0; part < in.P; ++part)
+        if (in.sticky_owner[part] >= 0) ++owned[in.sticky_owner[part]];
+    std::vector<int64_t> quota(static_cast<std::size_t>(M), q);
+    if (r > 0) {
+        std::vector<int32_t> by_owned(static_cast<std::size_t>(M));
+        std::iota(by_owned.begin(), by_owned.end(), 0);
+        std::partial_sort(by_owned.begin(), by_owned.begin() + r, by_owned.end(), [&](int32_t a, int32_t b) {
+            return owned[a] != owned[b] ? owned[a] > owned[b] : a < b;
+        });
+        for (int64_t i = 0; i < r; ++i) quota[by_owned[i]] = q + 1;
+    }
+
+    std::vector<int64_t> load(static_cast<std::size_t>(M), 0);
+    for (int32_t part = 0; part < in.P; ++part) {
+        const int32_t o = in.sticky_owner[part];
+        if (o >= 0 && load[o] < quota[o]) {
+            owner[part] = o;
+            ++load[o];
+        }
+    }
+
+    std::vector<int32_t> free_parts;
+    free_parts.reserve(static_cast<std::size_t>(N));
+    auto collect_free = [&] {
+        free_parts.clear();
+        for (int32_t t = 0; t < in.T; ++t)
+            if (in.subscribed(t))
+                for (int32_t part = in.topic_begin(t); part < in.topic_end(t); ++part)
+                    if (owner[part] == kUnassigned) free_parts.push_back(part);
+    };
+    collect_free();
+    if (in.rack_aware) {
+        fill_rack_matching(in, free_parts, quota, load, owner);
+        collect_free();
+    }
+    // Round out: members below quota, in id order, take the free partitions in partition order.
+    int32_t m = 0;
+    for (int32_t part : free_parts) {
+        while (load[m] >= quota[m]) ++m;  // quotas sum to N, so a member below quota exists
+        owner[part] = m;
+        ++load[m];
+    }
+    return owner;
+}
+
+}  // namespace sticky
+}  // namespace kafkagroup
