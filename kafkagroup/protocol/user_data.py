@@ -76,7 +76,7 @@ def sticky_user_data(owned: Optional[Iterable[TopicPartition]], generation: int)
     return encode_sticky_user_data(owned, generation)
 
 
-def decode_sticky_user_data(data: bytes) -> StickyUserData:
+def decode_sticky_user_data(data: bytes, what: str = "StickyAssignorUserData") -> StickyUserData:
     """Read StickyAssignor user data as Java does: v1 first, then v0; bytes after the fields are
     ignored (Java reads with a schema that stops at its last field). Raises ProtocolError (from the v0
     attempt, the more basic layout) when neither version parses.
@@ -88,7 +88,7 @@ def decode_sticky_user_data(data: bytes) -> StickyUserData:
         return StickyUserData(tuple(partitions), generation)
     except ProtocolError:
         pass
-    v0 = Reader(data, "StickyAssignorUserData")
+    v0 = Reader(data, what)
     return StickyUserData(tuple(read_topic_partitions(v0, "previous_assignment")), None)
 
 
@@ -108,7 +108,7 @@ def decode_cooperative_sticky_user_data(data: Optional[bytes]) -> Optional[int]:
 
 
 def member_owned_and_generation(
-    subscription: Subscription, protocol: str, *, strict: bool = False
+    subscription: Subscription, protocol: str, *, strict: bool = False, what: str = "StickyAssignorUserData"
 ) -> tuple[tuple[TopicPartition, ...], int]:
     """Owned partitions and generation the leader's assignor ``protocol`` uses for this member
     (Java's ``memberData``); generation -1 means unknown. With ``strict``, sticky user data that parses
@@ -117,7 +117,7 @@ def member_owned_and_generation(
         if not subscription.user_data:
             return (), NO_GENERATION
         try:
-            decoded = decode_sticky_user_data(subscription.user_data)
+            decoded = decode_sticky_user_data(subscription.user_data, what)
         except ProtocolError:
             if strict:
                 raise

@@ -1,0 +1,220 @@
+"""The group leader's bulk codec: JoinGroup member metadata bytes -> engine arrays, ``owner[]`` -> SyncGroup
+assignment bytes, with no per-partition Python object on the way.
+
+::
+
+    group = decode_group([("C0", None, b0), ("C1", None, b1)], {"t0": 3}, assignor="range")
+    result = kafkagroup.assign_arrays("range", **group.arrays())
+    sync = encode_assignments(group, result.owner)          # {"C0": bytes, "C1": bytes}
+
+:func:`decode_group` returns the same :class:`~kafkagroup.model.CompactGroup` that
+:func:`kafkagroup.build_group` builds from the decoded subscriptions -- members in Kafka's MemberInfo
+order (static members by group.instance.id, then dynamic ones by member id), topics interned once and
+numbered in Java ``String.compareTo`` order, owned partitions as global ids ``topic_base[t] + p``,
+generation per member (-1 unknown), member racks interned (0 = none) -- and follows its rules:
+
+- a subscribed topic missing from ``partitions_per_topic`` is skipped and listed in ``unknown_topics``;
+- an owned claim on a topic nobody subscribes to is dropped and counted in ``dropped_claims``;
+- an owned claim on a topic missing from the metadata, or on a partition outside ``0..count-1``, is
+  dropped and counted (``strict=False``, the default: what Kafka's leader does) or raises
+  :class:`~kafkagroup.errors.InvalidGroupError` naming the member and the partition (``strict=True``);
+- a member listing one topic twice raises InvalidGroupError.
+
+Where owned partitions and generation come from depends on the assignor (Java's ``memberData``, see
+:func:`kafkagroup.protocol.user_data.member_owned_and_generation`): "sticky" reads StickyAssignor user
+data (unparsable user data is ignored as Java ignores it, or raises ProtocolError when ``strict``);
+"cooperative-sticky" reads the subscription's owned partitions and its generation_id, falling back to
+the int32 generation in the user data; every other assignor reads the subscription's fields.
+
+Malformed bytes raise :class:`~kafkagroup.errors.ProtocolError` naming the member, the field and the
+byte offset, before any semantic check; checks run members in MemberInfo order, so the error reported
+is the first one in that order. Both codecs -- the Cython ``kafkagroup._codec`` and the pure-Python twin
+in this module -- give identical results and identical error messages (the tests compare them).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+import numpy as np
+
+from kafkagroup.errors import InvalidGroupError, InvariantError
+from kafkagroup.model import CompactGroup, Member, TopicSpec, _add_racks, _topic_specs, build_group, java_order_key
+from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
+from kafkagroup.protocol.user_data import COOPERATIVE_STICKY, STICKY, member_owned_and_generation
+
+try:  # the compiled codec; the pure-Python twin below is the fallback and the reference
+    from kafkagroup import _codec
+except ImportError:  # pragma: no cover - exercised when the extension is not built
+    _codec = None
+
+#: (member_id, group_instance_id or None, metadata bytes) -- one JoinGroupResponse member.
+JoinedMember = tuple[str, Optional[str], bytes]
+
+# Where owned partitions / generation come from, per assignor (the codec's `mode` argument).
+MODE_SUBSCRIPTION, MODE_STICKY, MODE_COOPERATIVE = 0, 1, 2
+
+
+def _mode(assignor: str) -> int:
+    if assignor == STICKY:
+        return MODE_STICKY
+    if assignor == COOPERATIVE_STICKY:
+        return MODE_COOPERATIVE
+    return MODE_SUBSCRIPTION
+
+
+def native_available() -> bool:
+    """True when the Cython codec ``kafkagroup._codec`` is built."""
+    return _codec is not None
+
+
+def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
+    """Validate ids and sort into MemberInfo order (the messages match kafkagroup.model's)."""
+    members = [(m[0], m[1] or None, m[2]) if isinstance(m, tuple) and len(m) == 3 else m for m in members]
+    seen: set[str] = set()
+    instances: dict[str, str] = {}
+    for entry in members:
+        if not isinstance(entry, tuple) or len(entry) != 3:
+            raise InvalidGroupError(f"expected (member_id, group_instance_id, metadata) tuples, got {entry!r}")
+        member_id, instance_id, metadata = entry
+        if not isinstance(member_id, str) or member_id == "":
+            raise InvalidGroupError(f"member id must be a non-empty string, got {member_id!r}")
+        if member_id in seen:
+            raise InvalidGroupError(f"duplicate member id {member_id!r}")
+        seen.add(member_id)
+        if instance_id is not None:
+            if not isinstance(instance_id, str):
+                raise InvalidGroupError(f"member {member_id!r}: group.instance.id must be a string, got {instance_id!r}")
+            if instance_id in instances:
+                raise InvalidGroupError(f"members {instances[instance_id]!r} and {member_id!r} share "
+                                        f"group.instance.id {instance_id!r}")
+            instances[instance_id] = member_id
+        if not isinstance(metadata, bytes):
+            raise TypeError(f"member {member_id!r}: metadata must be bytes, got {type(metadata).__name__}")
+    members.sort(key=lambda m: (0, java_order_key(m[1])) if m[1] is not None else (1, java_order_key(m[0])))
+    return members
+
+
+def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,
+                 assignor: str = "range", strict: bool = False,
+                 partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None = None,
+                 codec: str = "auto") -> CompactGroup:
+    """Decode every member's ConsumerProtocolSubscription into the compact problem (module docstring).
+
+    ``members`` are JoinGroupResponse members ``(member_id, group_instance_id, metadata_bytes)`` in any
+    order; ``partitions_per_topic`` is the leader's cluster metadata (a partition count, or one replica
+    rack list per partition, per topic). ``codec`` is "auto" (Cython when built), "native" or "python".
+
+    >>> from kafkagroup.protocol import Subscription, encode_subscription
+    >>> b = encode_subscription(Subscription(["t0"]))
+    >>> g = decode_group([("C1", None, b), ("C0", None, b)], {"t0": 3})
+    >>> g.members, g.topics, g.sub_topics.tolist()
+    (['C0', 'C1'], ['t0'], [0, 0])
+    """
+    specs = _topic_specs(partitions_per_topic, partition_racks)
+    ordered = _member_info_order(members)
+    mode = _mode(assignor)
+    if codec == "python" or (codec == "auto" and _codec is None):
+        return _decode_group_python(ordered, specs, mode, strict, partitions_per_topic, partition_racks)
+    if codec not in ("auto", "native"):
+        raise ValueError(f"codec must be 'auto', 'native' or 'python', got {codec!r}")
+    if _codec is None:
+        raise ImportError("kafkagroup._codec is not built (run `make build`)")
+    counts = {topic: spec[0] for topic, spec in specs.items()}
+    out = _codec.decode_members([m[0] for m in ordered], [m[2] for m in ordered], counts, mode, strict)
+    group = CompactGroup(
+        topics=out["topics"], members=[m[0] for m in ordered], racks=[None],
+        partition_count=out["partition_count"], topic_base=out["topic_base"],
+        sub_offsets=out["sub_offsets"], sub_topics=out["sub_topics"],
+        owned_offsets=out["owned_offsets"], owned_partitions=out["owned_partitions"],
+        generation=out["generation"], unknown_topics=out["unknown_topics"], dropped_claims=out["dropped_claims"],
+    )
+    # Racks: per member, not per partition; interned exactly as kafkagroup.model interns them.
+    racks = [Member(m[0], (), rack=r, instance_id=m[1]) for m, r in zip(ordered, out["member_racks"])]
+    _add_racks(group, racks, specs)
+    return group
+
+
+def _decode_group_python(ordered: list[JoinedMember], specs: Mapping[str, Any], mode: int, strict: bool,
+                         partitions_per_topic: Mapping[str, TopicSpec],
+                         partition_racks: Mapping[str, Any] | None) -> CompactGroup:
+    """The reference twin: the object codec per member, then kafkagroup.model.build_group."""
+    protocol = {MODE_STICKY: STICKY, MODE_COOPERATIVE: COOPERATIVE_STICKY}.get(mode, "range")
+    decoded: list[Member] = []
+    for member_id, instance_id, metadata in ordered:
+        sub = decode_subscription(metadata, f"member {member_id!r} subscription")
+        owned, generation = member_owned_and_generation(sub, protocol, strict=strict,
+                                                        what=f"member {member_id!r} StickyAssignorUserData")
+        decoded.append(Member(member_id, tuple(sub.topics), tuple((t, p) for t, p in owned), generation,
+                              sub.rack_id, instance_id))
+    return build_group(partitions_per_topic, decoded, partition_racks=partition_racks, strict=strict)
+
+
+def encode_assignments(group: CompactGroup, owner: Any, *, version: int = MAX_VERSION,
+                       user_data: Optional[bytes] = None, codec: str = "auto") -> dict[str, bytes]:
+    """One ConsumerProtocolAssignment per member of ``group`` from ``owner[P]`` (member index per global
+    partition id, -1 = nobody): each member's partitions grouped by topic, topics in id (Java name)
+    order, partitions ascending; ``user_data`` (None = null, as Java's assignors send) for everyone.
+
+    >>> from kafkagroup.model import build_group
+    >>> g = build_group({"t0": 2, "t1": 1}, {"C0": ["t0", "t1"], "C1": ["t0"]})
+    >>> encode_assignments(g, [0, 1, 0], version=0)["C0"].hex()
+    '00000000000200027430000000010000000000027431000000010000000000ffffffff'
+    """
+    owner = np.ascontiguousarray(owner, dtype=np.int32)
+    total = int(group.topic_base[-1])
+    if owner.ndim != 1 or owner.shape[0] != total:
+        raise InvariantError(f"owner[] has shape {owner.shape}, the group has {total} partitions")
+    if not isinstance(version, int) or version < 0:
+        raise ValueError(f"ConsumerProtocolAssignment: unsupported version {version!r}")
+    version = min(version, MAX_VERSION)
+    if user_data is not None:
+        user_data = bytes(user_data)
+    names = [t.encode("utf-8") for t in group.topics]
+    base = np.ascontiguousarray(group.topic_base, dtype=np.int64)
+    m = len(group.members)
+    if codec == "python" or (codec == "auto" and _codec is None):
+        blobs = _encode_assignments_python(owner, base, names, m, version, user_data)
+    elif codec in ("auto", "native"):
+        if _codec is None:
+            raise ImportError("kafkagroup._codec is not built (run `make build`)")
+        blobs = _codec.encode_assignments(owner, base, names, m, version, user_data)
+    else:
+        raise ValueError(f"codec must be 'auto', 'native' or 'python', got {codec!r}")
+    return dict(zip(group.members, blobs))
+
+
+def _check_owner(owner: np.ndarray, members: int) -> None:
+    if owner.size and (int(owner.min()) < -1 or int(owner.max()) >= members):
+        bad = int(np.flatnonzero((owner < -1) | (owner >= members))[0])
+        raise InvariantError(f"owner[{bad}] = {int(owner[bad])} is not a member index in [-1, {members})")
+
+
+def _encode_assignments_python(owner: np.ndarray, base: np.ndarray, names: list[bytes], members: int,
+                               version: int, user_data: Optional[bytes]) -> list[bytes]:
+    """The reference twin (numpy grouping, ``struct`` packing per topic group)."""
+    import struct
+
+    _check_owner(owner, members)
+    assigned = np.flatnonzero(owner >= 0)
+    order = assigned[np.argsort(owner[assigned], kind="stable")]  # by member, then ascending partition id
+    counts = np.bincount(owner[assigned], minlength=members)
+    topic_of = np.searchsorted(base, order, side="right") - 1
+    tail = struct.pack(">i", -1) if user_data is None else struct.pack(">i", len(user_data)) + user_data
+    out: list[bytes] = []
+    start = 0
+    for member in range(members):
+        stop = start + int(counts[member])
+        ids, topics = order[start:stop], topic_of[start:stop]
+        cuts = np.flatnonzero(np.diff(topics)) + 1
+        groups = np.split(np.arange(stop - start), cuts) if stop > start else []
+        parts = [struct.pack(">hi", version, len(groups))]
+        for g in groups:
+            t = int(topics[g[0]])
+            name = names[t]
+            parts.append(struct.pack(">h", len(name)) + name + struct.pack(">i", len(g)))
+            parts.append((ids[g] - base[t]).astype(">i4").tobytes())
+        parts.append(tail)
+        out.append(b"".join(parts))
+        start = stop
+    return out
