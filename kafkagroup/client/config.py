@@ -1,0 +1,127 @@
+"""Member configuration with Kafka's consumer keys (``ConsumerConfig``, ``GroupRebalanceConfig``).
+
+Keys are accepted as Kafka spells them (``"session.timeout.ms"``) or as Python keywords
+(``session_timeout_ms``)::
+
+    MemberConfig.from_kafka({"group.id": "g", "partition.assignment.strategy": "cooperative-sticky",
+                             "group.instance.id": "host-1"}, client_rack="rack-a")
+
+Defaults are Kafka's (spec §3.1): session 45 s, heartbeat 3 s, max.poll.interval 5 min (= the JoinGroup
+rebalance timeout), strategy [range, cooperative-sticky] (which runs the EAGER protocol, §6.1).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+from kafkagroup.client.rebalance_protocol import (
+    RebalanceProtocol,
+    assignor_name,
+    select_rebalance_protocol,
+)
+from kafkagroup.errors import InvalidGroupError
+
+__all__ = ["MemberConfig", "DEFAULT_ASSIGNORS"]
+
+#: Kafka's default partition.assignment.strategy (ConsumerConfig, since 3.0).
+DEFAULT_ASSIGNORS: tuple[str, ...] = ("range", "cooperative-sticky")
+
+# JoinGroupRequest.validateGroupInstanceId: same rule as topic names (Topic.validate).
+_LEGAL_ID = re.compile(r"^[a-zA-Z0-9._-]+$")
+_MAX_ID_LENGTH = 249
+
+_INT_KEYS = (
+    "session_timeout_ms",
+    "heartbeat_interval_ms",
+    "max_poll_interval_ms",
+    "retry_backoff_ms",
+    "metadata_max_age_ms",
+)
+
+
+@dataclass(frozen=True)
+class MemberConfig:
+    """What a group member is configured with; build it with :meth:`from_kafka` to accept Kafka keys."""
+
+    group_id: str
+    partition_assignment_strategy: tuple[Any, ...] = DEFAULT_ASSIGNORS
+    group_instance_id: str | None = None
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 3_000
+    max_poll_interval_ms: int = 300_000
+    client_rack: str | None = None
+    client_id: str = "consumer"
+    retry_backoff_ms: int = 100
+    metadata_max_age_ms: int = 300_000
+    #: derived in __post_init__ from the assignors' supported protocols (§6.1)
+    rebalance_protocol: RebalanceProtocol = field(init=False)
+
+    def __post_init__(self) -> None:
+        strategy = self.partition_assignment_strategy
+        if isinstance(strategy, str):
+            strategy = tuple(s.strip() for s in strategy.split(",") if s.strip())
+        elif not isinstance(strategy, tuple):
+            strategy = tuple(strategy)
+        object.__setattr__(self, "partition_assignment_strategy", strategy)
+        if not isinstance(self.group_id, str) or not self.group_id:
+            raise InvalidGroupError("group.id must be a non-empty string (group management needs it)")
+        for key in _INT_KEYS:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidGroupError(f"{key.replace('_', '.')} must be a non-negative int, got {value!r}")
+        if self.session_timeout_ms <= 0:
+            raise InvalidGroupError("session.timeout.ms must be positive")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            # Heartbeat's constructor: "Heartbeat must be set lower than the session timeout"
+            raise InvalidGroupError(
+                f"heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be lower than "
+                f"session.timeout.ms ({self.session_timeout_ms})"
+            )
+        if self.group_instance_id is not None:
+            gi = self.group_instance_id
+            if not isinstance(gi, str) or not gi or len(gi) > _MAX_ID_LENGTH or not _LEGAL_ID.match(gi):
+                raise InvalidGroupError(
+                    f"group.instance.id {gi!r} is illegal: 1..{_MAX_ID_LENGTH} characters of [a-zA-Z0-9._-]"
+                )
+        object.__setattr__(self, "rebalance_protocol", select_rebalance_protocol(strategy))
+
+    # -- construction from Kafka keys ----------------------------------------------------------------
+    @classmethod
+    def from_kafka(cls, config: Mapping[str, Any] | None = None, **kwargs: Any) -> "MemberConfig":
+        """Build from Kafka-spelled keys and/or underscore keywords (a key given both ways must agree)."""
+        allowed = {f.name for f in fields(cls) if f.init}
+        merged: dict[str, Any] = {}
+        for source in (config or {}), kwargs:
+            for key, value in source.items():
+                name = key.replace(".", "_").replace("-", "_")
+                if name not in allowed:
+                    raise InvalidGroupError(
+                        f"unknown member config key {key!r} (known: "
+                        f"{', '.join(sorted(n.replace('_', '.') for n in allowed))})"
+                    )
+                if name in merged and merged[name] != value:
+                    raise InvalidGroupError(f"config key {key!r} given twice with different values")
+                merged[name] = value
+        if "group_id" not in merged:
+            raise InvalidGroupError("group.id is required")
+        return cls(**merged)
+
+    def with_changes(self, **kwargs: Any) -> "MemberConfig":
+        """A copy with some keys changed (underscore names), re-validated."""
+        return replace(self, **kwargs)
+
+    # -- derived values -------------------------------------------------------------------------------
+    @property
+    def assignor_names(self) -> tuple[str, ...]:
+        """JoinGroup protocol names, in configured (preference) order."""
+        return tuple(assignor_name(a) for a in self.partition_assignment_strategy)
+
+    @property
+    def rebalance_timeout_ms(self) -> int:
+        """The JoinGroup rebalance timeout a consumer sends: max.poll.interval.ms."""
+        return self.max_poll_interval_ms
+
+    @property
+    def is_static(self) -> bool:
+        return self.group_instance_id is not None

@@ -1,0 +1,848 @@
+"""A classic-protocol consumer-group member: JoinGroup / SyncGroup / Heartbeat / LeaveGroup (spec §6).
+
+:class:`GroupMember` is the rebalancing half of a Kafka consumer (``AbstractCoordinator`` +
+``ConsumerCoordinator``) without the fetching half.  It is event driven: every action is a callback of
+the injected clock (timers) or of the transport (responses, which also arrive through the clock), so one
+``ManualClock`` drives a coordinator and any number of members deterministically, and an
+``AsyncioClock`` drives them live.  Example (the group settles after the initial rebalance delay)::
+
+    clock = ManualClock()
+    coordinator = GroupCoordinator(clock=clock, group_initial_rebalance_delay_ms=0)
+    cluster = ClusterMetadata({"orders": 6})
+    a = GroupMember(coordinator, clock=clock, cluster=cluster, topics=["orders"],
+                    config={"group.id": "g", "partition.assignment.strategy": "cooperative-sticky"},
+                    on_assign=print)
+    a.start(); clock.advance(0)          # prints frozenset({orders-0, ..., orders-5})
+
+Protocol summary (spec references in brackets):
+
+* rebalance protocol from the assignors' supported protocols, highest common one [§6.1];
+* onJoinPrepare before each JoinGroup: lost if the generation was reset, else EAGER revokes everything,
+  COOPERATIVE revokes only partitions of topics no longer subscribed [§6.4];
+* JoinGroup metadata per assignor = Subscription(topics, user data, owned partitions, generation, rack) [§6.2];
+* the leader runs the selected assignor (skipped when the coordinator says ``skip_assignment``) [§6.5];
+* onJoinComplete: COOPERATIVE revokes owned-minus-assigned, then rejoins; assigned callback gets the added
+  partitions [§6.7]; rejoin rules [§6.8]; reactions to each coordinator error [§6.9]; lost vs revoked [§6.10].
+
+Application-facing behaviour: by default the member behaves as an application that polls continuously
+(``auto_poll=True``): a requested rejoin starts ``poll_delay_ms`` later.  :meth:`stall` stops polling (a
+stuck consumer: after ``max.poll.interval.ms`` the member leaves the group, as Kafka's heartbeat thread
+does), :meth:`poll` is the explicit poll (raises a pending callback error or fatal error).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+from kafkagroup.client.cluster import ClusterMetadata, MetadataSnapshot
+from kafkagroup.client.config import MemberConfig
+from kafkagroup.client.leader import LeaderAssignment, perform_assignment
+from kafkagroup.client.listener import CallbackSet, FirstError, PartitionsCallback
+from kafkagroup.client.ownership import (
+    assignment_delta,
+    partitions_of_unsubscribed_topics,
+    topics_outside_subscription,
+)
+from kafkagroup.client.rebalance_protocol import RebalanceProtocol
+from kafkagroup.client.transport import GroupTransport, InProcessTransport
+from kafkagroup.client.wire import AssignorState, build_subscription_bytes, parse_assignment
+from kafkagroup.coordinator.clock import Clock, TimerHandle
+from kafkagroup.coordinator.errors import ErrorCode
+from kafkagroup.coordinator.messages import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    MemberIdentity,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafkagroup.errors import InvariantError, KafkaGroupError, ProtocolError
+from kafkagroup.structs import TopicPartition
+
+__all__ = [
+    "MemberState",
+    "Generation",
+    "NO_GENERATION",
+    "GroupMember",
+    "FatalMemberError",
+    "CommitFailedError",
+    "RebalanceInProgressError",
+    "PROTOCOL_TYPE",
+]
+
+PROTOCOL_TYPE = "consumer"
+_E = ErrorCode
+
+# JoinGroup/SyncGroup errors after which Kafka's join loop retries at once (no backoff).
+_RETRY_NOW = frozenset({_E.UNKNOWN_MEMBER_ID, _E.ILLEGAL_GENERATION, _E.REBALANCE_IN_PROGRESS, _E.MEMBER_ID_REQUIRED})
+# errors that make Kafka mark the coordinator unknown and retry after backoff
+_COORDINATOR_GONE = frozenset({_E.COORDINATOR_NOT_AVAILABLE, _E.NOT_COORDINATOR})
+# JoinGroup errors that are fatal for the consumer (JoinGroupResponseHandler)
+_JOIN_FATAL = frozenset({
+    _E.FENCED_INSTANCE_ID, _E.INCONSISTENT_GROUP_PROTOCOL, _E.INVALID_SESSION_TIMEOUT, _E.INVALID_GROUP_ID,
+    _E.GROUP_AUTHORIZATION_FAILED, _E.GROUP_MAX_SIZE_REACHED,
+})
+# Kafka's JoinGroup request timeout is rebalance timeout + this margin (AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE)
+JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
+
+
+class MemberState(Enum):
+    """``AbstractCoordinator.MemberState``."""
+
+    UNJOINED = "UNJOINED"
+    PREPARING_REBALANCE = "PREPARING_REBALANCE"      # JoinGroup sent
+    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"    # JoinGroup answered, SyncGroup sent
+    STABLE = "STABLE"                                # SyncGroup answered
+
+
+@dataclass(frozen=True)
+class Generation:
+    """(generationId, memberId, protocolName); NO_GENERATION = (-1, "", None)."""
+
+    generation_id: int
+    member_id: str
+    protocol_name: Optional[str]
+
+    @property
+    def is_reset(self) -> bool:
+        return self.generation_id == -1 or self.member_id == ""
+
+
+NO_GENERATION = Generation(-1, "", None)
+
+
+class FatalMemberError(KafkaGroupError, RuntimeError):
+    """The coordinator answered with an error Kafka's consumer treats as fatal; ``code`` is the error."""
+
+    def __init__(self, code: ErrorCode, api: str, member: str) -> None:
+        self.code = ErrorCode(code)
+        self.api = api
+        super().__init__(f"member {member!r}: {api} failed with {self.code.name} ({int(self.code)}), fatal")
+
+
+class CommitFailedError(KafkaGroupError, RuntimeError):
+    """Kafka's CommitFailedException: the member is no longer part of the generation it committed for."""
+
+
+class RebalanceInProgressError(KafkaGroupError, RuntimeError):
+    """Kafka's RebalanceInProgressException for a commit: rejoin, then commit again."""
+
+
+class GroupMember:
+    """One consumer-group member (see the module docstring).
+
+    ``coordinator`` is an in-process coordinator (wrapped in :class:`InProcessTransport`) or any
+    :class:`~kafkagroup.client.transport.GroupTransport`.  ``config`` takes Kafka keys
+    (``"group.id"``, ``"partition.assignment.strategy"``, ``"group.instance.id"``, ``"session.timeout.ms"``,
+    ``"heartbeat.interval.ms"``, ``"max.poll.interval.ms"``, ``"client.rack"``, ...); the same keys are
+    accepted as underscore keyword arguments.  Subscribe with ``topics=[...]`` or ``pattern=...``.
+
+    Observable state: :attr:`state`, :attr:`generation`, :attr:`assignment` (owned partitions),
+    :attr:`is_leader`, :attr:`rebalance_protocol`, :attr:`fatal_error`, :attr:`errors`; counters in
+    :attr:`stats`.  ``name`` only labels the member in messages and reports.
+    """
+
+    def __init__(
+        self,
+        coordinator: Any,
+        *,
+        clock: Clock,
+        cluster: ClusterMetadata,
+        topics: Optional[Iterable[str]] = None,
+        pattern: Optional[str | re.Pattern[str]] = None,
+        config: Optional[MemberConfig | Mapping[str, Any]] = None,
+        listener: Optional[object] = None,
+        on_assign: Optional[PartitionsCallback] = None,
+        on_revoke: Optional[PartitionsCallback] = None,
+        on_lost: Optional[PartitionsCallback] = None,
+        auto_poll: bool = True,
+        poll_delay_ms: int = 0,
+        network_latency_ms: int = 0,
+        name: Optional[str] = None,
+        **kafka_config: Any,
+    ) -> None:
+        if isinstance(config, MemberConfig):
+            if kafka_config:
+                config = config.with_changes(**{k.replace(".", "_"): v for k, v in kafka_config.items()})
+            self.config: MemberConfig = config
+        else:
+            self.config = MemberConfig.from_kafka(config, **kafka_config)
+        cfg = self.config
+        self.clock = clock
+        self.cluster = cluster
+        # a coordinator (it has the request API incl. partition_for) is wrapped; anything else is a transport
+        self.transport: GroupTransport = (
+            InProcessTransport(coordinator, clock, network_latency_ms)
+            if hasattr(coordinator, "partition_for") else coordinator
+        )
+        self.name = name or cfg.group_instance_id or f"{cfg.client_id}@{id(self):x}"
+        self.callbacks = CallbackSet(listener, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+        self.rebalance_protocol: RebalanceProtocol = cfg.rebalance_protocol
+        self.assignors = list(cfg.partition_assignment_strategy)
+        self._assignor_state = {
+            n: AssignorState(n, None if isinstance(a, str) else a)
+            for n, a in zip(cfg.assignor_names, self.assignors)
+        }
+        self.auto_poll = auto_poll
+        self.poll_delay_ms = int(poll_delay_ms)
+
+        # -- group state (AbstractCoordinator) ------------------------------------------------------
+        self.state = MemberState.UNJOINED
+        self.generation = NO_GENERATION
+        self.is_leader = False
+        self._rejoin_needed = True
+        self._needs_join_prepare = True
+        self._round: Optional[object] = None        # token of the join+sync round in flight
+        self._round_generation: Optional[Generation] = None
+        self._heartbeat_inflight: Optional[object] = None
+
+        # -- subscription / assignment state (ConsumerCoordinator + SubscriptionState) ---------------
+        self._pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+        if topics is not None and pattern is not None:
+            raise ValueError("subscribe with topics or with a pattern, not both")
+        self._metadata: MetadataSnapshot = cluster.snapshot()
+        self.subscription: frozenset[str] = frozenset(topics or ())
+        if self._pattern is not None:
+            self.subscription = self._metadata.matching(self._pattern)
+        self.joined_subscription: Optional[frozenset[str]] = None
+        self.assignment: frozenset[TopicPartition] = frozenset()
+        self.assignment_snapshot: Optional[tuple] = None   # leader: metadata the assignment was computed on
+        self._group_subscription: Optional[frozenset[str]] = None  # leader: every member's topics
+        self.last_leader_assignment: Optional[LeaderAssignment] = None
+
+        # -- lifecycle / errors ---------------------------------------------------------------------
+        self.started = False
+        self.closed = False
+        self.crashed = False
+        self.stalled = False
+        self.fatal_error: Optional[FatalMemberError] = None
+        self.errors: list[BaseException] = []          # every error raised to "the application", in order
+        self._pending_error: Optional[BaseException] = None
+        self._last_poll_ms = clock.now_ms()
+        self._timers: dict[str, TimerHandle] = {}
+        self.stats = {
+            "joins_sent": 0, "syncs_sent": 0, "heartbeats_sent": 0, "rebalances": 0,
+            "assigned_callbacks": 0, "revoked_callbacks": 0, "lost_callbacks": 0,
+            "partitions_assigned": 0, "partitions_revoked": 0, "partitions_lost": 0,
+        }
+        #: (time, generation id) of every completed rebalance of this member
+        self.generation_history: list[tuple[int, int]] = []
+        #: optional hook called as observer(member, event, detail) on state changes (simulator)
+        self.observer: Optional[Callable[["GroupMember", str, Any], None]] = None
+
+    # =============================================================================== application API
+    @property
+    def member_id(self) -> str:
+        return self.generation.member_id
+
+    @property
+    def group_id(self) -> str:
+        return self.config.group_id
+
+    @property
+    def group_instance_id(self) -> Optional[str]:
+        return self.config.group_instance_id
+
+    def start(self) -> None:
+        """Begin taking part in the group (the consumer's first ``poll``)."""
+        if self.closed or self.crashed:
+            raise RuntimeError(f"member {self.name!r} was closed; create a new member to rejoin")
+        if self.started:
+            return
+        self.started = True
+        self._last_poll_ms = self.clock.now_ms()
+        self._arm("metadata", self.config.metadata_max_age_ms, self._metadata_tick)
+        self._arm_poll_timer()
+        self._schedule_poll(0)
+
+    def poll(self) -> None:
+        """The application's poll: resets max.poll.interval, joins if needed; raises a pending error."""
+        if not self.started:
+            self.start()
+        self._last_poll_ms = self.clock.now_ms()
+        self._arm_poll_timer()
+        self._poll_once()
+        self._raise_pending()
+
+    def subscribe(self, topics: Optional[Iterable[str]] = None, *, pattern: Optional[str] = None) -> None:
+        """Change the subscription; a different set of topics makes the member rejoin (§6.8)."""
+        if (topics is None) == (pattern is None):
+            raise ValueError("subscribe with exactly one of topics / pattern")
+        self._pattern = re.compile(pattern) if pattern is not None else None
+        self.subscription = (
+            self._metadata.matching(self._pattern) if self._pattern is not None else frozenset(topics or ())
+        )
+        if self.started:
+            self._schedule_poll()
+
+    def stall(self) -> None:
+        """The application stops polling (stuck processing); after max.poll.interval.ms the member leaves."""
+        self.stalled = True
+        self._cancel("poll_now")
+        self._arm_poll_timer()
+
+    def resume(self) -> None:
+        """The application polls again (rejoins if it had left on poll timeout)."""
+        self.stalled = False
+        self._last_poll_ms = self.clock.now_ms()
+        self._arm_poll_timer()
+        self._schedule_poll(0)
+
+    def refresh_metadata(self) -> None:
+        """Take a fresh metadata snapshot now (otherwise taken every metadata.max.age.ms)."""
+        self._metadata = self.cluster.snapshot()
+        if self._pattern is not None:
+            self.subscription = self._metadata.matching(self._pattern)
+        if self._rejoin_needed_or_pending() and self._round is None:
+            self._schedule_poll()
+
+    def commit_offsets(
+        self,
+        offsets: Mapping[TopicPartition, int],
+        callback: Optional[Callable[[Optional[BaseException]], None]] = None,
+    ) -> None:
+        """OffsetCommit for the current generation; ``callback(error or None)`` gets the outcome (§6.9)."""
+        if self.state is not MemberState.STABLE or self.generation.is_reset:
+            err: BaseException = (
+                RebalanceInProgressError(f"member {self.name!r}: commit during a rebalance")
+                if self.state in (MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE)
+                else CommitFailedError(f"member {self.name!r}: not part of an active generation")
+            )
+            if callback:
+                callback(err)
+            return
+        sent = self.generation
+        req = OffsetCommitRequest.of(
+            self.group_id, dict(offsets), generation_id=sent.generation_id, member_id=sent.member_id,
+            group_instance_id=self.group_instance_id,
+        )
+        self.transport.offset_commit(req, lambda r: self._handle_commit(sent, r, callback))
+
+    def unsubscribe(self) -> None:
+        """Give up the assignment and leave the group (dynamic members send LeaveGroup, static ones do not)."""
+        self._on_leave_prepare()
+        self._maybe_leave_group("the consumer unsubscribed from all topics")
+        self.subscription = frozenset()
+        self._pattern = None
+
+    def close(self) -> None:
+        """Leave cleanly (onLeavePrepare + LeaveGroup for dynamic members) and stop every timer."""
+        if self.closed or self.crashed:
+            return
+        self._on_leave_prepare()
+        self._maybe_leave_group("the consumer is being closed")
+        self._stop()
+        self.closed = True
+        self._notify("closed", None)
+
+    def crash(self) -> None:
+        """The process dies: nothing is sent, no callback runs; the coordinator notices by session expiry."""
+        if self.closed or self.crashed:
+            return
+        self._stop()
+        self.crashed = True
+        self._notify("crashed", self.assignment)
+
+    @property
+    def alive(self) -> bool:
+        return self.started and not (self.closed or self.crashed or self.fatal_error is not None)
+
+    # ============================================================================== the join round
+    def _rejoin_needed_or_pending(self) -> bool:
+        if self._pattern is None and not self.subscription and self.joined_subscription is None:
+            return False  # never subscribed: not using group management
+        if self._rejoin_needed or self._round is not None:
+            return True
+        # leader: the metadata used for the assignment changed (§6.8)
+        if self.is_leader and self.assignment_snapshot is not None:
+            if self._leader_metadata_key() != self.assignment_snapshot:
+                return True
+        # the subscription changed since the last JoinGroup
+        if self.joined_subscription is not None and self.joined_subscription != self.subscription:
+            return True
+        return False
+
+    def _poll_once(self) -> None:
+        if not self.alive or self.stalled:
+            return
+        if self._round is not None or "backoff" in self._timers:
+            return
+        if not self._rejoin_needed_or_pending():
+            return
+        if not self.subscription and self._pattern is None:
+            return
+        if self._needs_join_prepare:
+            self._needs_join_prepare = False
+            self._on_join_prepare()
+        self._send_join_group()
+
+    def _on_join_prepare(self) -> None:
+        """§6.4 (offset auto-commit is not modelled)."""
+        errs = FirstError()
+        gen = self.generation
+        if gen.is_reset:
+            lost = self.assignment
+            if lost:
+                self._invoke("lost", lost, errs)
+                self.assignment = frozenset()
+        elif self.rebalance_protocol is RebalanceProtocol.EAGER:
+            revoked = self.assignment
+            self._invoke("revoked", revoked, errs)   # invoked even when empty, as Kafka does
+            self.assignment = frozenset()
+        else:
+            revoked = partitions_of_unsubscribed_topics(self.assignment, self.subscription)
+            if revoked:
+                self._invoke("revoked", revoked, errs)
+                self.assignment = self.assignment - revoked
+        self.is_leader = False
+        self.assignment_snapshot = None
+        self._surface(errs)
+
+    def _send_join_group(self) -> None:
+        self.state = MemberState.PREPARING_REBALANCE
+        self._notify("state", self.state)
+        self.joined_subscription = self.subscription
+        token = object()
+        self._round = token
+        self._round_generation = self.generation
+        protocols = [
+            (
+                name,
+                build_subscription_bytes(
+                    self._assignor_state[name], self.subscription, self.assignment,
+                    self.generation.generation_id, self.config.client_rack,
+                ),
+            )
+            for name in self.config.assignor_names
+        ]
+        req = JoinGroupRequest(
+            group_id=self.group_id,
+            member_id=self.generation.member_id,
+            group_instance_id=self.group_instance_id,
+            protocol_type=PROTOCOL_TYPE,
+            protocols=protocols,
+            session_timeout_ms=self.config.session_timeout_ms,
+            rebalance_timeout_ms=self.config.rebalance_timeout_ms,
+            client_id=self.config.client_id,
+        )
+        self.stats["joins_sent"] += 1
+        self.transport.join_group(req, lambda resp: self._on_join_response(token, resp))
+        self._arm(
+            "request_timeout",
+            self.config.rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS,
+            lambda: self._on_request_timeout(token),
+        )
+
+    def _on_request_timeout(self, token: object) -> None:
+        if token is not self._round or not self.alive:
+            return
+        # the coordinator never answered (e.g. a superseded parked JoinGroup): disconnect and rejoin
+        self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
+
+    def _on_join_response(self, token: object, resp: JoinGroupResponse) -> None:
+        if token is not self._round or not self.alive:
+            return  # stale answer of an abandoned round
+        err = ErrorCode(resp.error_code)
+        if err is _E.NONE:
+            if self.state is not MemberState.PREPARING_REBALANCE:
+                self._fail_round()
+                return
+            if resp.protocol_type is not None and resp.protocol_type != PROTOCOL_TYPE:
+                self._fatal(_E.INCONSISTENT_GROUP_PROTOCOL, "JoinGroup")
+                return
+            self.state = MemberState.COMPLETING_REBALANCE
+            self._notify("state", self.state)
+            self.generation = Generation(resp.generation_id, resp.member_id, resp.protocol_name)
+            self._arm("heartbeat", self.config.heartbeat_interval_ms, self._heartbeat_tick)
+            if resp.leader == resp.member_id:
+                try:
+                    assignments = self._on_leader_elected(resp)
+                except (KafkaGroupError, ValueError) as exc:
+                    # Kafka: the exception surfaces from poll(); the next poll rejoins
+                    self.errors.append(exc)
+                    self._pending_error = self._pending_error or exc
+                    self._notify("error", exc)
+                    self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
+                    return
+            else:
+                assignments = {}
+            self._send_sync_group(token, assignments)
+        elif err is _E.MEMBER_ID_REQUIRED:
+            # KIP-394: remember the id the coordinator handed out and join again at once
+            self.generation = Generation(-1, resp.member_id, None)
+            self._fail_round()
+        elif err is _E.UNKNOWN_MEMBER_ID:
+            if self.generation == self._round_generation:
+                self._reset_generation(reset_member_id=True)
+            self._fail_round()
+        elif err in (_E.ILLEGAL_GENERATION, _E.REBALANCE_IN_PROGRESS):
+            self._fail_round()
+        elif err is _E.COORDINATOR_LOAD_IN_PROGRESS or err in _COORDINATOR_GONE:
+            self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
+        else:  # _JOIN_FATAL and anything unexpected
+            self._fatal(err, "JoinGroup")
+
+    def _on_leader_elected(self, resp: JoinGroupResponse) -> dict[str, bytes]:
+        """§6.5; returns the assignments to send (empty when told to skip the assignment, KIP-814)."""
+        self.is_leader = True
+        if resp.skip_assignment:
+            return {}
+        protocol = resp.protocol_name
+        assignor = next(
+            (a for a, n in zip(self.assignors, self.config.assignor_names) if n == protocol), None
+        )
+        if assignor is None:
+            raise InvariantError(f"member {self.name!r}: coordinator selected unknown assignor {protocol!r}")
+        self._metadata = self.cluster.snapshot()   # ensureFreshMetadata before assigning
+        result = perform_assignment(
+            assignor, resp.members, self._metadata, self.rebalance_protocol,
+            use_racks=self.config.client_rack is not None,
+        )
+        group_topics = set()
+        for sub in result.subscriptions.values():
+            group_topics.update(sub.topics)
+        self._group_subscription = frozenset(group_topics)
+        self.assignment_snapshot = self._leader_metadata_key()
+        self.last_leader_assignment = result
+        return result.assignments
+
+    def _leader_metadata_key(self) -> tuple:
+        topics = self._group_subscription if self._group_subscription is not None else self.subscription
+        return self._metadata.restricted(topics, with_racks=self.config.client_rack is not None)
+
+    def _send_sync_group(self, token: object, assignments: Mapping[str, bytes]) -> None:
+        gen = self.generation
+        req = SyncGroupRequest(
+            group_id=self.group_id,
+            generation_id=gen.generation_id,
+            member_id=gen.member_id,
+            group_instance_id=self.group_instance_id,
+            protocol_type=PROTOCOL_TYPE,
+            protocol_name=gen.protocol_name,
+            assignments=list(assignments.items()),
+        )
+        self.stats["syncs_sent"] += 1
+        self._round_generation = gen
+        self.transport.sync_group(req, lambda resp: self._on_sync_response(token, resp))
+
+    def _on_sync_response(self, token: object, resp: SyncGroupResponse) -> None:
+        if token is not self._round or not self.alive:
+            return
+        err = ErrorCode(resp.error_code)
+        if err is _E.NONE:
+            gen = self.generation
+            if (resp.protocol_type is not None and resp.protocol_type != PROTOCOL_TYPE) or (
+                resp.protocol_name is not None and resp.protocol_name != gen.protocol_name
+            ):
+                self._fatal(_E.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup")
+                return
+            if gen.is_reset or self.state is not MemberState.COMPLETING_REBALANCE:
+                # the generation/state changed (heartbeat error) while the SyncGroup was in flight
+                self._reset_generation(reset_member_id=True)
+                self._fail_round()
+                return
+            self.state = MemberState.STABLE
+            self._rejoin_needed = False
+            self._round = None
+            self._cancel("request_timeout")
+            self.stats["rebalances"] += 1
+            self.generation_history.append((self.clock.now_ms(), gen.generation_id))
+            self._notify("state", self.state)
+            self._on_join_complete(gen, resp.assignment)
+            self._needs_join_prepare = True
+            if self._rejoin_needed_or_pending():
+                self._schedule_poll()
+        elif err is _E.REBALANCE_IN_PROGRESS:
+            self._fail_round()
+        elif err is _E.UNKNOWN_MEMBER_ID:
+            self._reset_generation(reset_member_id=True)
+            self._fail_round()
+        elif err is _E.ILLEGAL_GENERATION:
+            self._reset_generation(reset_member_id=False)
+            self._fail_round()
+        elif err is _E.COORDINATOR_LOAD_IN_PROGRESS or err in _COORDINATOR_GONE:
+            self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
+        else:  # FENCED_INSTANCE_ID and anything unexpected
+            self._fatal(err, "SyncGroup")
+
+    def _on_join_complete(self, gen: Generation, assignment_bytes: bytes) -> None:
+        """§6.7."""
+        if len(assignment_bytes) < 2:
+            exc = InvariantError(
+                f"member {self.name!r}: SyncGroup of generation {gen.generation_id} returned "
+                f"{len(assignment_bytes)} assignment byte(s); a ConsumerProtocol Assignment needs at least 2"
+            )
+            self._surface_error(exc)
+            self._request_rejoin()
+            return
+        try:
+            assigned = frozenset(parse_assignment(assignment_bytes, gen.member_id))
+        except ProtocolError as exc:
+            self._surface_error(exc)
+            self._request_rejoin()
+            return
+        if topics_outside_subscription(assigned, self.subscription):
+            # the subscription changed since the JoinGroup: the assignment is outdated
+            self._request_rejoin()
+            return
+        delta = assignment_delta(self.assignment, assigned)
+        errs = FirstError()
+        if self.rebalance_protocol is RebalanceProtocol.COOPERATIVE and delta.revoked:
+            self._invoke("revoked", delta.revoked, errs)
+            self._request_rejoin()   # "need to revoke partitions and re-join"
+        state = self._assignor_state.get(gen.protocol_name or "")
+        if state is not None:
+            state.on_assignment(sorted(assigned, key=lambda tp: (tp.topic, tp.partition)), gen.generation_id)
+        self.assignment = assigned
+        self._invoke("assigned", delta.added, errs)  # invoked even when empty
+        self._surface(errs)
+
+    def _fail_round(self, retry_after_ms: int = 0) -> None:
+        """End the join round; rejoin at once or after a backoff (Kafka's joinGroupIfNeeded loop)."""
+        self._round = None
+        self._cancel("request_timeout")
+        self._rejoin_needed = True
+        if self.state is not MemberState.UNJOINED and self.generation.is_reset:
+            self.state = MemberState.UNJOINED
+            self._notify("state", self.state)
+        if retry_after_ms > 0:
+            self._arm("backoff", retry_after_ms, self._after_backoff)
+        else:
+            self._schedule_poll()
+
+    def _after_backoff(self) -> None:
+        self._timers.pop("backoff", None)
+        self._schedule_poll(0)
+
+    # ================================================================================ heartbeats
+    def _heartbeat_tick(self) -> None:
+        self._timers.pop("heartbeat", None)
+        if not self.alive or self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+            return   # heartbeats stop while unjoined or parked in JoinGroup
+        if self._heartbeat_inflight is not None:
+            self._arm("heartbeat", self.config.heartbeat_interval_ms, self._heartbeat_tick)
+            return
+        sent = self.generation
+        token = object()
+        self._heartbeat_inflight = token
+        req = HeartbeatRequest(self.group_id, sent.generation_id, sent.member_id, self.group_instance_id)
+        self.stats["heartbeats_sent"] += 1
+        self.transport.heartbeat(req, lambda r: self._on_heartbeat_response(token, sent, r))
+        self._arm("heartbeat", self.config.heartbeat_interval_ms, self._heartbeat_tick)
+
+    def _on_heartbeat_response(self, token: object, sent: Generation, resp: HeartbeatResponse) -> None:
+        if token is self._heartbeat_inflight:
+            self._heartbeat_inflight = None
+        if not self.alive:
+            return
+        err = ErrorCode(resp.error_code)
+        if err is _E.NONE:
+            return
+        if err is _E.REBALANCE_IN_PROGRESS:
+            if self.state is MemberState.STABLE:
+                self._request_rejoin()
+            return
+        if err in (_E.ILLEGAL_GENERATION, _E.UNKNOWN_MEMBER_ID, _E.FENCED_INSTANCE_ID):
+            if self.generation != sent:
+                return   # answer for an older generation: ignore
+            if err is _E.FENCED_INSTANCE_ID:
+                self._fatal(err, "Heartbeat")
+                return
+            self._reset_generation(reset_member_id=err is _E.UNKNOWN_MEMBER_ID)
+            self._abandon_round()
+            self._request_rejoin()
+            return
+        # coordinator errors: Kafka marks the coordinator unknown and rediscovers it; in-process it stays known
+
+    # =============================================================================== offset commit
+    def _handle_commit(
+        self, sent: Generation, resp: OffsetCommitResponse,
+        callback: Optional[Callable[[Optional[BaseException]], None]],
+    ) -> None:
+        errors = set(resp.errors().values()) - {_E.NONE}
+        outcome: Optional[BaseException] = None
+        if _E.REBALANCE_IN_PROGRESS in errors:
+            self._request_rejoin()
+            outcome = RebalanceInProgressError(f"member {self.name!r}: commit rejected, the group is rebalancing")
+        elif errors & {_E.UNKNOWN_MEMBER_ID, _E.ILLEGAL_GENERATION}:
+            if self.generation != sent and self.state is MemberState.PREPARING_REBALANCE:
+                outcome = RebalanceInProgressError(f"member {self.name!r}: generation changed during the commit")
+            else:
+                self._reset_generation(reset_member_id=_E.UNKNOWN_MEMBER_ID in errors)
+                self._request_rejoin()
+                outcome = CommitFailedError(
+                    f"member {self.name!r}: commit failed, the member is no longer part of generation "
+                    f"{sent.generation_id}"
+                )
+        elif _E.FENCED_INSTANCE_ID in errors:
+            if self.generation == sent:
+                self._fatal(_E.FENCED_INSTANCE_ID, "OffsetCommit")
+            outcome = CommitFailedError(f"member {self.name!r}: fenced by another instance")
+        elif errors:
+            outcome = CommitFailedError(f"member {self.name!r}: commit failed with {sorted(e.name for e in errors)}")
+        if callback:
+            callback(outcome)
+
+    # ================================================================================= leaving
+    def _on_leave_prepare(self) -> None:
+        """§6.10: lost if the generation is reset or a rebalance is in progress, revoked otherwise."""
+        dropped = self.assignment
+        if not dropped:
+            return
+        errs = FirstError()
+        if self.generation.is_reset or self.state in (
+            MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE
+        ):
+            self._invoke("lost", dropped, errs)
+        else:
+            self._invoke("revoked", dropped, errs)
+        self.assignment = frozenset()
+        self._surface(errs)
+
+    def _maybe_leave_group(self, reason: str) -> None:
+        """Dynamic members send LeaveGroup (static ones never do, KIP-345); both reset their generation."""
+        gen = self.generation
+        if (
+            self.group_instance_id is None
+            and self.state is not MemberState.UNJOINED
+            and gen.member_id
+            and self.alive
+        ):
+            req = LeaveGroupRequest(self.group_id, [MemberIdentity(gen.member_id, None, reason)])
+            self.transport.leave_group(req, self._on_leave_response)
+        self._reset_generation(reset_member_id=True)
+        self._abandon_round()
+        self._rejoin_needed = True
+
+    def _on_leave_response(self, resp: LeaveGroupResponse) -> None:
+        # nothing depends on it (Kafka only logs); kept for observers
+        self._notify("left", resp)
+
+    # ============================================================================ timers & helpers
+    def _arm_poll_timer(self) -> None:
+        """max.poll.interval.ms watch: only an application that polls explicitly or has stalled can be late
+        (an auto-polling member polls at every event)."""
+        if not self.alive or (self.auto_poll and not self.stalled):
+            self._cancel("poll")
+            return
+        self._arm_at("poll", self._last_poll_ms + self.config.max_poll_interval_ms, self._poll_timeout)
+
+    def _poll_timeout(self) -> None:
+        self._timers.pop("poll", None)
+        if not self.alive or self.state is MemberState.UNJOINED:
+            return
+        # Kafka's heartbeat thread: "consumer poll timeout has expired" -> leave the group
+        self._cancel("heartbeat")
+        self._maybe_leave_group("consumer poll timeout has expired")
+        self.state = MemberState.UNJOINED
+        self._notify("state", self.state)
+
+    def _metadata_tick(self) -> None:
+        self._timers.pop("metadata", None)
+        if not self.alive:
+            return
+        self.refresh_metadata()
+        self._arm("metadata", self.config.metadata_max_age_ms, self._metadata_tick)
+
+    def _schedule_poll(self, delay_ms: Optional[int] = None) -> None:
+        if not self.alive or self.stalled or not self.auto_poll:
+            return
+        if "poll_now" in self._timers:
+            return
+        delay = self.poll_delay_ms if delay_ms is None else delay_ms
+        self._arm("poll_now", delay, self._auto_poll)
+
+    def _auto_poll(self) -> None:
+        self._timers.pop("poll_now", None)
+        if not self.alive or self.stalled:
+            return
+        self._last_poll_ms = self.clock.now_ms()
+        self._poll_once()
+
+    def _request_rejoin(self) -> None:
+        self._rejoin_needed = True
+        if self._round is None:
+            self._schedule_poll()
+
+    def _reset_generation(self, *, reset_member_id: bool) -> None:
+        """``resetStateAndGeneration``; the next join runs onJoinPrepare again, so owned partitions are lost."""
+        self.generation = NO_GENERATION if reset_member_id else Generation(-1, self.generation.member_id, None)
+        self.state = MemberState.UNJOINED
+        self._needs_join_prepare = True
+        self._notify("state", self.state)
+
+    def _abandon_round(self) -> None:
+        self._round = None
+        self._cancel("request_timeout")
+
+    def _fatal(self, code: ErrorCode, api: str) -> None:
+        err = FatalMemberError(code, api, self.name)
+        self.fatal_error = err
+        self.errors.append(err)
+        self._pending_error = self._pending_error or err
+        self._round = None
+        self.state = MemberState.UNJOINED
+        self._stop()
+        self._notify("fatal", err)
+
+    def _stop(self) -> None:
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self._round = None
+        self._heartbeat_inflight = None
+
+    def _arm(self, key: str, delay_ms: int, fn: Callable[[], None]) -> None:
+        self._arm_at(key, self.clock.now_ms() + int(delay_ms), fn)
+
+    def _arm_at(self, key: str, deadline_ms: int, fn: Callable[[], None]) -> None:
+        old = self._timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+        self._timers[key] = self.clock.call_at(deadline_ms, fn)
+
+    def _cancel(self, key: str) -> None:
+        old = self._timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+
+    def _invoke(self, kind: str, partitions: frozenset[TopicPartition], errs: FirstError) -> None:
+        fn = {"assigned": self.callbacks.on_assign, "revoked": self.callbacks.on_revoke,
+              "lost": self.callbacks.on_lost}[kind]
+        self.stats[f"{kind}_callbacks"] += 1
+        self.stats[f"partitions_{kind}"] += len(partitions)
+        self._notify(kind, partitions)
+        errs.call(fn, partitions)
+
+    def _surface(self, errs: FirstError) -> None:
+        exc = errs.wrapped()
+        if exc is not None:
+            self._surface_error(exc)
+
+    def _surface_error(self, exc: BaseException) -> None:
+        self.errors.append(exc)
+        if self._pending_error is None:
+            self._pending_error = exc
+        self._notify("error", exc)
+
+    def _raise_pending(self) -> None:
+        exc, self._pending_error = self._pending_error, None
+        if exc is not None:
+            raise exc
+
+    def _notify(self, event: str, detail: Any) -> None:
+        if self.observer is not None:
+            self.observer(self, event, detail)
+
+    def __repr__(self) -> str:
+        return (
+            f"GroupMember({self.name!r}, {self.state.value}, gen={self.generation.generation_id}, "
+            f"id={self.generation.member_id!r}, owns={len(self.assignment)})"
+        )
