@@ -4,8 +4,10 @@ from kafkagroup.assignors.base import (
 )
 from kafkagroup.assignors.range import RangePartitionAssignor
 from kafkagroup.assignors.roundrobin import RoundRobinPartitionAssignor
+from kafkagroup.assignors.sticky import CooperativeStickyAssignor, StickyPartitionAssignor
 
 __all__ = [
-    "PartitionAssignor", "RangePartitionAssignor", "RebalanceProtocol", "RoundRobinPartitionAssignor",
+    "CooperativeStickyAssignor", "PartitionAssignor", "RangePartitionAssignor", "RebalanceProtocol",
+    "RoundRobinPartitionAssignor", "StickyPartitionAssignor",
     "assignor_names", "cluster_topics", "get_assignor", "register",
 ]
