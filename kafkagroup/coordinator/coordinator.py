@@ -1,0 +1,411 @@
+"""The classic group coordinator: request entry points, the coordinator gate, partition load/unload.
+
+Design (one thread, injected time, synchronous durable writes):
+
+* Every request enters here, passes the gate of spec §2.1 (invalid group id 24 -> inactive 15 -> partition
+  loading 14 -> partition not owned 16, the Scala order; SyncGroup turns 14 into 27, Heartbeat into 0) and
+  is handed to :class:`~kafkagroup.coordinator.membership.MembershipHandlers` or
+  :class:`~kafkagroup.coordinator.offsets.OffsetHandlers`.  Errors are answered with Kafka's codes; an
+  internal ``IllegalStateException`` (:class:`IllegalGroupStateError`) becomes UNKNOWN_SERVER_ERROR (-1),
+  as Kafka's request handler does.
+* JoinGroup and SyncGroup return a :class:`~kafkagroup.coordinator.deferred.Deferred`: done at once, or
+  later when the join phase completes / the leader's assignment is stored.  Everything else returns its
+  response directly.  Timers run on the injected :class:`~kafkagroup.coordinator.clock.Clock`:
+  :class:`ManualClock` in tests and simulations (``clock.advance(ms)``), :class:`AsyncioClock` live
+  (see :mod:`kafkagroup.coordinator.aio`).  Calls and timer callbacks must come from one thread.
+* State is written to a :class:`~kafkagroup.coordinator.store.GroupStore` (SQLite) where Kafka appends to
+  ``__consumer_offsets``; a coordinator constructed on the same file loads every group and acknowledged
+  offset of the partitions it owns (§2.10): groups with members come back Stable, others Empty, sessions
+  restart at load time.
+
+Example::
+
+    clock = ManualClock()
+    coord = GroupCoordinator({"group.initial.rebalance.delay.ms": 50}, clock=clock, store=":memory:")
+    first = coord.join_group(JoinGroupRequest("g", protocols=[("range", b"")], session_timeout_ms=10_000)).result()
+    reply = coord.join_group(JoinGroupRequest("g", member_id=first.member_id, protocols=[("range", b"")],
+                                              session_timeout_ms=10_000))
+    clock.advance(50)
+    assert reply.result().leader == first.member_id
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Callable, Iterable, Mapping
+
+from kafkagroup.coordinator.clock import Clock
+from kafkagroup.coordinator.config import CoordinatorConfig
+from kafkagroup.coordinator.deferred import Deferred
+from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError, StoreWriteError, group_write_error
+from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
+from kafkagroup.coordinator.membership import MembershipHandlers
+from kafkagroup.coordinator.messages import (
+    DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribedGroupMember,
+    DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest, ListGroupsResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafkagroup.coordinator.offsets import OffsetHandlers, uniform_commit_response
+from kafkagroup.coordinator.partitioning import partition_for
+from kafkagroup.coordinator.rebalance import RebalanceEngine
+from kafkagroup.coordinator.store import GroupRecord, GroupStore, MemberRecord
+
+__all__ = ["GroupCoordinator"]
+
+log = logging.getLogger("kafkagroup.coordinator")
+
+_S = GroupState
+_E = ErrorCode
+
+
+class GroupCoordinator:
+    """Kafka's classic group coordinator for the offsets-topic partitions it owns (spec §1-§5).
+
+    ``config``: a mapping with Kafka's keys, a :class:`CoordinatorConfig`, or None; underscore keyword
+    arguments (``group_max_size=4``) are merged in.  ``store``: a :class:`GroupStore` or a path
+    (``":memory:"`` by default; a path given here is closed by :meth:`shutdown`).  ``owned_partitions``:
+    the offsets-topic partitions this coordinator leads (default: all), loaded from the store at once.
+    ``enable_offset_expiration``: run the retention task every ``offsets.retention.check.interval.ms``
+    (Kafka's unit tests disable it, and so do the scenario tests).
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, Any] | CoordinatorConfig | None = None,
+        *,
+        clock: Clock,
+        store: GroupStore | str = ":memory:",
+        owned_partitions: Iterable[int] | None = None,
+        enable_offset_expiration: bool = True,
+        member_id_factory: Callable[[str], str] | None = None,
+        **config_kwargs: Any,
+    ) -> None:
+        if isinstance(config, CoordinatorConfig):
+            if config_kwargs:
+                config = CoordinatorConfig.from_mapping(
+                    {f: getattr(config, f) for f in config.__dataclass_fields__}, **config_kwargs)
+        else:
+            config = CoordinatorConfig.from_mapping(config, **config_kwargs)
+        self.config: CoordinatorConfig = config
+        self.clock = clock
+        self._owns_store = not isinstance(store, GroupStore)
+        self.store: GroupStore = GroupStore(store) if isinstance(store, str) else store
+        self.groups: dict[str, ClassicGroup] = {}
+        self._num_partitions = config.offsets_topic_num_partitions
+        self._owned: set[int] = set()
+        self._loading: set[int] = set()
+        self._active = True
+        self.engine = RebalanceEngine(clock, config, self._persist_group)
+        self.membership = MembershipHandlers(config, self.engine, self.groups, self._create_group,
+                                             member_id_factory or (lambda prefix: f"{prefix}-{uuid.uuid4()}"))
+        self.offsets = OffsetHandlers(clock, config, self.engine, self.store, self.groups, self._create_group,
+                                      self.partition_for)
+        self._expiry_timer: Any = None
+        partitions = range(self._num_partitions) if owned_partitions is None else owned_partitions
+        for p in partitions:
+            self.load_partition(p)
+        if enable_offset_expiration:
+            self._schedule_offset_expiration()
+
+    # ====================================================================== lookup
+
+    def partition_for(self, group_id: str) -> int:
+        """The offsets-topic partition of ``group_id`` (§5)."""
+        return partition_for(group_id, self._num_partitions)
+
+    def group(self, group_id: str) -> ClassicGroup | None:
+        """The in-memory group (for inspection; mutate only through requests)."""
+        return self.groups.get(group_id)
+
+    @property
+    def owned_partitions(self) -> frozenset[int]:
+        return frozenset(self._owned)
+
+    @property
+    def loading_partitions(self) -> frozenset[int]:
+        return frozenset(self._loading)
+
+    def _gate(self, group_id: str | None, *, allow_empty: bool) -> ErrorCode | None:
+        """§2.1: 24, 15, 14, 16 in the Scala order; None when the request may proceed."""
+        if group_id is None or (not allow_empty and group_id == ""):
+            return _E.INVALID_GROUP_ID
+        if not self._active:
+            return _E.COORDINATOR_NOT_AVAILABLE
+        p = partition_for(group_id, self._num_partitions)
+        if p in self._loading:
+            return _E.COORDINATOR_LOAD_IN_PROGRESS
+        if p not in self._owned:
+            return _E.NOT_COORDINATOR
+        return None
+
+    def _create_group(self, group_id: str) -> ClassicGroup:
+        group = ClassicGroup(group_id, now_ms=self.clock.now_ms())
+        self.groups[group_id] = group
+        return group
+
+    def add_group(self, group: ClassicGroup) -> ClassicGroup:
+        """Register a group built outside the request path (Kafka's ``GroupMetadataManager.addGroup``):
+        tools and tests that construct a group in a given state.  An existing group with the id wins."""
+        return self.groups.setdefault(group.group_id, group)
+
+    def force_rebalance(self, group_id: str, reason: str = "requested") -> bool:
+        """Start a rebalance of a Stable / CompletingRebalance / Empty group (``prepareRebalance``)."""
+        group = self.groups.get(group_id)
+        if group is None or not group.can_rebalance():
+            return False
+        self.engine.prepare_rebalance(group, reason)
+        return True
+
+    # ===================================================================== JoinGroup
+
+    def join_group(self, request: JoinGroupRequest) -> Deferred[JoinGroupResponse]:
+        reply: Deferred[JoinGroupResponse] = Deferred(f"JoinGroup({request.group_id}, {request.member_id!r})")
+        error = self._gate(request.group_id, allow_empty=False)
+        if error is None and not (self.config.group_min_session_timeout_ms <= request.session_timeout_ms
+                                  <= self.config.group_max_session_timeout_ms):
+            error = _E.INVALID_SESSION_TIMEOUT
+        if error is not None:
+            reply.set_result(JoinGroupResponse(error, member_id=request.member_id))
+            return reply
+        try:
+            self.membership.join_group(request, reply)
+        except IllegalGroupStateError:
+            log.exception("JoinGroup of group %s failed", request.group_id)
+            if not reply.done():
+                reply.set_result(JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
+        return reply
+
+    # ===================================================================== SyncGroup
+
+    def sync_group(self, request: SyncGroupRequest) -> Deferred[SyncGroupResponse]:
+        reply: Deferred[SyncGroupResponse] = Deferred(f"SyncGroup({request.group_id}, {request.member_id!r})")
+        error = self._gate(request.group_id, allow_empty=False)
+        if error is not None:
+            if error is _E.COORDINATOR_LOAD_IN_PROGRESS:
+                error = _E.REBALANCE_IN_PROGRESS  # the active rebalance is lost: rejoin (Scala)
+            reply.set_result(SyncGroupResponse(error))
+            return reply
+        try:
+            self.membership.sync_group(request, reply)
+        except IllegalGroupStateError:
+            log.exception("SyncGroup of group %s failed", request.group_id)
+            if not reply.done():
+                reply.set_result(SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
+        return reply
+
+    # ===================================================================== Heartbeat
+
+    def heartbeat(self, request: HeartbeatRequest) -> HeartbeatResponse:
+        error = self._gate(request.group_id, allow_empty=False)
+        if error is not None:
+            return HeartbeatResponse(_E.NONE if error is _E.COORDINATOR_LOAD_IN_PROGRESS else error)
+        try:
+            return HeartbeatResponse(self.membership.heartbeat(request))
+        except IllegalGroupStateError:
+            log.exception("Heartbeat of group %s failed", request.group_id)
+            return HeartbeatResponse(_E.UNKNOWN_SERVER_ERROR)
+
+    # ==================================================================== LeaveGroup
+
+    def leave_group(self, request: LeaveGroupRequest) -> LeaveGroupResponse:
+        error = self._gate(request.group_id, allow_empty=False)
+        if error is not None:
+            return LeaveGroupResponse(error, [])
+        try:
+            return self.membership.leave_group(request)
+        except IllegalGroupStateError:
+            log.exception("LeaveGroup of group %s failed", request.group_id)
+            return LeaveGroupResponse(_E.UNKNOWN_SERVER_ERROR, [])
+
+    # ======================================================================= offsets
+
+    def offset_commit(self, request: OffsetCommitRequest) -> OffsetCommitResponse:
+        error = self._gate(request.group_id, allow_empty=True)
+        if error is not None:
+            return uniform_commit_response(request, error)
+        try:
+            return self.offsets.offset_commit(request)
+        except IllegalGroupStateError:
+            log.exception("OffsetCommit of group %s failed", request.group_id)
+            return uniform_commit_response(request, _E.UNKNOWN_SERVER_ERROR)
+
+    def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
+        error = self._gate(request.group_id, allow_empty=True)
+        if error is not None:
+            return OffsetFetchResponse(error, [])
+        return self.offsets.offset_fetch(request)
+
+    def expire_offsets(self) -> int:
+        """Run the retention task once over every loaded group (§3.9); returns the offsets removed."""
+        removed = 0
+        for group in list(self.groups.values()):
+            if group.state is not _S.DEAD:
+                removed += self.offsets.cleanup_group(group)[0]
+        return removed
+
+    def _schedule_offset_expiration(self) -> None:
+        def run() -> None:
+            self._expiry_timer = None
+            if self._active:
+                self.expire_offsets()
+                self._schedule_offset_expiration()
+
+        self._expiry_timer = self.clock.call_at(
+            self.clock.now_ms() + self.config.offsets_retention_check_interval_ms, run)
+
+    # ====================================================== Describe / List / Delete
+
+    def describe_groups(self, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+        out = []
+        for group_id in request.groups:
+            error = self._gate(group_id, allow_empty=True)
+            if error is not None:
+                out.append(DescribedGroup(error, group_id, ""))
+                continue
+            group = self.groups.get(group_id)
+            out.append(DescribedGroup(_E.NONE, group_id, "Dead") if group is None else self._describe(group))
+        return DescribeGroupsResponse(out)
+
+    @staticmethod
+    def _describe(group: ClassicGroup) -> DescribedGroup:
+        if group.state is _S.STABLE and group.protocol_name is not None:
+            protocol = group.protocol_name
+            members = [DescribedGroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                            m.metadata(protocol), m.assignment) for m in group.members.values()]
+            return DescribedGroup(_E.NONE, group.group_id, str(group.state), group.protocol_type or "", protocol,
+                                  members)
+        members = [DescribedGroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
+                   for m in group.members.values()]
+        return DescribedGroup(_E.NONE, group.group_id, str(group.state), group.protocol_type or "", "", members)
+
+    def list_groups(self, request: ListGroupsRequest | None = None) -> ListGroupsResponse:
+        if not self._active:
+            return ListGroupsResponse(_E.COORDINATOR_NOT_AVAILABLE, [])
+        wanted = {s.lower() for s in request.states_filter} if request is not None else set()
+        groups = [ListedGroup(g.group_id, g.protocol_type or "", str(g.state)) for g in self.groups.values()
+                  if not wanted or str(g.state).lower() in wanted]
+        return ListGroupsResponse(_E.COORDINATOR_LOAD_IN_PROGRESS if self._loading else _E.NONE, groups)
+
+    def delete_groups(self, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+        results = []
+        for group_id in dict.fromkeys(request.groups_names):
+            error = self._gate(group_id, allow_empty=True)
+            if error is None:
+                error = self._delete_group(group_id)
+            results.append(DeletableGroupResult(group_id, error))
+        return DeleteGroupsResponse(results)
+
+    def _delete_group(self, group_id: str) -> ErrorCode:
+        group = self.groups.get(group_id)
+        if group is None or group.state is _S.DEAD:
+            return _E.GROUP_ID_NOT_FOUND
+        if group.state is not _S.EMPTY:
+            return _E.NON_EMPTY_GROUP
+        try:
+            self.store.delete_group(group_id)
+        except StoreWriteError as exc:
+            log.warning("deleting group %s failed: %s", group_id, exc)
+            return group_write_error(exc.code)
+        group.transition_to(_S.DEAD, self.clock.now_ms())
+        group.offsets.clear()
+        del self.groups[group_id]
+        return _E.NONE
+
+    # ================================================================ persistence
+
+    def _persist_group(self, group: ClassicGroup, assignment: dict[str, bytes] | None) -> ErrorCode:
+        """Write the group metadata record; returns the mapped response error (§2.9), NONE on success."""
+        protocol = group.protocol_name
+        members = [MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                m.rebalance_timeout_ms, m.session_timeout_ms,
+                                m.metadata(protocol) if protocol is not None else b"",
+                                m.assignment if assignment is None else assignment.get(m.member_id, b""))
+                   for m in group.members.values()]
+        record = GroupRecord(group.group_id, self.partition_for(group.group_id), group.protocol_type,
+                             group.generation_id, protocol, group.leader_id, group.state_timestamp, members)
+        try:
+            self.store.store_group(record)
+        except StoreWriteError as exc:
+            log.warning("storing metadata of group %s failed: %s", group.group_id, exc)
+            return group_write_error(exc.code)
+        return _E.NONE
+
+    # ============================================================ partition moves
+
+    def load_partition(self, partition: int, *, defer: bool = False) -> None:
+        """Become the coordinator of ``partition`` (Kafka's ``onElection``): requests for its groups get
+        COORDINATOR_LOAD_IN_PROGRESS until the groups and offsets are read back (at once, or at
+        :meth:`complete_loading` when ``defer``)."""
+        if not 0 <= partition < self._num_partitions:
+            raise ValueError(f"partition {partition} outside offsets.topic.num.partitions={self._num_partitions}")
+        if partition in self._owned or partition in self._loading:
+            raise ValueError(f"partition {partition} is already owned or loading")
+        self._loading.add(partition)
+        if not defer:
+            self.complete_loading(partition)
+
+    def complete_loading(self, partition: int) -> None:
+        if partition not in self._loading:
+            raise ValueError(f"partition {partition} is not loading")
+        snapshot = self.store.load_partition(partition)
+        now = self.clock.now_ms()
+        loaded = []
+        for group_id, record in snapshot.groups.items():
+            group = self._group_from_record(record, now)
+            group.offsets = snapshot.offsets.get(group_id, {})
+            loaded.append(group)
+        for group_id, offsets in snapshot.offsets.items():
+            if group_id not in snapshot.groups:  # offsets only: a simple (manual-assignment) group
+                group = ClassicGroup(group_id, now_ms=now)
+                group.state_timestamp = None
+                group.offsets = offsets
+                loaded.append(group)
+        self._loading.discard(partition)
+        self._owned.add(partition)
+        for group in loaded:
+            self.groups[group.group_id] = group
+            self.engine.on_group_loaded(group)
+
+    @staticmethod
+    def _group_from_record(record: GroupRecord, now: int) -> ClassicGroup:
+        state = _S.STABLE if record.members else _S.EMPTY
+        group = ClassicGroup(record.group_id, now_ms=now, state=state)
+        group.generation_id = record.generation_id
+        group.protocol_name = record.protocol_name
+        for m in record.members:
+            protocols = [(record.protocol_name, m.subscription)] if record.protocol_name is not None else []
+            group.add(ClassicGroupMember(
+                m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                client_host=m.client_host, rebalance_timeout_ms=m.rebalance_timeout_ms,
+                session_timeout_ms=m.session_timeout_ms, protocol_type=record.protocol_type or "",
+                protocols=protocols, assignment=m.assignment))
+        group.protocol_type = record.protocol_type
+        group.leader_id = record.leader_id if record.leader_id in group.members else next(iter(group.members), None)
+        group.state_timestamp = record.state_timestamp
+        RebalanceEngine.refresh_subscribed_topics(group)
+        return group
+
+    def unload_partition(self, partition: int) -> None:
+        """Stop coordinating ``partition`` (Kafka's ``onResignation``): its groups go Dead, parked requests
+        are answered NOT_COORDINATOR, timers stop, and the groups leave memory (the store keeps them)."""
+        self._loading.discard(partition)
+        self._owned.discard(partition)
+        for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
+            group = self.groups.pop(group_id)
+            if group.state is not _S.DEAD:
+                self.engine.on_group_unloaded(group)
+
+    def shutdown(self) -> None:
+        """Stop: every request is answered COORDINATOR_NOT_AVAILABLE; a store opened here is closed."""
+        if not self._active:
+            return
+        self._active = False
+        if self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
+        for p in sorted(self._owned | self._loading):
+            self.unload_partition(p)
+        if self._owns_store:
+            self.store.close()

@@ -1,0 +1,403 @@
+"""The classic group model: five states, members, the protocol vote and leader rules (spec §1, §4).
+
+This module is pure bookkeeping (Kafka's ``GroupMetadata`` / ``ClassicGroup`` and ``MemberMetadata``); the
+timers and request handling live in :mod:`~kafkagroup.coordinator.rebalance` and
+:mod:`~kafkagroup.coordinator.membership`.  Every operation a request performs per member is O(1):
+awaiting-join members are counted (not scanned), protocol support is a name -> count map, the static
+``group.instance.id`` map and the pending sets are dicts.  Only whole-group events (join completion, the
+vote, ``rebalance_timeout_ms``) walk the members.
+
+Example (C79)::
+
+    g = ClassicGroup("g", now_ms=0)
+    g.add(ClassicGroupMember("m1", protocols=[("range", b""), ("roundrobin", b"")]))
+    g.select_protocol()      # 'range'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from kafkagroup.coordinator.errors import IllegalGroupStateError
+from kafkagroup.structs import TopicPartition
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kafkagroup.coordinator.deferred import Deferred
+    from kafkagroup.coordinator.messages import JoinGroupResponse, SyncGroupResponse
+
+__all__ = ["GroupState", "ClassicGroupMember", "ClassicGroup", "OffsetAndMetadata"]
+
+
+class GroupState(Enum):
+    """The five states; ``value`` is Kafka's display name (DescribeGroups / ListGroups)."""
+
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_S = GroupState
+# target state -> states it may be entered from (GroupMetadata.scala, ClassicGroupState.java; spec §1.3)
+VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
+    _S.EMPTY: frozenset({_S.PREPARING_REBALANCE}),
+    _S.PREPARING_REBALANCE: frozenset({_S.STABLE, _S.COMPLETING_REBALANCE, _S.EMPTY}),
+    _S.COMPLETING_REBALANCE: frozenset({_S.PREPARING_REBALANCE}),
+    _S.STABLE: frozenset({_S.COMPLETING_REBALANCE}),
+    _S.DEAD: frozenset({_S.STABLE, _S.PREPARING_REBALANCE, _S.COMPLETING_REBALANCE, _S.EMPTY, _S.DEAD}),
+}
+
+
+@dataclass(slots=True)
+class OffsetAndMetadata:
+    """A committed offset as the coordinator keeps it (Kafka's ``OffsetAndMetadata``)."""
+
+    committed_offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+    commit_timestamp: int = 0
+    expire_timestamp: int | None = None   # only from OffsetCommit v2-v4 with an explicit retention time
+
+
+class ClassicGroupMember:
+    """One member (``MemberMetadata``): identity, timeouts, ordered protocols, assignment, parked responses."""
+
+    __slots__ = ("member_id", "group_instance_id", "client_id", "client_host", "rebalance_timeout_ms",
+                 "session_timeout_ms", "protocol_type", "protocols", "assignment", "awaiting_join",
+                 "awaiting_sync", "is_new", "session_deadline", "session_timer", "session_timer_deadline")
+
+    def __init__(
+        self,
+        member_id: str,
+        *,
+        group_instance_id: str | None = None,
+        client_id: str = "",
+        client_host: str = "",
+        rebalance_timeout_ms: int = 300_000,
+        session_timeout_ms: int = 45_000,
+        protocol_type: str = "consumer",
+        protocols: Sequence[tuple[str, bytes]] = (),
+        assignment: bytes = b"",
+    ) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.session_timeout_ms = session_timeout_ms
+        self.protocol_type = protocol_type
+        self.protocols: list[tuple[str, bytes]] = [(name, bytes(meta)) for name, meta in protocols]
+        self.assignment = assignment
+        self.awaiting_join: Deferred[JoinGroupResponse] | None = None
+        self.awaiting_sync: Deferred[SyncGroupResponse] | None = None
+        self.is_new = False
+        # session timer (see rebalance.SessionTimers): the deadline, and the clock timer that checks it
+        self.session_deadline: int | None = None
+        self.session_timer: Any = None
+        self.session_timer_deadline: int | None = None
+
+    @property
+    def is_static(self) -> bool:
+        return self.group_instance_id is not None
+
+    @property
+    def is_awaiting_join(self) -> bool:
+        return self.awaiting_join is not None
+
+    @property
+    def is_awaiting_sync(self) -> bool:
+        return self.awaiting_sync is not None
+
+    def protocol_names(self) -> list[str]:
+        return [name for name, _ in self.protocols]
+
+    def metadata(self, protocol: str) -> bytes:
+        """This member's metadata for ``protocol`` (IllegalGroupStateError if it does not list it)."""
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        raise IllegalGroupStateError(f"member {self.member_id} does not support protocol {protocol}")
+
+    def matches(self, protocols: Sequence[tuple[str, bytes]]) -> bool:
+        """Same protocol names in the same order with byte-identical metadata (``MemberMetadata.matches``)."""
+        mine = self.protocols
+        if len(protocols) != len(mine):
+            return False
+        return all(a[0] == b[0] and bytes(a[1]) == b[1] for a, b in zip(protocols, mine))
+
+    def vote(self, candidates: set[str]) -> str:
+        """The first of this member's protocols that every member supports."""
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        raise IllegalGroupStateError(f"member {self.member_id} does not support any of the candidate protocols")
+
+    def has_satisfied_heartbeat(self) -> bool:
+        """Whether a session expiry spares this member: not new and parked in JoinGroup or SyncGroup (§1.2)."""
+        if self.is_new:
+            return False
+        return self.awaiting_join is not None or self.awaiting_sync is not None
+
+    def __repr__(self) -> str:
+        inst = f", instance={self.group_instance_id}" if self.group_instance_id is not None else ""
+        return f"ClassicGroupMember({self.member_id}{inst})"
+
+
+class ClassicGroup:
+    """A classic group's state (``GroupMetadata``); mutate it only through these methods."""
+
+    def __init__(self, group_id: str, *, now_ms: int, state: GroupState = GroupState.EMPTY) -> None:
+        self.group_id = group_id
+        self.state = state
+        self.previous_state: GroupState | None = None
+        self.state_timestamp: int | None = now_ms
+        self.generation_id = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader_id: str | None = None
+        self.members: dict[str, ClassicGroupMember] = {}
+        self.static_members: dict[str, str] = {}            # group.instance.id -> member id
+        self.pending_members: dict[str, Any] = {}            # member id -> its expiry timer handle
+        self.pending_sync_members: set[str] = set()
+        self.num_members_awaiting_join = 0
+        self.supported_protocols: dict[str, int] = {}        # protocol name -> members listing it
+        self.new_member_added = False
+        self.join_timer: Any = None                          # the (initial) delayed join of the rebalance
+        self.join_timer_initial = False                      # True while the initial delayed join runs
+        self.sync_timer: Any = None                          # the pending-sync expiry
+        self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.subscribed_topics: set[str] | None = None       # consumer groups: known after a join
+
+    # ------------------------------------------------------------------ state
+
+    def is_state(self, state: GroupState) -> bool:
+        return self.state is state
+
+    def can_rebalance(self) -> bool:
+        return self.state in VALID_PREVIOUS_STATES[GroupState.PREPARING_REBALANCE]
+
+    def transition_to(self, target: GroupState, now_ms: int) -> None:
+        if self.state not in VALID_PREVIOUS_STATES[target]:
+            allowed = ",".join(sorted(s.value for s in VALID_PREVIOUS_STATES[target]))
+            raise IllegalGroupStateError(
+                f"group {self.group_id} should be in one of the states {allowed} before moving to {target}; "
+                f"it is in {self.state}")
+        self.previous_state = self.state
+        self.state = target
+        self.state_timestamp = now_ms
+
+    # ---------------------------------------------------------------- members
+
+    def has(self, member_id: str) -> bool:
+        return member_id in self.members
+
+    def get(self, member_id: str) -> ClassicGroupMember:
+        return self.members[member_id]
+
+    def size(self) -> int:
+        return len(self.members)
+
+    def is_leader(self, member_id: str) -> bool:
+        return self.leader_id == member_id
+
+    def add(self, member: ClassicGroupMember, awaiting_join: "Deferred[JoinGroupResponse] | None" = None) -> None:
+        """Add a member (``GroupMetadata.add``): the first member sets the protocol type, the first member of
+        a leaderless group becomes leader."""
+        if member.member_id in self.members:
+            raise IllegalGroupStateError(f"member {member.member_id} is already in group {self.group_id}")
+        instance = member.group_instance_id
+        if instance is not None:
+            if instance in self.static_members:
+                raise IllegalGroupStateError(
+                    f"static member with group.instance.id {instance} cannot be added to group {self.group_id} "
+                    "since it is already a member")
+            self.static_members[instance] = member.member_id
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+        self.members[member.member_id] = member
+        self._count_protocols(member, +1)
+        member.awaiting_join = awaiting_join
+        if awaiting_join is not None:
+            self.num_members_awaiting_join += 1
+        timer = self.pending_members.pop(member.member_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def remove(self, member_id: str) -> ClassicGroupMember | None:
+        """Remove a member, pending member or pending-sync entry (``GroupMetadata.remove``).
+
+        A removed leader is replaced by the first remaining member in insertion order (Kafka: hash-map
+        order, unspecified).  Returns the removed member; the caller handles its timers and responses.
+        A removed pending member's timer handle is cancelled here.
+        """
+        member = self.members.pop(member_id, None)
+        if member is not None:
+            self._count_protocols(member, -1)
+            if member.awaiting_join is not None:
+                self.num_members_awaiting_join -= 1
+            if member.group_instance_id is not None:
+                self.static_members.pop(member.group_instance_id, None)
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        timer = self.pending_members.pop(member_id, None)
+        if timer is not None:
+            timer.cancel()
+        self.pending_sync_members.discard(member_id)
+        return member
+
+    def update_member(self, member: ClassicGroupMember, protocols: Sequence[tuple[str, bytes]],
+                      rebalance_timeout_ms: int, session_timeout_ms: int,
+                      awaiting_join: "Deferred[JoinGroupResponse] | None") -> None:
+        """Replace protocols and timeouts and park ``awaiting_join`` (a previously parked JoinGroup of the
+        member is superseded: it is never answered, as in Kafka)."""
+        self._count_protocols(member, -1)
+        member.protocols = [(name, bytes(meta)) for name, meta in protocols]
+        self._count_protocols(member, +1)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        previous = member.awaiting_join
+        if awaiting_join is not None and previous is None:
+            self.num_members_awaiting_join += 1
+        elif awaiting_join is None and previous is not None:
+            self.num_members_awaiting_join -= 1
+        if previous is not None and previous is not awaiting_join:
+            previous.mark_superseded()
+        member.awaiting_join = awaiting_join
+
+    def detach_join(self, member: ClassicGroupMember) -> "Deferred[JoinGroupResponse] | None":
+        """Take the member's parked JoinGroup out of the group without answering it."""
+        pending = member.awaiting_join
+        if pending is not None:
+            member.awaiting_join = None
+            self.num_members_awaiting_join -= 1
+        return pending
+
+    def complete_join(self, member: ClassicGroupMember, response: "JoinGroupResponse") -> bool:
+        """Answer the member's parked JoinGroup, if any (``maybeInvokeJoinCallback``)."""
+        pending = member.awaiting_join
+        if pending is None:
+            return False
+        member.awaiting_join = None
+        self.num_members_awaiting_join -= 1
+        pending.set_result(response)
+        return True
+
+    def complete_sync(self, member: ClassicGroupMember, response: "SyncGroupResponse") -> bool:
+        """Answer the member's parked SyncGroup, if any; True if one was answered."""
+        pending = member.awaiting_sync
+        if pending is None:
+            return False
+        member.awaiting_sync = None
+        pending.set_result(response)
+        return True
+
+    def replace_static_member(self, group_instance_id: str, old_member_id: str, new_member_id: str,
+                              fence: "tuple[JoinGroupResponse, SyncGroupResponse] | None") -> ClassicGroupMember:
+        """Give a static member a new member id, keeping everything else (``replaceStaticMember``).
+
+        ``fence``: responses for the old id's parked JoinGroup / SyncGroup (FENCED_INSTANCE_ID), or None
+        when reverting a replacement (nothing is parked on the new id then but its own JoinGroup, which the
+        caller has already answered or will answer).
+        """
+        member = self.members.pop(old_member_id, None)
+        if member is None:
+            raise IllegalGroupStateError(f"cannot replace non-existing member id {old_member_id}")
+        if fence is not None:
+            self.complete_join(member, fence[0])
+            self.complete_sync(member, fence[1])
+        member.member_id = new_member_id
+        self.members[new_member_id] = member
+        if self.leader_id == old_member_id:
+            self.leader_id = new_member_id
+        if old_member_id in self.pending_sync_members:
+            self.pending_sync_members.discard(old_member_id)
+            self.pending_sync_members.add(new_member_id)
+        self.static_members[group_instance_id] = new_member_id
+        return member
+
+    def not_yet_rejoined_members(self) -> list[ClassicGroupMember]:
+        return [m for m in self.members.values() if m.awaiting_join is None]
+
+    def has_all_members_joined(self) -> bool:
+        return len(self.members) == self.num_members_awaiting_join and not self.pending_members
+
+    def maybe_elect_new_joined_leader(self) -> bool:
+        """Keep the leader if it rejoined, else elect the first member awaiting join; False if the group has
+        no leader or nobody rejoined (``maybeElectNewJoinedLeader``)."""
+        if self.leader_id is None:
+            return False
+        if self.members[self.leader_id].awaiting_join is not None:
+            return True
+        for member_id, member in self.members.items():
+            if member.awaiting_join is not None:
+                self.leader_id = member_id
+                return True
+        return False
+
+    def rebalance_timeout_ms(self) -> int:
+        """Max of the members' rebalance timeouts, 0 without members."""
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def current_static_member_id(self, group_instance_id: str) -> str | None:
+        return self.static_members.get(group_instance_id)
+
+    # -------------------------------------------------------------- protocols
+
+    def _count_protocols(self, member: ClassicGroupMember, delta: int) -> None:
+        counts = self.supported_protocols
+        for name, _ in member.protocols:
+            n = counts.get(name, 0) + delta
+            if n:
+                counts[name] = n
+            else:
+                del counts[name]
+
+    def candidate_protocols(self) -> set[str]:
+        n = len(self.members)
+        return {name for name, count in self.supported_protocols.items() if count == n}
+
+    def select_protocol(self) -> str:
+        """The vote of spec §4.1: each member votes for its first protocol supported by all; most votes wins.
+
+        Ties are unspecified in Kafka; here the tied protocol first voted for (member insertion order) wins.
+        """
+        if not self.members:
+            raise IllegalGroupStateError(f"cannot select protocol for empty group {self.group_id}")
+        candidates = self.candidate_protocols()
+        votes: dict[str, int] = {}
+        for member in self.members.values():
+            choice = member.vote(candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        return max(votes, key=votes.__getitem__)
+
+    def supports_protocols(self, protocol_type: str, names: Iterable[str]) -> bool:
+        """Whether a joining member with this protocol type and protocol names is compatible (§2.2)."""
+        names = list(names)
+        if self.state is GroupState.EMPTY:
+            return bool(protocol_type) and bool(names)
+        n = len(self.members)
+        counts = self.supported_protocols
+        return self.protocol_type == protocol_type and any(counts.get(name, 0) == n for name in names)
+
+    def current_member_metadata(self) -> list[tuple[str, str | None, bytes]]:
+        """``[(member id, group.instance.id, metadata for the selected protocol)]`` for the leader's response."""
+        if self.state in (GroupState.DEAD, GroupState.PREPARING_REBALANCE):
+            raise IllegalGroupStateError(f"cannot obtain member metadata for group {self.group_id} in state {self.state}")
+        protocol = self.protocol_name
+        if protocol is None:
+            raise IllegalGroupStateError(f"group {self.group_id} has no selected protocol")
+        return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in self.members.values()]
+
+    def is_consumer_group(self) -> bool:
+        return self.protocol_type == "consumer"
+
+    def __repr__(self) -> str:
+        return (f"ClassicGroup({self.group_id!r}, {self.state}, generation={self.generation_id}, "
+                f"members={len(self.members)}, leader={self.leader_id})")
