@@ -117,8 +117,8 @@ def sample_group() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """A small group after churn, for the demo: C2 left, C5 joined, C3 is static, two racks."""
     topics: dict[str, Any] = {
         "orders": [["r0", "r1"], ["r1"], ["r0"], ["r1", "r0"], ["r0"], ["r1"]],
-        "payments": 4,
-        "audit": 3,
+        "payments": [["r0", "r1"], ["r1", "r0"], ["r0"], ["r1"]],
+        "audit": [["r1", "r0"], ["r0", "r1"], ["r1", "r0"]],
     }
     members = {
         "C0": {"topics": ["orders", "payments", "audit"], "owned": [["orders", 0], ["orders", 1], ["payments", 0],
