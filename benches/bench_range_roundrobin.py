@@ -84,3 +84,21 @@ def test_reference_shape_object_api(benchmark, report, strategy):
     result = benchmark.pedantic(lambda: kafkagroup.assign(strategy, topics, members), rounds=3, warmup_rounds=1)
     report.add(f"{strategy} 1M x 2000, object API (engine {result.engine_us / 1000:.1f} ms)", benchmark,
                "issue target", 1000.0, 0, "total incl. interning + TopicPartition lists")
+
+
+def test_rack_aware_range_reference_shape(benchmark, report):
+    """KIP-881 range on 1M x 2000 with 3 racks, each partition on 2 of them. No Python peer implements
+    rack-aware range; kafka-python's plain range on the same group is shown for scale."""
+    import numpy as np
+
+    group = uniform_group(topics=500, partitions=2000, members=2000)
+    total = int(group.partition_count.sum())
+    rng = np.random.default_rng(1)
+    group.replica_offsets = np.arange(total + 1, dtype=np.int64) * 2
+    group.replica_racks = rng.integers(1, 4, 2 * total).astype(np.int32)
+    group.member_rack = (np.arange(2000) % 3 + 1).astype(np.int32)
+    arrays = group.arrays()
+    benchmark.pedantic(lambda: kafkagroup.assign_arrays("range", **arrays), rounds=5, warmup_rounds=1)
+    cluster, kp_members = kafka_python_inputs(group)
+    peer_ms = time_peer(lambda: KpRange().assign(cluster, kp_members), rounds=1, cap_s=CAP_S)
+    report.add("range rack-aware 1M x 2000 (3 racks)", benchmark, "kafka-python (no racks)", peer_ms, CAP_S)
