@@ -219,16 +219,17 @@ private:
             } else {
                 const int32_t t = next - M_;
                 const int32_t to = path_[i + 2];
-                // Prefer a partition `from` does not own (cost 0); else one of its own (cost 1).
+                // Prefer a partition `from` does not own (cost 0) over one of its own (cost 1); among
+                // equals, one whose replica racks hold `to` (KIP-881 preference during balancing; racks
+                // are a tie-break here, not part of the cost model).
                 int32_t chosen = -1;
+                int rank_chosen = -1;
                 for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
                     if (owner_[part] != from) continue;
-                    if (in_.sticky_owner[part] != from) {
-                        chosen = part;
-                        if (in_.sticky_owner[part] == to || in_.sticky_owner[part] < 0) break;
-                    } else if (chosen < 0) {
-                        chosen = part;
-                    }
+                    const int rank = (in_.sticky_owner[part] != from ? 2 : 0) +
+                                     (in_.rack_aware && in_.racks_match(to, part) && !in_.racks_match(from, part) ? 1 : 0);
+                    if (rank > rank_chosen) chosen = part, rank_chosen = rank;
+                    if (rank_chosen == 3 || (!in_.rack_aware && rank_chosen == 2)) break;
                 }
                 take(chosen, t, from);
                 give(chosen, t, to);
