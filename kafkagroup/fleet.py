@@ -1,0 +1,191 @@
+"""A fleet of consumer groups as Arrow tables: a seeded generator and the single-process loop.
+
+Shared by ``kafkagroup spark-plan --example N``, tests/spark and benches/bench_spark.py. Needs pyarrow
+(extra ``kafkagroup[spark]``) but not Spark.
+
+A fleet is two tables:
+
+- ``groups``: one row per group, members nested (:data:`kafkagroup.spark.arrow_builder` layout)::
+
+      group_id | members: [{member_id, topics, owned, generation, rack, instance_id}, ...]
+
+- ``topics``: ``topic, partitions`` shared by all groups (topic names are unique per group here).
+
+:func:`member_rows` flattens ``groups`` to one row per member (the form most users hold), and
+:func:`assign_fleet_local` assigns every group in this process through the same batch code the Spark
+executors run -- the baseline the Spark bench compares against.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+OWNED_TYPE = pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())]))
+MEMBER_TYPE = pa.struct([
+    ("member_id", pa.string()), ("topics", pa.list_(pa.string())), ("owned", OWNED_TYPE),
+    ("generation", pa.int32()), ("rack", pa.string()), ("instance_id", pa.string()),
+])
+GROUPS_SCHEMA = pa.schema([("group_id", pa.string()), ("members", pa.list_(MEMBER_TYPE))])
+MEMBER_ROWS_SCHEMA = pa.schema([("group_id", pa.string())] + [MEMBER_TYPE.field(i) for i in range(MEMBER_TYPE.num_fields)])
+TOPICS_SCHEMA = pa.schema([("topic", pa.string()), ("partitions", pa.int32())])
+
+
+@dataclass(frozen=True)
+class Fleet:
+    groups: pa.Table   # GROUPS_SCHEMA
+    topics: pa.Table   # TOPICS_SCHEMA
+
+    @property
+    def num_partitions(self) -> int:
+        return int(pc.sum(self.topics.column("partitions")).as_py() or 0)
+
+    @property
+    def num_members(self) -> int:
+        return int(pc.sum(pc.list_value_length(self.groups.column("members"))).as_py() or 0)
+
+
+def _log_uniform(rng: np.random.Generator, lo: int, hi: int, n: int) -> np.ndarray:
+    return np.rint(np.exp(rng.uniform(math.log(lo), math.log(hi), n))).astype(np.int64)
+
+
+def _strings(prefix: str, numbers: np.ndarray, width: int) -> pa.Array:
+    """``prefix + zero-padded number`` for every number, built by pyarrow (no Python loop)."""
+    digits = pc.utf8_lpad(pa.array(numbers, pa.int64()).cast(pa.string()), width=width, padding="0")
+    return pc.binary_join_element_wise(pa.scalar(prefix), digits, "")
+
+
+def generate_fleet(num_groups: int, *, seed: int = 0, members: tuple[int, int] = (10, 500),
+                   partitions: tuple[int, int] = (100, 20_000), topics: tuple[int, int] = (1, 20),
+                   uniform_fraction: float = 0.5, static_fraction: float = 0.0) -> Fleet:
+    """A seeded fleet of mixed sizes.
+
+    Per group: member count and partition count log-uniform in the given ranges (so most groups are
+    small and a few are large, as in real fleets), 1-20 topics sharing the partitions; with
+    probability `uniform_fraction` every member subscribes to every topic of its group, otherwise
+    each member takes a random half of them (at least one). A `static_fraction` of members get a
+    group.instance.id. No owned partitions: every group is assigned fresh.
+    """
+    rng = np.random.default_rng(seed)
+    member_count = _log_uniform(rng, members[0], members[1], num_groups)
+    part_count = _log_uniform(rng, partitions[0], partitions[1], num_groups)
+    topic_count = np.minimum(rng.integers(topics[0], topics[1] + 1, num_groups), part_count)
+    uniform = rng.random(num_groups) < uniform_fraction
+
+    topic_off = np.zeros(num_groups + 1, dtype=np.int64)
+    np.cumsum(topic_count, out=topic_off[1:])
+    per_topic = np.empty(int(topic_off[-1]), dtype=np.int64)
+    sub_member_parts: list[np.ndarray] = []     # per group: member index (local) of each subscription
+    sub_topic_parts: list[np.ndarray] = []      # per group: global topic index of each subscription
+    for g in range(num_groups):                 # one iteration per group, numpy inside
+        t, m = int(topic_count[g]), int(member_count[g])
+        per_topic[topic_off[g]:topic_off[g + 1]] = rng.multinomial(part_count[g] - t, np.full(t, 1.0 / t)) + 1
+        if uniform[g]:
+            mask = np.ones((m, t), dtype=bool)
+        else:
+            mask = rng.random((m, t)) < 0.5
+            mask[np.arange(m), rng.integers(0, t, m)] = True
+        mi, ti = np.nonzero(mask)
+        sub_member_parts.append(mi)
+        sub_topic_parts.append(ti + topic_off[g])
+    group_ids = _strings("group-", np.arange(num_groups), 5)
+    topic_group = np.repeat(np.arange(num_groups), topic_count)
+    topic_local = np.arange(len(per_topic)) - topic_off[topic_group]
+    topic_names = pc.binary_join_element_wise(group_ids.take(pa.array(topic_group)), _strings("events-", topic_local, 2), ".")
+
+    member_off = np.zeros(num_groups + 1, dtype=np.int64)
+    np.cumsum(member_count, out=member_off[1:])
+    num_members = int(member_off[-1])
+    member_group = np.repeat(np.arange(num_groups), member_count)
+    member_local = np.arange(num_members) - member_off[member_group]
+    # Kafka's member ids are "<client.id>-<uuid>"; a seeded hex suffix keeps them unique and unordered
+    suffix = pa.array(rng.integers(0, 2**48, num_members)).cast(pa.string())
+    member_ids = pc.binary_join_element_wise(
+        pc.binary_join_element_wise(pa.scalar("consumer-"), group_ids.take(pa.array(member_group)), "", ),
+        _strings("", member_local, 3), suffix, "-")
+    sub_member = np.concatenate([mi + member_off[g] for g, mi in enumerate(sub_member_parts)]) if num_groups else np.zeros(0, np.int64)
+    sub_topic = np.concatenate(sub_topic_parts) if num_groups else np.zeros(0, np.int64)
+    sub_off = np.zeros(num_members + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sub_member, minlength=num_members), out=sub_off[1:])
+    topics_list = pa.ListArray.from_arrays(pa.array(sub_off, pa.int32()), topic_names.take(pa.array(sub_topic)))
+    static = rng.random(num_members) < static_fraction
+    instance = pc.if_else(pa.array(static), pc.binary_join_element_wise(pa.scalar("instance-"), member_ids, ""),
+                          pa.scalar(None, pa.string()))
+    empty_owned = pa.ListArray.from_arrays(pa.array(np.zeros(num_members + 1, dtype=np.int32)),
+                                           pa.array([], OWNED_TYPE.value_type))
+    member_struct = pa.StructArray.from_arrays(
+        [member_ids, topics_list, empty_owned, pa.nulls(num_members, pa.int32()), pa.nulls(num_members, pa.string()),
+         instance], fields=list(MEMBER_TYPE))
+    members_list = pa.ListArray.from_arrays(pa.array(member_off, pa.int32()), member_struct)
+    groups_table = pa.Table.from_arrays([group_ids, members_list], schema=GROUPS_SCHEMA)
+    topics_table = pa.Table.from_arrays([topic_names, pa.array(per_topic, pa.int32())], schema=TOPICS_SCHEMA)
+    return Fleet(groups=groups_table, topics=topics_table)
+
+
+def member_rows(groups: pa.Table) -> pa.Table:
+    """One row per member: ``group_id`` plus the member's fields (vectorised flatten)."""
+    members = groups.column("members").combine_chunks()
+    lengths = np.asarray(pc.fill_null(pc.list_value_length(members), 0))
+    flat = members.flatten()
+    group_ids = groups.column("group_id").combine_chunks().take(pa.array(np.repeat(np.arange(len(lengths)), lengths)))
+    children = flat.flatten()
+    names = [flat.type.field(i).name for i in range(flat.type.num_fields)]
+    return pa.Table.from_arrays([group_ids] + children, names=["group_id"] + names)
+
+
+def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch]:
+    for batch in groups.to_batches(max_chunksize=batch_groups):
+        yield batch
+
+
+def assign_fleet_local(groups: pa.Table, topics: pa.Table | None, strategy: str, *, batch_groups: int = 1000,
+                       strict: bool = True, on_error: str = "raise") -> tuple[pa.Table, pa.Table]:
+    """Assign every group in this process: (assignments, metrics) Arrow tables, same rows as Spark's.
+
+    The loop calls the executor's batch function, so it is the single-process baseline of the
+    Spark bench: same vectorised interning, one engine call per group, no Spark.
+    """
+    from kafkagroup.spark.arrow_builder import TopicMeta
+    from kafkagroup.spark.executor import AssignOptions, plan_batch
+
+    meta = TopicMeta.from_arrow(topics) if topics is not None else None
+    options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
+    assigned: list[pa.RecordBatch] = []
+    metrics: list[pa.RecordBatch] = []
+    for batch in iter_batches(groups, batch_groups):
+        rows, group_metrics = plan_batch(batch, meta, options)
+        assigned.append(rows)
+        metrics.append(group_metrics)
+    from kafkagroup.spark.executor import ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA
+    return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
+            pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))
+
+
+def group_scenarios(groups: pa.Table, topics: pa.Table) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """``(group_id, partitions_per_topic, subscriptions)`` per group: the arguments of ``kafkagroup.assign``.
+
+    Builds Python objects per member and claim: for references and peers, never for the fast path.
+    """
+    counts = dict(zip(topics.column("topic").to_pylist(), topics.column("partitions").to_pylist()))
+    for row in groups.to_pylist():
+        subscriptions: dict[str, Any] = {}
+        wanted: set[str] = set()
+        for m in row["members"] or []:
+            spec: dict[str, Any] = {"topics": list(m.get("topics") or [])}
+            if m.get("owned"):
+                spec["owned"] = [(c["topic"], c["partition"]) for c in m["owned"]]
+            if m.get("generation") is not None:
+                spec["generation"] = m["generation"]
+            if m.get("rack"):
+                spec["rack"] = m["rack"]
+            if m.get("instance_id"):
+                spec["instance"] = m["instance_id"]
+            subscriptions[m["member_id"]] = spec
+            wanted.update(spec["topics"])
+            wanted.update(t for t, _ in spec.get("owned", ()))
+        yield row["group_id"], {t: counts[t] for t in wanted if t in counts}, subscriptions

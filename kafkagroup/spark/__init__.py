@@ -1,0 +1,44 @@
+"""kafkagroup on Spark: assign every consumer group of a fleet in one job (extra ``kafkagroup[spark]``).
+
+>>> from kafkagroup.spark import assign_groups                       # doctest: +SKIP
+>>> plan = assign_groups(groups_df, topics_df, strategy="range")     # doctest: +SKIP
+>>> plan.assignments.show(); plan.metrics.show()                     # doctest: +SKIP
+
+- :func:`assign_groups` -- one row per member (or per group, members nested) in; one row per assigned
+  partition and one metrics row per group out. Runs ``mapInArrow`` over nested group rows (the fastest
+  path measured; see :mod:`kafkagroup.spark.executor`).
+- :func:`assignment_udf` -- the same as a ``pandas_udf`` for select / SQL pipelines.
+- :func:`compare_strategies` -- per group and strategy: moves and balance after a change
+  (members removed / added, partitions added).
+
+Never imported by ``kafkagroup/__init__.py``. Importing this package only checks that pyspark,
+pandas and pyarrow are installed; pyspark itself is imported on first use of the API.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+_MISSING = [name for name in ("pyspark", "pyarrow", "pandas") if importlib.util.find_spec(name) is None]
+if _MISSING:
+    raise ImportError(f"kafkagroup.spark needs {', '.join(_MISSING)}: install the extra with "
+                      f"pip install 'kafkagroup[spark]'")
+
+_EXPORTS = {
+    "assign_groups": "kafkagroup.spark.api",
+    "compare_strategies": "kafkagroup.spark.api",
+    "assignment_udf": "kafkagroup.spark.api",
+    "FleetAssignment": "kafkagroup.spark.api",
+    "Change": "kafkagroup.spark.change",
+    "TopicMeta": "kafkagroup.spark.arrow_builder",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kafkagroup.spark' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,224 @@
+"""What runs inside Spark's Python workers: Arrow batches of nested groups in, Arrow batches out.
+
+Why ``mapInArrow`` over one row per group (measured with pyspark 4.3.0 on local[2], 10,000 groups,
+see benches/bench_spark.py and the issue): ``groupBy().applyInPandas`` on member rows pays a fixed
+~0.65 ms per group (one pandas DataFrame per group: 9-23 s in all); ``mapInPandas`` over nested group
+rows builds Python objects per member and partition (~1 s); ``mapInArrow`` hands us the Arrow list
+offsets and string buffers directly, so interning is a handful of numpy / pyarrow.compute calls per
+batch (:mod:`kafkagroup.spark.arrow_builder`) and the output columns are built the same way (~0.3 s).
+Many groups travel in one batch (``spark.sql.execution.arrow.maxRecordsPerBatch`` groups); the only
+Python loop is over groups, one engine call per group, with the GIL released inside the engine.
+
+The native engine is ``kafkagroup._core``, imported once per Python worker as an installed module
+(Spark reuses workers, and these functions are pickled by reference to this module, so neither the
+engine nor the decoded topic metadata is rebuilt per task; a cache defined in a driver script's
+``__main__`` would be pickled by value and rebuilt for every task).
+"""
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from kafkagroup.engine import assign_arrays
+from kafkagroup.errors import KafkaGroupError, InvalidGroupError
+from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch, offsets_of
+
+# ---------------------------------------------------------------------------------------------
+# output schemas (kafkagroup.spark.schema holds the matching Spark types)
+
+ASSIGNMENT_ARROW_SCHEMA = pa.schema([("group_id", pa.string()), ("member_id", pa.string()),
+                                     ("topic", pa.string()), ("partition", pa.int32())])
+WITHHELD_ARROW_SCHEMA = pa.schema([("group_id", pa.string()), ("topic", pa.string()), ("partition", pa.int32())])
+METRIC_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("strategy", pa.string()), ("members", pa.int32()), ("topics", pa.int32()), ("partitions", pa.int64()),
+    ("assigned", pa.int64()), ("unassigned", pa.int64()), ("withheld", pa.int64()), ("moved", pa.int64()),
+    ("moved_lower_bound", pa.int64()), ("balance_gap", pa.int64()), ("max_load", pa.int64()),
+    ("min_load", pa.int64()), ("engine_us", pa.float64()), ("unknown_topics", pa.list_(pa.field("element", pa.string()))),
+    ("dropped_claims", pa.int64()), ("error", pa.string()),
+]
+METRICS_STRUCT = pa.struct(METRIC_FIELDS)
+METRICS_ARROW_SCHEMA = pa.schema([("group_id", pa.string())] + METRIC_FIELDS)
+# assign_groups' single output: kind 0 = assigned partition, 1 = withheld partition, 2 = group metrics
+KIND_ASSIGNED, KIND_WITHHELD, KIND_GROUP = 0, 1, 2
+PLAN_ARROW_SCHEMA = pa.schema([("kind", pa.int8()), ("group_id", pa.string()), ("member_id", pa.string()),
+                               ("topic", pa.string()), ("partition", pa.int32()), ("metrics", METRICS_STRUCT)])
+_ENGINE_METRICS = ("assigned", "unassigned", "withheld", "moved", "moved_lower_bound", "balance_gap",
+                   "max_load", "min_load")
+
+
+@dataclass(frozen=True)
+class AssignOptions:
+    strategy: str
+    strict: bool = True          # build_group's strict: bad owned claims are errors (True) or dropped
+    on_error: str = "raise"      # "raise": fail the job naming the group; "record": metrics.error, no rows
+
+
+@dataclass
+class BatchPlan:
+    """Result of one batch: owner per batch partition plus per-group metrics."""
+
+    problems: BatchProblems
+    owner: np.ndarray            # int32[P_batch] group-local member id, -1 unassigned / withheld / failed group
+    withheld: np.ndarray         # int64[] batch partition ids withheld
+    metrics: dict[str, np.ndarray]
+    engine_us: np.ndarray        # float64[G]
+    errors: dict[int, str]
+
+
+def group_error(problems: BatchProblems, g: int, error: Exception) -> str:
+    return f"group {problems.group_id(g)!r}: {error}"
+
+
+def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions) -> BatchPlan:
+    """Intern the batch, then one engine call per group (skipping groups with bad data)."""
+    problems = build_batch(batch, meta, strict=options.strict)
+    errors = dict(problems.errors)
+    if errors and options.on_error == "raise":
+        raise InvalidGroupError(errors[min(errors)])
+    num_groups = problems.num_groups
+    part_off = problems.part_off
+    owner = np.full(int(part_off[-1]), -1, dtype=np.int32)
+    metrics = {name: np.zeros(num_groups, dtype=np.int64) for name in _ENGINE_METRICS}
+    engine_us = np.zeros(num_groups, dtype=np.float64)
+    withheld_parts: list[np.ndarray] = []
+    for g in range(num_groups):
+        if g in errors:
+            continue
+        try:
+            result = assign_arrays(options.strategy, **problems.arrays(g))
+        except KafkaGroupError as e:   # the engine validated something the builder let through
+            if options.on_error == "raise":
+                raise InvalidGroupError(group_error(problems, g, e)) from e
+            errors[g] = group_error(problems, g, e)
+            continue
+        p0 = int(part_off[problems.topic_off[g]])
+        owner[p0:p0 + len(result.owner)] = result.owner
+        if len(result.withheld):
+            withheld_parts.append(result.withheld.astype(np.int64) + p0)
+        for name in _ENGINE_METRICS:
+            metrics[name][g] = getattr(result.metrics, name)
+        engine_us[g] = result.engine_us
+    withheld = np.concatenate(withheld_parts) if withheld_parts else np.zeros(0, dtype=np.int64)
+    return BatchPlan(problems=problems, owner=owner, withheld=withheld, metrics=metrics, engine_us=engine_us,
+                     errors=errors)
+
+
+def _partition_rows(problems: BatchProblems, parts: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array, np.ndarray]:
+    """(group_id, topic, partition) columns and the group of batch partition ids `parts` (ascending)."""
+    topic = np.searchsorted(problems.part_off, parts, side="right") - 1
+    group = np.searchsorted(problems.topic_off, topic, side="right") - 1
+    partition = (parts - problems.part_off[topic]).astype(np.int32)
+    return (problems.group_ids.take(pa.array(group)), problems.topic_names.take(pa.array(topic)),
+            pa.array(partition, pa.int32()), group)
+
+
+def assignment_columns(plan: BatchPlan) -> list[pa.Array]:
+    """group_id, member_id, topic, partition of every assigned partition, in (group, topic, partition) order."""
+    problems = plan.problems
+    parts = np.flatnonzero(plan.owner >= 0)
+    group_ids, topics, partitions, group = _partition_rows(problems, parts)
+    sorted_member = plan.owner[parts].astype(np.int64) + problems.member_off[group]
+    member_ids = problems.member_ids.take(pa.array(problems.member_perm[sorted_member]))
+    return [group_ids, member_ids, topics, partitions]
+
+
+def withheld_columns(plan: BatchPlan) -> list[pa.Array]:
+    group_ids, topics, partitions, _ = _partition_rows(plan.problems, plan.withheld)
+    return [group_ids, topics, partitions]
+
+
+def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
+    """One value per group for each of METRIC_FIELDS (strategy first)."""
+    problems = plan.problems
+    num_groups = problems.num_groups
+    failed = np.zeros(num_groups, dtype=bool)
+    failed[list(plan.errors)] = True
+    partitions = problems.part_off[problems.topic_off[1:]] - problems.part_off[problems.topic_off[:-1]]
+    columns: dict[str, pa.Array] = {
+        "strategy": pa.array([strategy] * num_groups, pa.string()),
+        "members": pa.array(np.diff(problems.member_off).astype(np.int32)),
+        "topics": pa.array(np.diff(problems.topic_off).astype(np.int32)),
+        "partitions": pa.array(partitions.astype(np.int64)),
+        "engine_us": pa.array(plan.engine_us, mask=failed),
+        "unknown_topics": pa.ListArray.from_arrays(pa.array(problems.unknown_off, pa.int32()),
+                                                   problems.unknown_topics.cast(pa.string()),
+                                                   type=METRICS_STRUCT.field("unknown_topics").type),
+        "dropped_claims": pa.array(problems.dropped_claims),
+        "error": pa.array([plan.errors.get(g) for g in range(num_groups)], pa.string()),
+    }
+    for name in _ENGINE_METRICS:
+        columns[name] = pa.array(plan.metrics[name], mask=failed)
+    return [columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
+
+
+def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions
+               ) -> tuple[pa.RecordBatch, pa.RecordBatch]:
+    """(assignment rows, metrics rows) of one batch, as Arrow record batches (used by the local loop)."""
+    plan = run_batch(batch, meta, options)
+    rows = pa.RecordBatch.from_arrays(assignment_columns(plan), schema=ASSIGNMENT_ARROW_SCHEMA)
+    metrics = pa.RecordBatch.from_arrays([plan.problems.group_ids] + metrics_columns(plan, options.strategy),
+                                         schema=METRICS_ARROW_SCHEMA)
+    return rows, metrics
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark entry points (pickled by reference: keep them top-level functions of this module)
+
+_META_CACHE: dict[Any, TopicMeta] = {}
+
+
+def resolve_meta(source: Any) -> TopicMeta | None:
+    """TopicMeta from a Spark broadcast of an Arrow table (decoded once per worker), or None."""
+    if source is None:
+        return None
+    # On a worker a broadcast is unpickled to the one Broadcast object of pyspark's per-process
+    # registry (kept across tasks while the worker is reused); its file path names it uniquely.
+    key = (id(source), getattr(source, "_path", None))
+    cached = _META_CACHE.get(key)
+    if cached is None:
+        value = source.value if hasattr(source, "value") else source
+        cached = value if isinstance(value, TopicMeta) else TopicMeta.from_arrow(value)
+        _META_CACHE.clear()   # one fleet at a time per worker: keep memory bounded
+        _META_CACHE[key] = cached
+    return cached
+
+
+def _nulls_like(schema: pa.Schema, names: Sequence[str], length: int) -> list[pa.Array]:
+    return [pa.nulls(length, schema.field(name).type) for name in names]
+
+
+def plan_arrow_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+                       ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of assign_groups: PLAN_ARROW_SCHEMA rows (kind 0, 1 and 2)."""
+    meta = resolve_meta(meta_source)
+    schema = PLAN_ARROW_SCHEMA
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        plan = run_batch(batch, meta, options)
+        group_ids, member_ids, topics, partitions = assignment_columns(plan)
+        n = len(group_ids)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(np.zeros(n, np.int8)), group_ids, member_ids, topics, partitions] + _nulls_like(schema, ["metrics"], n),
+            schema=schema)
+        if len(plan.withheld):
+            w_groups, w_topics, w_parts = withheld_columns(plan)
+            w = len(w_groups)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(np.full(w, KIND_WITHHELD, np.int8)), w_groups, pa.nulls(w, pa.string()), w_topics, w_parts]
+                + _nulls_like(schema, ["metrics"], w), schema=schema)
+        g = plan.problems.num_groups
+        metrics = pa.StructArray.from_arrays(metrics_columns(plan, options.strategy), fields=list(METRICS_STRUCT))
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(np.full(g, KIND_GROUP, np.int8)), plan.problems.group_ids]
+            + _nulls_like(schema, ["member_id", "topic", "partition"], g) + [metrics], schema=schema)
+
+
+def group_seed(group_id: Any, seed: int) -> list[int]:
+    """Seed of a group's random change: stable across runs, workers and batch boundaries."""
+    return [seed, zlib.crc32(str(group_id).encode("utf-8"))]

@@ -1,0 +1,106 @@
+"""The vectorised batch builder against kafkagroup.model.build_group, array by array (no Spark needed)."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import kafkagroup
+from kafkagroup.model import build_group
+from kafkagroup.spark.arrow_builder import TopicMeta, build_batch, concat_ranges, java_rank
+from spark_cases import nested_table, random_group
+
+
+def _same(a, b, what):
+    if a is None or b is None:
+        assert a is None and b is None, what
+    else:
+        assert np.asarray(a).tolist() == np.asarray(b).tolist(), what
+
+
+def test_java_rank_orders_by_utf16_code_units():
+    names = ["\U0001f600", "\uff5e", "a", "B", "\uff5e", ""]
+    ranks = java_rank(pa.array(names))
+    expected = sorted(set(names), key=lambda s: s.encode("utf-16-be", "surrogatepass"))
+    assert [expected[r] for r in ranks] == names
+    # U+FF5E sorts after the surrogate pair of U+1F600 in Java, before it in Python
+    assert ranks[1] > ranks[0]
+    assert java_rank(pa.array(["b", "a", "b"])).tolist() == [1, 0, 1]
+
+
+def test_concat_ranges():
+    starts, lengths = np.array([5, 0, 9, 2]), np.array([2, 0, 3, 1])
+    assert concat_ranges(starts, lengths).tolist() == [5, 6, 9, 10, 11, 2]
+    assert concat_ranges(np.array([3]), np.array([0])).tolist() == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batch_arrays_equal_build_group(seed):
+    rng = random.Random(seed)
+    groups = [random_group(rng, f"g{i}") for i in range(40)]
+    problems = build_batch(nested_table(groups), strict=False)
+    assert problems.errors == {}
+    for g, group in enumerate(groups):
+        expected = build_group(group["topics"], group["members"], strict=False)
+        got = problems.arrays(g)
+        for name, value in expected.arrays().items():
+            _same(got[name], value, f"{group['group_id']}: {name}")
+        assert problems.member_names(g) == expected.members
+        assert problems.topic_list(g) == expected.topics
+        lo, hi = problems.unknown_off[g], problems.unknown_off[g + 1]
+        assert problems.unknown_topics[lo:hi].to_pylist() == expected.unknown_topics
+        assert problems.dropped_claims[g] == expected.dropped_claims
+
+
+def test_shared_metadata_equals_per_group_tables():
+    rng = random.Random(7)
+    groups = [random_group(rng, f"g{i}", owned=False) for i in range(20)]
+    shared = {}
+    for group in groups:
+        shared.update(group["topics"])
+    for group in groups:           # every group sees the same metadata
+        group["topics"] = shared
+    table = nested_table(groups).drop_columns(["topic_table"])
+    problems = build_batch(table, TopicMeta.from_mapping(shared))
+    for g, group in enumerate(groups):
+        expected = build_group(shared, group["members"])
+        for name, value in expected.arrays().items():
+            _same(problems.arrays(g)[name], value, f"{group['group_id']}: {name}")
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda m: m.update(member_id=None), "group 'bad': member id must be a non-empty string"),
+    (lambda m: m.update(topics=["t", "t"]), "group 'bad': member 'a' lists a topic twice"),
+    (lambda m: m.update(owned=[{"topic": "t", "partition": 9}]), "group 'bad': member 'a' claims partition t-9 of a topic with 3 partitions"),
+    (lambda m: m.update(owned=[{"topic": "nope", "partition": 0}]), "group 'bad': member 'a' claims partition nope-0 of an unknown topic"),
+    (lambda m: m.update(member_id="b"), "group 'bad': duplicate member id 'b'"),
+])
+def test_bad_group_is_named(mutate, message):
+    rows = [{"group_id": gid, "members": [{"member_id": "a", "topics": ["t"]}, {"member_id": "b", "topics": ["t"]}]}
+            for gid in ("ok", "bad")]
+    mutate(rows[1]["members"][0])
+    table = pa.Table.from_pylist(rows, schema=nested_table([]).schema.remove(2))
+    problems = build_batch(table, TopicMeta.from_mapping({"t": 3}))
+    assert list(problems.errors) == [1]
+    assert problems.errors[1].startswith(message)
+
+
+def test_builder_matches_build_group_for_member_order_rules():
+    # static members by instance id first, then dynamic by member id, all in Java order
+    group = {"t": 4}
+    members = {"z": {"topics": ["t"], "instance": "\uff5e"}, "y": {"topics": ["t"], "instance": "\U0001f600"},
+               "\U0001f600": {"topics": ["t"]}, "\uff5e": {"topics": ["t"]}, "a": {"topics": ["t"]}}
+    table = nested_table([{"group_id": "g", "topics": group, "members": members}])
+    problems = build_batch(table)
+    assert problems.member_names(0) == build_group(group, members).members == ["y", "z", "a", "\U0001f600", "\uff5e"]
+    result = kafkagroup.assign_arrays("roundrobin", **problems.arrays(0))
+    assert result.owner.tolist() == [0, 1, 2, 3]
+
+
+def test_invalid_shared_metadata_raises():
+    with pytest.raises(ValueError, match="topic 't': 2 replica rack lists for 3 partitions"):
+        build_batch(nested_table([]).drop_columns(["topic_table"]),
+                    TopicMeta.from_arrow(pa.table({"topic": ["t"], "partitions": [3],
+                                                   "replica_racks": [[["r"], ["r"]]]})))
