@@ -505,10 +505,7 @@ class GroupMember:
             assignor, resp.members, self._metadata, self.rebalance_protocol,
             use_racks=self.config.client_rack is not None,
         )
-        group_topics = set()
-        for sub in result.subscriptions.values():
-            group_topics.update(sub.topics)
-        self._group_subscription = frozenset(group_topics)
+        self._group_subscription = result.group_topics
         self.assignment_snapshot = self._leader_metadata_key()
         self.last_leader_assignment = result
         return result.assignments

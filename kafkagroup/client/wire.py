@@ -81,16 +81,6 @@ class MemberSubscription:
     instance: Optional[str] = None
     raw: Optional[Subscription] = field(default=None, compare=False, repr=False)
 
-    def as_engine_dict(self) -> dict:
-        """The shape ``kafkagroup.assign`` takes for one member."""
-        return {
-            "topics": list(self.topics),
-            "owned": list(self.owned),
-            "generation": self.generation,
-            "rack": self.rack,
-            "instance": self.instance,
-        }
-
 
 def build_subscription_bytes(
     state: AssignorState,

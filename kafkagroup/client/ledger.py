@@ -1,0 +1,230 @@
+"""Ownership ledger: who owns which partition right now, built only from the members' rebalance callbacks.
+
+Each member's ``on_assign`` / ``on_revoke`` / ``on_lost`` report to the ledger (:meth:`OwnershipLedger.callbacks`);
+a crashed process is reported with :meth:`OwnershipLedger.crashed` (a dead consumer stops consuming without a
+callback).  The ledger records every transition with its time, and flags the moment a partition is assigned to
+a member while another member still owns it -- the thing the cooperative protocol (KIP-429) promises never
+happens::
+
+    ledger = OwnershipLedger(clock)
+    member = GroupMember(..., **ledger.callbacks("m1"))
+    ...
+    ledger.assert_exclusive()          # InvariantError naming the partition and both owners otherwise
+
+It also keeps per-partition "unowned since" and per-member "owns nothing since" times so that a simulator can
+report pauses (:meth:`pause_report`).  Cost: O(partitions in the callback) per callback.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, NamedTuple, Optional
+
+from kafkagroup.coordinator.clock import Clock
+from kafkagroup.errors import InvariantError
+from kafkagroup.structs import TopicPartition
+
+__all__ = ["OwnershipLedger", "LedgerEvent", "DoubleOwnership", "PartitionStats", "MemberStats"]
+
+
+class LedgerEvent(NamedTuple):
+    time_ms: int
+    member: str
+    kind: str                          # "assigned" | "revoked" | "lost" | "crashed"
+    partitions: frozenset[TopicPartition]
+
+
+class DoubleOwnership(NamedTuple):
+    time_ms: int
+    partition: TopicPartition
+    owners: tuple[str, ...]            # previous owner(s), then the member it was assigned to
+
+
+@dataclass
+class PartitionStats:
+    unowned_ms: int = 0                # total time nobody owned it (inside the measured window)
+    max_pause_ms: int = 0              # longest single stretch without an owner
+    moves: int = 0                     # assignments to a member other than its last owner
+    unowned_since: Optional[int] = None
+    last_owner: Optional[str] = None
+
+
+@dataclass
+class MemberStats:
+    owned_nothing_ms: int = 0          # time alive (between start and stop) owning nothing
+    waited_ms: int = 0                 # sum over its newly assigned partitions of how long they had been unowned
+    gained: int = 0                    # partitions assigned that it did not own before
+    moved_in: int = 0                  # ... of which the last owner was another member
+    revoked: int = 0
+    lost: int = 0
+    empty_since: Optional[int] = None
+    alive: bool = False
+    owned: set = field(default_factory=set)
+
+
+class OwnershipLedger:
+    """Partition ownership from callbacks, with exclusivity checks and pause accounting (module docstring)."""
+
+    def __init__(self, clock: Clock, *, strict: bool = False) -> None:
+        self.clock = clock
+        self.strict = strict                 # raise at the offending callback instead of recording
+        self.owners: dict[TopicPartition, set[str]] = {}
+        self.events: list[LedgerEvent] = []
+        self.violations: list[DoubleOwnership] = []
+        self.partitions: dict[TopicPartition, PartitionStats] = {}
+        self.members: dict[str, MemberStats] = {}
+        self.window_start = clock.now_ms()
+
+    # ------------------------------------------------------------------ wiring
+    def callbacks(self, member: str) -> dict[str, Callable[[frozenset[TopicPartition]], None]]:
+        """``on_assign`` / ``on_revoke`` / ``on_lost`` keyword arguments for a GroupMember named ``member``."""
+        self.started(member)
+        return {
+            "on_assign": lambda p: self.assigned(member, p),
+            "on_revoke": lambda p: self.released(member, p, "revoked"),
+            "on_lost": lambda p: self.released(member, p, "lost"),
+        }
+
+    def started(self, member: str) -> None:
+        """A member process (re)started: it owns nothing yet."""
+        st = self.members.setdefault(member, MemberStats())
+        if not st.alive:
+            st.alive = True
+            st.empty_since = self.clock.now_ms() if not st.owned else None
+
+    def crashed(self, member: str) -> None:
+        """The member's process ended without callbacks (crash, kill): it owns nothing from now on."""
+        st = self.members.setdefault(member, MemberStats())
+        owned = frozenset(st.owned)
+        self._release(member, owned, "crashed")
+        self._close_member(st)
+
+    def stopped(self, member: str) -> None:
+        """The member closed cleanly (its callbacks already released everything)."""
+        st = self.members.setdefault(member, MemberStats())
+        if st.owned:
+            self._release(member, frozenset(st.owned), "crashed")
+        self._close_member(st)
+
+    def add_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        """Partitions that exist from now on (unowned until assigned)."""
+        now = self.clock.now_ms()
+        for tp in partitions:
+            if tp not in self.partitions:
+                self.partitions[tp] = PartitionStats(unowned_since=now)
+                self.owners.setdefault(tp, set())
+
+    def reset_window(self) -> None:
+        """Start measuring now: pause counters restart, ownership is kept."""
+        now = self.clock.now_ms()
+        self.window_start = now
+        for ps in self.partitions.values():
+            ps.unowned_ms = ps.max_pause_ms = ps.moves = 0
+            if ps.unowned_since is not None:
+                ps.unowned_since = now
+        for st in self.members.values():
+            st.owned_nothing_ms = st.waited_ms = st.gained = st.moved_in = st.revoked = st.lost = 0
+            if st.empty_since is not None:
+                st.empty_since = now
+
+    # ------------------------------------------------------------------ transitions
+    def assigned(self, member: str, partitions: frozenset[TopicPartition]) -> None:
+        now = self.clock.now_ms()
+        st = self.members.setdefault(member, MemberStats(alive=True))
+        self.events.append(LedgerEvent(now, member, "assigned", frozenset(partitions)))
+        for tp in partitions:
+            owners = self.owners.setdefault(tp, set())
+            others = owners - {member}
+            if others:
+                v = DoubleOwnership(now, tp, (*sorted(others), member))
+                self.violations.append(v)
+                if self.strict:
+                    raise InvariantError(f"t={now}: partition {tp!r} assigned to {member!r} while owned by "
+                                         f"{sorted(others)}")
+            ps = self.partitions.setdefault(tp, PartitionStats(unowned_since=now))
+            if member not in owners:
+                st.gained += 1
+                if ps.unowned_since is not None:
+                    pause = now - max(ps.unowned_since, self.window_start)
+                    ps.unowned_ms += pause
+                    ps.max_pause_ms = max(ps.max_pause_ms, pause)
+                    st.waited_ms += pause
+                    ps.unowned_since = None
+                if ps.last_owner is not None and ps.last_owner != member:
+                    ps.moves += 1
+                    st.moved_in += 1
+                ps.last_owner = member
+            owners.add(member)
+            st.owned.add(tp)
+        if st.owned and st.empty_since is not None:
+            st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
+            st.empty_since = None
+
+    def released(self, member: str, partitions: frozenset[TopicPartition], kind: str) -> None:
+        self._release(member, frozenset(partitions), kind)
+
+    def _release(self, member: str, partitions: frozenset[TopicPartition], kind: str) -> None:
+        now = self.clock.now_ms()
+        st = self.members.setdefault(member, MemberStats(alive=True))
+        self.events.append(LedgerEvent(now, member, kind, partitions))
+        for tp in partitions:
+            owners = self.owners.get(tp)
+            if owners is None or member not in owners:
+                continue   # Kafka may call revoke/lost with partitions already dropped (e.g. empty eager revoke)
+            owners.discard(member)
+            st.owned.discard(tp)
+            if kind == "revoked":
+                st.revoked += 1
+            elif kind in ("lost", "crashed"):
+                st.lost += 1
+            ps = self.partitions.setdefault(tp, PartitionStats())
+            if not owners:
+                ps.unowned_since = now
+        if not st.owned and st.alive and st.empty_since is None:
+            st.empty_since = now
+
+    def _close_member(self, st: MemberStats) -> None:
+        now = self.clock.now_ms()
+        if st.empty_since is not None:
+            st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
+        st.empty_since = None
+        st.alive = False
+
+    # ------------------------------------------------------------------ queries
+    def owner_of(self, tp: TopicPartition) -> set[str]:
+        return set(self.owners.get(tp, ()))
+
+    def owned_by(self, member: str) -> frozenset[TopicPartition]:
+        st = self.members.get(member)
+        return frozenset(st.owned) if st else frozenset()
+
+    def double_owned(self) -> dict[TopicPartition, set[str]]:
+        """Partitions owned by more than one member right now."""
+        return {tp: set(o) for tp, o in self.owners.items() if len(o) > 1}
+
+    def assert_exclusive(self) -> None:
+        """InvariantError if any partition is (or was, at some callback) owned by two members at once."""
+        now = self.double_owned()
+        if now or self.violations:
+            first = self.violations[0] if self.violations else None
+            raise InvariantError(
+                f"double ownership: now {sorted((repr(k), sorted(v)) for k, v in now.items())[:5]}; "
+                f"{len(self.violations)} violation(s) recorded, first {first}"
+            )
+
+    def unowned(self) -> set[TopicPartition]:
+        return {tp for tp, o in self.owners.items() if not o}
+
+    def close_window(self) -> None:
+        """Account the open intervals up to now (call before reading the stats)."""
+        now = self.clock.now_ms()
+        for ps in self.partitions.values():
+            if ps.unowned_since is not None:
+                pause = now - max(ps.unowned_since, self.window_start)
+                ps.unowned_ms += pause
+                ps.max_pause_ms = max(ps.max_pause_ms, pause)
+                ps.unowned_since = now
+        for st in self.members.values():
+            if st.empty_since is not None:
+                st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
+                st.empty_since = now
+        self.window_start = now
