@@ -69,8 +69,11 @@ class MembershipHandlers:
                 self.engine.drop_member(group, removed)
             else:
                 group.remove(member_id)  # a pending member id
+            # Java (spec §8 #5): the join phase is not re-checked here but at the next join, leave or timer;
+            # scenario C26 asserts that timing (Scala would complete at once and start the sync timer early)
             reply.set_result(JoinGroupResponse(_E.GROUP_MAX_SIZE_REACHED, member_id=""))
-        elif is_unknown:
+            return
+        if is_unknown:
             self._join_new_member(group, req, reply)
         else:
             self._join_current_member(group, req, reply)

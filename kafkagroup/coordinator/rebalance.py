@@ -14,10 +14,14 @@ Kafka keeps its delayed operations in purgatories; here each is one timer of the
   would.  New members use the 5-minute join timeout instead of their session timeout.
 * **pending member** -- one per MEMBER_ID_REQUIRED id (the JoinGroup's session timeout).
 
-The Scala coordinator's behaviour is followed where the two Kafka implementations differ (spec §8 #3, #4,
-#5, #6, #11): the initial-delay extension flag is set only while generation == 0; the initial delayed join
-completes only on its timer; join completion is re-checked after a GROUP_MAX_SIZE_REACHED removal; a
-SyncGroup in Stable restarts the session; a LeaveGroup batch triggers the rebalance at its first removal.
+Where the two Kafka implementations differ (spec §8) the Scala coordinator is followed, as the spec's
+scenarios are: #1 gate order, #2 SyncGroup while loading -> 27, #3 the initial-delay extension flag is set
+only while generation == 0, #4 the initial delayed join completes only on its timer, #6 a SyncGroup in
+Stable restarts the session, #7 SyncGroup protocol checks against a null group value fail, #8 a timed-out
+group write answers 27, #9 OffsetCommit with generation >= 0 to an unknown group answers 22, #11 a
+LeaveGroup batch rebalances at its first removal, #12 a JoinGroup creating a group writes nothing.
+Exception, #5: after a GROUP_MAX_SIZE_REACHED removal the join phase is re-checked only at the next join,
+leave or timer (Java), the timing scenario C26 asserts.
 """
 from __future__ import annotations
 
