@@ -28,7 +28,9 @@ Scenario keys (all optional except ``topics``; Kafka config keys as Kafka spells
 ``config``                  member config (``session.timeout.ms``, ``heartbeat.interval.ms``, ...)
 ``coordinator``             broker config (``group.initial.rebalance.delay.ms``, ...), default delay 3000
 ``network_latency_ms``      one-way request latency, default 1
-``poll_delay_ms``           time from a rejoin request to the application's next poll, default 10
+``poll_delay_ms``           time from a rejoin request to the application's next poll (how long a batch
+                            takes to process), default 10; ``[lo, hi]`` draws one value per member
+``seed``                    seed of those draws (a member's draw depends only on seed and its name)
 ``settle_timeout_ms``       bound on waiting for a stable group after each step, default 600000
 ``steps``                   list of actions, run in order, each followed by waiting for a stable group:
                             ``{"action": "scale", "members": N}``, ``{"action": "add_members", "count": k}``,
@@ -50,6 +52,7 @@ moves, partition-ms without an owner, the longest single pause, double-ownership
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -85,7 +88,8 @@ class GroupHarness:
         coordinator_config: Optional[Mapping[str, Any]] = None,
         member_config: Optional[Mapping[str, Any]] = None,
         network_latency_ms: int = 0,
-        poll_delay_ms: int = 0,
+        poll_delay_ms: int | tuple[int, int] = 0,
+        seed: int = 0,
         exclusive: bool = True,
         check_every_ms: int = 100,
         clock: Optional[ManualClock] = None,
@@ -104,6 +108,7 @@ class GroupHarness:
         self.member_config = {"group.id": group_id, **(member_config or {})}
         self.network_latency_ms = network_latency_ms
         self.poll_delay_ms = poll_delay_ms
+        self.seed = seed
         self.exclusive = exclusive
         self.check_every_ms = max(1, int(check_every_ms))
         self.members: dict[str, GroupMember] = {}          # name -> current incarnation
@@ -121,6 +126,7 @@ class GroupHarness:
         static: bool = False,
         topics: Optional[Iterable[str]] = None,
         start: bool = True,
+        poll_delay_ms: Optional[int] = None,
         **config: Any,
     ) -> GroupMember:
         """Start a new member (``config``: Kafka keys with underscores, e.g. partition_assignment_strategy)."""
@@ -137,7 +143,8 @@ class GroupHarness:
             self.coordinator, clock=self.clock, cluster=self.cluster,
             topics=list(topics) if topics is not None else sorted(self.cluster.partitions_per_topic),
             config=cfg, name=name, network_latency_ms=self.network_latency_ms,
-            poll_delay_ms=self.poll_delay_ms, **self.ledger.callbacks(name),
+            poll_delay_ms=self.poll_delay_of(name) if poll_delay_ms is None else poll_delay_ms,
+            **self.ledger.callbacks(name),
         )
         self.members[name] = member
         self.incarnations[name] = self.incarnations.get(name, 0) + 1
@@ -184,6 +191,13 @@ class GroupHarness:
     def remove(self, name: str) -> None:
         """Forget a stopped/crashed member (no restart planned)."""
         self._retired.append(self.members.pop(name))
+
+    def poll_delay_of(self, name: str) -> int:
+        """The member's poll delay: fixed, or drawn from ``(lo, hi)`` by a generator seeded with (seed, name)."""
+        if isinstance(self.poll_delay_ms, int):
+            return self.poll_delay_ms
+        lo, hi = self.poll_delay_ms
+        return random.Random(f"{self.seed}/{name}").randint(int(lo), int(hi))
 
     @property
     def running(self) -> list[GroupMember]:
@@ -335,8 +349,18 @@ class SimulationReport:
 # ======================================================================================== scenario
 _KNOWN_KEYS = {
     "name", "group_id", "topics", "members", "strategy", "static", "config", "coordinator",
-    "network_latency_ms", "poll_delay_ms", "settle_timeout_ms", "steps", "check_every_ms",
+    "network_latency_ms", "poll_delay_ms", "settle_timeout_ms", "steps", "check_every_ms", "seed",
 }
+
+
+def _poll_delay(value: Any) -> int | tuple[int, int]:
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2 or not 0 <= int(value[0]) <= int(value[1]):
+            raise InvalidGroupError(f"poll_delay_ms range must be [lo, hi] with 0 <= lo <= hi, got {value!r}")
+        return int(value[0]), int(value[1])
+    if int(value) < 0:
+        raise InvalidGroupError(f"poll_delay_ms must not be negative, got {value!r}")
+    return int(value)
 
 
 def _strategy_list(value: Any) -> list[str]:
@@ -362,7 +386,8 @@ def simulate(scenario: Mapping[str, Any]) -> SimulationReport:
         coordinator_config=scenario.get("coordinator"),
         member_config=member_cfg,
         network_latency_ms=int(scenario.get("network_latency_ms", 1)),
-        poll_delay_ms=int(scenario.get("poll_delay_ms", 10)),
+        poll_delay_ms=_poll_delay(scenario.get("poll_delay_ms", 10)),
+        seed=int(scenario.get("seed", 0)),
         exclusive=False,            # recorded and reported instead of raised
         check_every_ms=int(scenario.get("check_every_ms", 100)),
     )

@@ -1,0 +1,176 @@
+"""Unit tests of the member's building blocks: config, ownership algebra, callbacks, ledger, cluster, wire."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkagroup.client import ClusterMetadata, MemberConfig, RebalanceProtocol
+from kafkagroup.client.ledger import OwnershipLedger
+from kafkagroup.client.listener import CallbackSet, FirstError, RebalanceCallbackError
+from kafkagroup.client.ownership import (
+    CooperativeAssignmentViolation,
+    assignment_delta,
+    cooperative_violations,
+    partitions_of_unsubscribed_topics,
+    topics_outside_subscription,
+    validate_cooperative_assignment,
+)
+from kafkagroup.client.wire import AssignorState, build_subscription_bytes, parse_member_subscription
+from kafkagroup.coordinator.clock import ManualClock
+from kafkagroup.errors import InvalidGroupError, InvariantError
+from kafkagroup.protocol import decode_subscription
+from kafkagroup.structs import TopicPartition as TP
+
+
+# ------------------------------------------------------------------------------------------ config
+def test_config_accepts_kafka_and_python_spellings():
+    a = MemberConfig.from_kafka({"group.id": "g", "session.timeout.ms": 10_000, "group.instance.id": "h-1"},
+                                heartbeat_interval_ms=1_000, client_rack="r1")
+    assert (a.group_id, a.session_timeout_ms, a.heartbeat_interval_ms, a.group_instance_id, a.client_rack) == (
+        "g", 10_000, 1_000, "h-1", "r1")
+    assert a.rebalance_timeout_ms == a.max_poll_interval_ms == 300_000
+    assert a.assignor_names == ("range", "cooperative-sticky") and a.rebalance_protocol is RebalanceProtocol.EAGER
+    b = MemberConfig.from_kafka(group_id="g", partition_assignment_strategy="roundrobin, sticky")
+    assert b.assignor_names == ("roundrobin", "sticky")
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"group.id": "g", "session.timeout.mz": 1}, "unknown member config key"),
+    ({"session.timeout.ms": 1000}, "group.id is required"),
+    ({"group.id": "g", "heartbeat.interval.ms": 50_000}, "lower than"),
+    ({"group.id": "g", "group.instance.id": "bad id!"}, "group.instance.id"),
+    ({"group.id": "g", "group.instance.id": ""}, "group.instance.id"),
+    ({"group.id": "g", "max.poll.interval.ms": -1}, "non-negative"),
+    ({"group.id": "g", "partition.assignment.strategy": "range,range"}, "more than once"),
+    ({"group.id": "g", "partition.assignment.strategy": "nope"}, "unknown assignor"),
+    ({"group.id": "g", "partition.assignment.strategy": []}, "empty"),
+])
+def test_config_rejects_bad_values(kw, match):
+    with pytest.raises(InvalidGroupError, match=match):
+        MemberConfig.from_kafka(kw)
+
+
+def test_config_key_given_twice_must_agree():
+    with pytest.raises(InvalidGroupError, match="twice"):
+        MemberConfig.from_kafka({"group.id": "g"}, group_id="h")
+
+
+# ------------------------------------------------------------------------------------------ ownership
+def test_assignment_delta_and_subscription_filters():
+    d = assignment_delta({TP("t", 0), TP("t", 1)}, {TP("t", 1), TP("t", 2)})
+    assert (d.added, d.revoked, d.kept) == ({TP("t", 2)}, {TP("t", 0)}, {TP("t", 1)})
+    assert partitions_of_unsubscribed_topics({TP("a", 0), TP("b", 1)}, {"a"}) == {TP("b", 1)}
+    assert topics_outside_subscription({TP("a", 0), TP("b", 1)}, {"a"}) == {"b"}
+
+
+def test_validate_cooperative_assignment():
+    owned = {"A": [TP("t", 0)], "B": []}
+    validate_cooperative_assignment(owned, {"A": [TP("t", 0)], "B": [TP("t", 1)]})   # only additions
+    validate_cooperative_assignment(owned, {"A": [], "B": []})                       # only a revocation
+    with pytest.raises(CooperativeAssignmentViolation, match="t-0"):
+        validate_cooperative_assignment(owned, {"A": [], "B": [TP("t", 0)]})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_array_cooperative_check_matches_the_set_version(data):
+    members, total = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 12))
+    claims = [sorted(data.draw(st.sets(st.integers(0, total - 1), max_size=total))) for _ in range(members)]
+    owner = np.array([data.draw(st.integers(-1, members - 1)) for _ in range(total)], dtype=np.int32)
+    offsets = np.cumsum([0] + [len(c) for c in claims])
+    flat = np.array([p for c in claims for p in c], dtype=np.int32)
+    bad = set(cooperative_violations(offsets, flat, owner).tolist())
+    owned = {f"m{i}": [TP("t", p) for p in c] for i, c in enumerate(claims)}
+    assigned = {f"m{i}": [TP("t", p) for p in range(total) if owner[p] == i] for i in range(members)}
+    try:
+        validate_cooperative_assignment(owned, assigned)
+        assert bad == set()
+    except CooperativeAssignmentViolation:
+        assert bad
+        added = {tp.partition for m in assigned for tp in assigned[m] if tp not in owned[m]}
+        revoked = {tp.partition for m in owned for tp in owned[m] if tp not in assigned[m]}
+        assert bad == added & revoked
+
+
+# ------------------------------------------------------------------------------------------ callbacks
+def test_callback_set_defaults_lost_to_revoked_and_first_error_wins():
+    seen = []
+    cbs = CallbackSet(on_revoke=lambda p: seen.append(("revoked", p)))
+    assert cbs.on_lost is cbs.on_revoke
+    errs = FirstError()
+    errs.call(lambda p: 1 / 0, frozenset())
+    errs.call(lambda p: [][1], frozenset())
+    wrapped = errs.wrapped()
+    assert isinstance(wrapped, RebalanceCallbackError) and isinstance(wrapped.__cause__, ZeroDivisionError)
+    errs2 = FirstError()
+    errs2.keep(InvalidGroupError("ours"))
+    assert isinstance(errs2.wrapped(), InvalidGroupError)    # kafkagroup errors are not wrapped
+
+
+# ------------------------------------------------------------------------------------------ ledger
+def test_ledger_flags_double_ownership_and_accounts_pauses():
+    clock = ManualClock()
+    ledger = OwnershipLedger(clock)
+    ledger.add_partitions([TP("t", 0), TP("t", 1)])
+    a, b = ledger.callbacks("a"), ledger.callbacks("b")
+    a["on_assign"](frozenset({TP("t", 0), TP("t", 1)}))
+    clock.advance(100)
+    a["on_revoke"](frozenset({TP("t", 1)}))
+    clock.advance(50)
+    b["on_assign"](frozenset({TP("t", 1)}))
+    assert ledger.violations == [] and ledger.partitions[TP("t", 1)].max_pause_ms == 50
+    assert ledger.partitions[TP("t", 1)].moves == 1 and ledger.members["b"].moved_in == 1
+    b["on_assign"](frozenset({TP("t", 0)}))                   # a still owns t-0
+    assert ledger.violations[0].owners == ("a", "b")
+    with pytest.raises(InvariantError, match="double ownership"):
+        ledger.assert_exclusive()
+    ledger.crashed("a")
+    assert ledger.owner_of(TP("t", 0)) == {"b"} and ledger.members["a"].lost == 1
+
+
+def test_ledger_owned_nothing_time():
+    clock = ManualClock()
+    ledger = OwnershipLedger(clock)
+    cb = ledger.callbacks("m")
+    clock.advance(300)
+    cb["on_assign"](frozenset({TP("t", 0)}))
+    clock.advance(200)
+    cb["on_revoke"](frozenset({TP("t", 0)}))
+    clock.advance(50)
+    ledger.close_window()
+    assert ledger.members["m"].owned_nothing_ms == 350
+
+
+# ------------------------------------------------------------------------------------------ cluster / wire
+def test_cluster_snapshots_and_patterns():
+    import re
+
+    c = ClusterMetadata({"orders": 3, "audit": 1})
+    s1 = c.snapshot()
+    c.set_partitions("orders", 4)
+    assert s1.partitions["orders"] == 3 and c.snapshot().partitions["orders"] == 4 and c.version == 1
+    assert s1.restricted({"orders"}, with_racks=False) != c.snapshot().restricted({"orders"}, with_racks=False)
+    assert s1.matching(re.compile("o.*")) == {"orders"}
+    with pytest.raises(InvalidGroupError, match="partition count"):
+        c.set_partitions("x", -1)
+    with pytest.raises(InvalidGroupError, match="rack lists"):
+        c.set_racks("audit", [["r1"], ["r2"]])
+
+
+@pytest.mark.parametrize("name", ["range", "sticky", "cooperative-sticky"])
+def test_subscription_bytes_round_trip_per_assignor(name):
+    state = AssignorState(name)
+    state.on_assignment([TP("t", 2), TP("t", 0)], 7)
+    data = build_subscription_bytes(state, {"t", "u"}, {TP("t", 0), TP("t", 2)}, 7, "rack-1")
+    sub = decode_subscription(data)
+    assert list(sub.topics) == ["t", "u"] and sub.generation_id == 7 and sub.rack_id == "rack-1"
+    parsed = parse_member_subscription(name, "m", "inst", data)
+    assert set(parsed.owned) == {TP("t", 0), TP("t", 2)} and parsed.generation == 7
+    assert (sub.user_data is None) == (name == "range")
+
+
+def test_sticky_state_before_first_assignment_sends_no_user_data():
+    assert AssignorState("sticky").user_data({"t"}) is None
+    assert AssignorState("cooperative-sticky").user_data({"t"}) == b"\xff\xff\xff\xff"   # generation -1
