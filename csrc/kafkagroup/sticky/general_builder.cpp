@@ -54,6 +54,7 @@ public:
     std::vector<int32_t> build() {
         keep_owned();
         fill_free();
+        drop_empty_entries();
         balance();
         reduce_moves();
         return std::move(owner_);
@@ -62,6 +63,8 @@ public:
 private:
     // ---- bookkeeping -------------------------------------------------------------------------
     Held& held_entry(int32_t m, int32_t t) {
+        // Builders add partitions topic by topic, so the entry is usually the last one appended.
+        if (!held_[m].empty() && held_[m].back().topic == t) return held_[m].back();
         for (Held& h : held_[m])
             if (h.topic == t) return h;
         held_[m].push_back(Held{t, 0, 0});
@@ -112,11 +115,19 @@ private:
         LoadIndex index;
         std::vector<int64_t> grants;
         std::vector<int32_t> free_parts;
+        // has_entry[m] == t: member m already has a Held entry for topic t (it kept owned partitions of
+        // t); everyone else gets a fresh entry without a search (members hold up to T topics).
+        std::vector<int32_t> has_entry(static_cast<std::size_t>(M_), -1);
         for (int32_t t : topics) {
             free_parts.clear();
-            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part)
+            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
                 if (owner_[part] == kUnassigned) free_parts.push_back(part);
+                else has_entry[owner_[part]] = t;
+            }
             if (free_parts.empty()) continue;
+            const int32_t* sub_begin = in_.subscribers.begin(t);
+            for (const int32_t* m = sub_begin; m != in_.subscribers.end(t); ++m)
+                if (has_entry[*m] != t) held_[*m].push_back(Held{t, 0, 0}), has_entry[*m] = t;
             const int32_t* subs = in_.subscribers.begin(t);
             const std::size_t s = static_cast<std::size_t>(in_.subscribers.count(t));
             if (in_.rack_aware) {
@@ -128,6 +139,12 @@ private:
             for (std::size_t i = 0; i < s; ++i)
                 for (int64_t g = 0; g < grants[i]; ++g) give(free_parts[next++], t, subs[i]);
         }
+    }
+
+    // Drops the Held entries fill_free opened for topics a member then got nothing of.
+    void drop_empty_entries() {
+        for (auto& list : held_)
+            list.erase(std::remove_if(list.begin(), list.end(), [](const Held& h) { return h.count == 0; }), list.end());
     }
 
     // KIP-881 (Kafka's maybeAssign with rack info, then without): each partition goes to the least
@@ -285,12 +302,20 @@ private:
 
     void balance() {
         std::vector<int32_t> sources;
+        bool try_max_level = true;
         for (;;) {
-            lowest_reachable();
             int64_t top = -1;
-            for (int32_t x = 0; x < M_; ++x)
-                if (load_[x] >= reach_[x] + 2) top = std::max(top, load_[x]);
-            if (top < 0) return;
+            const auto [lo, hi] = std::minmax_element(load_.begin(), load_.end());
+            if (*hi - *lo <= 1) return;  // no member can be two below another: optimal
+            if (try_max_level) {
+                // Usual case first: the fullest members reach a member two below (one search, no labelling).
+                top = *std::max_element(load_.begin(), load_.end());
+            } else {
+                lowest_reachable();
+                for (int32_t x = 0; x < M_; ++x)
+                    if (load_[x] >= reach_[x] + 2) top = std::max(top, load_[x]);
+                if (top < 0) return;
+            }
             sources.clear();
             for (int32_t x = 0; x < M_; ++x)
                 if (load_[x] == top) sources.push_back(x);
@@ -302,8 +327,13 @@ private:
                     (dist_[v] == dist_[target] && load_[v] < load_[target]))
                     target = v;
             }
-            if (target < 0) throw std::logic_error("sticky: improvable member without a reachable target");
+            if (target < 0) {
+                if (!try_max_level) throw std::logic_error("sticky: improvable member without a reachable target");
+                try_max_level = false;
+                continue;
+            }
             augment(target);
+            try_max_level = true;
         }
     }
 
