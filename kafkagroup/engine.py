@@ -2,8 +2,8 @@
 
 >>> import numpy as np
 >>> r = assign_arrays("range", partition_count=[3], sub_offsets=[0, 1, 2], sub_topics=[0, 0])
->>> r.owner.tolist(), r.metrics.balance_gap
-([0, 0, 1], 1)
+>>> r.owner.tolist(), r.metrics.max_load, r.metrics.min_load, r.metrics.balance_gap
+([0, 0, 1], 2, 1, 0)
 
 Members are dense ids in Kafka's MemberInfo order, topics dense ids in Java name order, partition
 ``p`` of topic ``t`` has the global id ``sum(partition_count[:t]) + p`` (DESIGN.md, "The compact
@@ -27,12 +27,14 @@ from kafkagroup.errors import InvalidGroupError
 class Metrics:
     """The quality certificate of one assignment (computed in C++).
 
-    balance_gap: max - min partitions per member when all members subscribe to the same topics
-        (0 or 1 is balanced); otherwise the number of partitions that could still move to an
-        eligible member holding at least 2 fewer (0 = optimal).
+    balance_gap: 0 means optimally balanced. With uniform subscriptions it is
+        ``max(0, max_load - min_load - 1)``; otherwise the number of partitions that could still
+        reach, directly or through a chain of moves between members sharing topics, a member holding
+        at least 2 fewer partitions. (max_load and min_load are reported as they are.)
     moved: partitions whose valid previous owner (see ownership rules) no longer owns them.
-    moved_lower_bound: the exact minimum of ``moved`` for a balanced assignment when subscriptions
-        are uniform, else -1 (unknown).
+    moved_lower_bound: a lower bound of ``moved`` over optimally balanced assignments: exact when
+        subscriptions are uniform; for different subscriptions a valid bound, given once the result
+        is balanced and nothing is withheld; -1 when unknown.
     withheld: partitions a cooperative assignor holds back until their owner revokes them.
     unassigned: partitions of subscribed topics with no owner and not withheld.
     """
