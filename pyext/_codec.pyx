@@ -74,6 +74,25 @@ cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return h
 
 
+cdef inline bint bytes_equal(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    """Equality of two short byte strings without a libc call (topic names are mostly 8-40 bytes):
+    two overlapping 8-byte words cover 8..16 bytes; longer names fall back to memcmp."""
+    cdef uint64_t x, y, u, v
+    cdef Py_ssize_t i
+    if n >= 8:
+        memcpy(&x, a, 8)
+        memcpy(&y, b, 8)
+        memcpy(&u, a + n - 8, 8)
+        memcpy(&v, b + n - 8, 8)
+        if x != y or u != v:
+            return False
+        return n <= 16 or memcmp(a + 8, b + 8, n - 16) == 0
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
 cdef class _Interner:
     """Distinct byte strings -> dense ids in first-seen order, with their decoded str."""
     cdef const uint8_t** ptrs
@@ -119,7 +138,7 @@ cdef class _Interner:
         return 0
 
     cdef inline bint same(self, int32_t e, const uint8_t* p, int32_t n) noexcept:
-        return e >= 0 and self.lens[e] == n and memcmp(self.ptrs[e], p, n) == 0
+        return e >= 0 and self.lens[e] == n and bytes_equal(self.ptrs[e], p, n)
 
     cdef int32_t intern(self, const uint8_t* p, int32_t n, int32_t hint) except -2:
         """Id of the string, adding it if new; -1 when it is new and not valid UTF-8 (bad_pos set)."""
@@ -344,7 +363,11 @@ cdef class _Decoder:
 
     cdef int32_t intern_topic(self, Cur* c, Err* e, int field, Py_ssize_t idx, Py_ssize_t start,
                               int32_t n, int32_t hint) except -2:
-        cdef int32_t t = self.topics.intern(c.p + c.pos - n, n, hint)
+        cdef const uint8_t* p = c.p + c.pos - n
+        cdef int32_t t
+        if hint >= 0 and self.topics.same(hint, p, n):  # the common case: one compare, no hashing
+            return hint
+        t = self.topics.intern(p, n, -1)
         if t < 0:
             fail(e, E_UTF8, field, idx, start, start + 2 + self.topics.bad_pos, 0, 0)
             return -1
@@ -483,6 +506,7 @@ def decode_members(list member_ids, list blobs, dict counts, int mode, bint stri
     d.mode = mode
     d.strict = strict
     member_racks = []
+
     for m in range(m_count):
         blob = blobs[m]
         if type(blob) is not bytes:

@@ -1,0 +1,106 @@
+"""The group leader's wire path at the reference shape: 2,000 members, 500 topics x 2,000 partitions (1M).
+
+- decode: every member's ConsumerProtocolSubscription v3 (all 500 topics, 500 owned partitions each --
+  partition i of every topic owned by member i --, generation, rack) -> the engine's arrays
+  (kafkagroup.protocol.leader.decode_group, Cython codec) vs kafka-python 3.0.12 decoding the same bytes
+  (ConsumerProtocolSubscription.decode per member);
+- encode: owner[] (partition g -> member g mod 2000) -> 2,000 ConsumerProtocolAssignment v3 byte strings
+  (encode_assignments) vs kafka-python encoding the same assignments (ConsumerProtocolAssignment.encode
+  per member, objects built outside the timed region).
+
+Inputs are built once, outside the timed regions; few rounds (the machine is shared). Run with
+``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py`` (prints its own table).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+import pytest
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+
+from kafkagroup.protocol import Subscription, encode_subscription
+from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
+from kafkagroup.structs import TopicPartition
+
+MEMBERS, TOPICS, PARTITIONS = 2000, 500, 2000
+
+
+def build_inputs():
+    topics = [f"topic-{t:03d}-{(t * 7919) % 1000:03d}" for t in range(TOPICS)]
+    metadata = {t: PARTITIONS for t in topics}
+    members = []
+    for i in range(MEMBERS):
+        sub = Subscription(topics, None, [TopicPartition(t, i) for t in topics], 7, f"rack-{i % 3}")
+        members.append((f"consumer-{i:04d}-{(i * 104729) % 99991:05d}", None, encode_subscription(sub, 3)))
+    return topics, metadata, members
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    topics, metadata, members = build_inputs()
+    group = decode_group(members, metadata, assignor="cooperative-sticky")
+    owner = (np.arange(TOPICS * PARTITIONS, dtype=np.int64) % MEMBERS).astype(np.int32)
+    by_member = encode_assignments(group, owner)
+    kp_assignments = [ConsumerProtocolAssignment.decode(blob) for blob in by_member.values()]
+    return metadata, members, group, owner, kp_assignments
+
+
+def kafka_python_decode(members):
+    return [ConsumerProtocolSubscription.decode(blob) for _, _, blob in members]
+
+
+def kafka_python_encode(assignments):
+    return [a.encode() for a in assignments]
+
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="kafkagroup._codec is not built")
+
+
+def test_leader_decode_1m(benchmark, report, inputs):
+    from conftest import time_peer
+
+    metadata, members, _, _, _ = inputs
+    group = benchmark.pedantic(lambda: decode_group(members, metadata, assignor="cooperative-sticky"),
+                               rounds=5, warmup_rounds=1)
+    assert group.owned_partitions.shape[0] == TOPICS * MEMBERS
+    report.add("wire decode 2000 members, 500x2000 partitions", benchmark,
+               "kafka-python 3.0.12", time_peer(lambda: kafka_python_decode(members), rounds=2, cap_s=120),
+               120, "ConsumerProtocolSubscription.decode")
+
+
+def test_leader_encode_1m(benchmark, report, inputs):
+    from conftest import time_peer
+
+    _, _, group, owner, kp_assignments = inputs
+    blobs = benchmark.pedantic(lambda: encode_assignments(group, owner), rounds=5, warmup_rounds=1)
+    assert len(blobs) == MEMBERS
+    report.add("wire encode 2000 assignments from owner[] (1M)", benchmark,
+               "kafka-python 3.0.12", time_peer(lambda: kafka_python_encode(kp_assignments), rounds=2, cap_s=120),
+               120, "ConsumerProtocolAssignment.encode")
+
+
+def _median_ms(fn, rounds):
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+if __name__ == "__main__":
+    topics, metadata, members = build_inputs()
+    group = decode_group(members, metadata, assignor="cooperative-sticky")
+    owner = (np.arange(TOPICS * PARTITIONS, dtype=np.int64) % MEMBERS).astype(np.int32)
+    kp_assignments = [ConsumerProtocolAssignment.decode(b) for b in encode_assignments(group, owner).values()]
+    rows = [
+        ("decode", _median_ms(lambda: decode_group(members, metadata, assignor="cooperative-sticky"), 5),
+         _median_ms(lambda: kafka_python_decode(members), 2)),
+        ("encode", _median_ms(lambda: encode_assignments(group, owner), 5),
+         _median_ms(lambda: kafka_python_encode(kp_assignments), 2)),
+    ]
+    print(f"{'leader path (2000 members, 1M partitions)':<44} {'kafkagroup ms':>14} {'kafka-python ms':>16} {'ratio':>8}")
+    for name, ours, peer in rows:
+        print(f"{name:<44} {ours:>14.1f} {peer:>16.1f} {peer / ours:>7.0f}x")
