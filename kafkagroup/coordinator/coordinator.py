@@ -161,7 +161,7 @@ class GroupCoordinator:
     # ===================================================================== JoinGroup
 
     def join_group(self, request: JoinGroupRequest) -> Deferred[JoinGroupResponse]:
-        reply: Deferred[JoinGroupResponse] = Deferred(f"JoinGroup({request.group_id}, {request.member_id!r})")
+        reply: Deferred[JoinGroupResponse] = Deferred(request)
         error = self._gate(request.group_id, allow_empty=False)
         if error is None and not (self.config.group_min_session_timeout_ms <= request.session_timeout_ms
                                   <= self.config.group_max_session_timeout_ms):
@@ -180,7 +180,7 @@ class GroupCoordinator:
     # ===================================================================== SyncGroup
 
     def sync_group(self, request: SyncGroupRequest) -> Deferred[SyncGroupResponse]:
-        reply: Deferred[SyncGroupResponse] = Deferred(f"SyncGroup({request.group_id}, {request.member_id!r})")
+        reply: Deferred[SyncGroupResponse] = Deferred(request)
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             if error is _E.COORDINATOR_LOAD_IN_PROGRESS:
@@ -384,7 +384,7 @@ class GroupCoordinator:
         group.protocol_type = record.protocol_type
         group.leader_id = record.leader_id if record.leader_id in group.members else next(iter(group.members), None)
         group.state_timestamp = record.state_timestamp
-        RebalanceEngine.refresh_subscribed_topics(group)
+        group.snapshot_subscriptions()
         return group
 
     def unload_partition(self, partition: int) -> None:

@@ -34,14 +34,22 @@ class NotReadyError(RuntimeError):
 class Deferred(Generic[T]):
     """One response, produced now or later; callbacks run synchronously when it completes."""
 
-    __slots__ = ("_value", "_done", "_callbacks", "_superseded", "description")
+    __slots__ = ("_value", "_done", "_callbacks", "_superseded", "_what")
 
-    def __init__(self, description: str = "") -> None:
+    def __init__(self, what: object = "") -> None:
         self._value: T | None = None
         self._done = False
         self._callbacks: list[Callable[["Deferred[T]"], None]] | None = None
         self._superseded = False
-        self.description = description
+        self._what = what   # the request (formatted only for messages: no cost on the hot path)
+
+    @property
+    def description(self) -> str:
+        what = self._what
+        if isinstance(what, str):
+            return what
+        group_id, member_id = getattr(what, "group_id", "?"), getattr(what, "member_id", "?")
+        return f"{type(what).__name__.removesuffix('Request')}({group_id}, {member_id!r})"
 
     @classmethod
     def completed(cls, value: T) -> "Deferred[T]":
@@ -60,7 +68,7 @@ class Deferred(Generic[T]):
     def result(self) -> T:
         if not self._done:
             state = "superseded by a newer request" if self._superseded else "not answered yet"
-            raise NotReadyError(f"response {self.description or ''} {state}".replace("  ", " "))
+            raise NotReadyError(f"response {self.description} {state}".strip())
         return self._value  # type: ignore[return-value]
 
     def add_done_callback(self, fn: Callable[["Deferred[T]"], None]) -> None:

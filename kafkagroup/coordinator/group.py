@@ -20,6 +20,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from kafkagroup.coordinator.errors import IllegalGroupStateError
+from kafkagroup.coordinator.subscriptions import group_subscribed_topics
 from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,7 +172,9 @@ class ClassicGroup:
         self.join_timer_initial = False                      # True while the initial delayed join runs
         self.sync_timer: Any = None                          # the pending-sync expiry
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
-        self.subscribed_topics: set[str] | None = None       # consumer groups: known after a join
+        # consumer groups: the members' topics as of the last generation (or load), parsed on first use
+        self._subscription_snapshot: tuple[str | None, str | None, list[bytes], bool] | None = None
+        self._subscribed_topics: set[str] | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -394,6 +397,24 @@ class ClassicGroup:
         if protocol is None:
             raise IllegalGroupStateError(f"group {self.group_id} has no selected protocol")
         return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in self.members.values()]
+
+    def snapshot_subscriptions(self) -> None:
+        """Record the members' metadata for the selected protocol (Kafka computes the subscribed topics at
+        each new generation and at load).  Only references are kept here; the bytes are parsed the first
+        time :attr:`subscribed_topics` is read (the retention task), keeping join completion O(members)."""
+        protocol = self.protocol_name
+        metadatas = [m.metadata(protocol) for m in self.members.values()] if protocol is not None else []
+        self._subscription_snapshot = (self.protocol_type, protocol, metadatas, bool(self.members))
+        self._subscribed_topics = None
+
+    @property
+    def subscribed_topics(self) -> set[str] | None:
+        """Union of the members' subscribed topics (consumer groups; None when unknown, spec §3.9)."""
+        snapshot = self._subscription_snapshot
+        if snapshot is not None:
+            self._subscribed_topics = group_subscribed_topics(*snapshot)
+            self._subscription_snapshot = None
+        return self._subscribed_topics
 
     def is_consumer_group(self) -> bool:
         return self.protocol_type == "consumer"

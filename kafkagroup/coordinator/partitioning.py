@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 __all__ = ["java_string_hashcode", "kafka_abs", "partition_for"]
 
 _MASK = 0xFFFFFFFF
@@ -37,7 +39,16 @@ def kafka_abs(n: int) -> int:
 
 
 def partition_for(group_id: str, num_partitions: int = 50) -> int:
-    """The ``__consumer_offsets`` partition of ``group_id`` (``offsets.topic.num.partitions`` defaults to 50)."""
+    """The ``__consumer_offsets`` partition of ``group_id`` (``offsets.topic.num.partitions`` defaults to 50).
+
+    Every request computes it, so results are memoised (bounded LRU of 65,536 ids): the hash is a Python
+    loop over the id's characters.
+    """
     if num_partitions < 1:
         raise ValueError(f"offsets.topic.num.partitions must be at least 1, got {num_partitions}")
+    return _partition_for(group_id, num_partitions)
+
+
+@lru_cache(maxsize=65_536)
+def _partition_for(group_id: str, num_partitions: int) -> int:
     return kafka_abs(java_string_hashcode(group_id)) % num_partitions

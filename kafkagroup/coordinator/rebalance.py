@@ -34,7 +34,6 @@ from kafkagroup.coordinator.deferred import Deferred
 from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
 from kafkagroup.coordinator.messages import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
-from kafkagroup.coordinator.subscriptions import group_subscribed_topics
 
 __all__ = ["RebalanceEngine"]
 
@@ -123,13 +122,15 @@ class RebalanceEngine:
             group.new_member_added = True
         group.add(member, reply)
         self.restart_session(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self.maybe_prepare_rebalance(group, f"adding new member {member.member_id}")
+        if group.can_rebalance():
+            self.prepare_rebalance(group, f"adding new member {member.member_id}")
 
     def update_member_and_rebalance(self, group: ClassicGroup, member: ClassicGroupMember,
                                     protocols: Sequence[tuple[str, bytes]], rebalance_timeout_ms: int,
                                     session_timeout_ms: int, reply: Deferred[JoinGroupResponse]) -> None:
         group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, reply)
-        self.maybe_prepare_rebalance(group, f"member {member.member_id} rejoined")
+        if group.can_rebalance():
+            self.prepare_rebalance(group, f"member {member.member_id} rejoined")
 
     def remove_member_and_update_group(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
         """Remove a member (session expiry, LeaveGroup): its parked JoinGroup gets UNKNOWN_MEMBER_ID."""
@@ -137,7 +138,7 @@ class RebalanceEngine:
         self.drop_member(group, member)
         state = group.state
         if state is _S.STABLE or state is _S.COMPLETING_REBALANCE:
-            self.maybe_prepare_rebalance(group, f"removing member {member.member_id}")
+            self.prepare_rebalance(group, f"removing member {member.member_id}")  # both states can rebalance
         elif state is _S.PREPARING_REBALANCE:
             self.try_complete_join(group)
 
@@ -255,16 +256,9 @@ class RebalanceEngine:
         else:
             group.protocol_name = None
             group.transition_to(_S.EMPTY, now)
-        self.refresh_subscribed_topics(group)
+        group.snapshot_subscriptions()
         group.pending_sync_members.clear()
 
-    @staticmethod
-    def refresh_subscribed_topics(group: ClassicGroup) -> None:
-        protocol = group.protocol_name
-        group.subscribed_topics = group_subscribed_topics(
-            group.protocol_type, protocol,
-            (m.metadata(protocol) for m in group.members.values()) if protocol is not None else (),
-            bool(group.members))
 
     # ================================================================= sync phase
 

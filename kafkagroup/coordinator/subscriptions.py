@@ -55,7 +55,11 @@ def group_subscribed_topics(protocol_type: str | None, protocol_name: str | None
     if protocol_name is None:
         return None
     topics: set[str] = set()
+    seen: set[bytes] = set()     # members of an eager group usually send identical bytes: parse each once
     for metadata in metadatas:
+        if metadata in seen:
+            continue
+        seen.add(metadata)
         parsed = subscription_topics(metadata)
         if parsed is None:
             return None
