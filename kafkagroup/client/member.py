@@ -47,7 +47,12 @@ from kafkagroup.client.ownership import (
 )
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol
 from kafkagroup.client.transport import GroupTransport, InProcessTransport
-from kafkagroup.client.wire import AssignorState, build_subscription_bytes, parse_assignment
+from kafkagroup.client.wire import (
+    AssignorState,
+    build_subscription_bytes,
+    parse_assignment,
+    parse_member_subscription,
+)
 from kafkagroup.coordinator.clock import Clock, TimerHandle
 from kafkagroup.coordinator.errors import ErrorCode
 from kafkagroup.coordinator.messages import (
@@ -492,7 +497,17 @@ class GroupMember:
     def _on_leader_elected(self, resp: JoinGroupResponse) -> dict[str, bytes]:
         """§6.5; returns the assignments to send (empty when told to skip the assignment, KIP-814)."""
         self.is_leader = True
+        self._metadata = self.cluster.snapshot()   # ensureFreshMetadata before assigning
         if resp.skip_assignment:
+            # KIP-814: a restarted static leader keeps the group's assignment; it still watches the metadata
+            # of every member's topics, from the current snapshot on.  (Kafka does the same, so a partition
+            # added while the static leader was down goes unnoticed until the next metadata change.)
+            topics: set[str] = set()
+            for m in resp.members:
+                topics.update(parse_member_subscription(resp.protocol_name or "", m.member_id,
+                                                        m.group_instance_id, m.metadata).topics)
+            self._group_subscription = frozenset(topics)
+            self.assignment_snapshot = self._leader_metadata_key()
             return {}
         protocol = resp.protocol_name
         assignor = next(
@@ -500,7 +515,6 @@ class GroupMember:
         )
         if assignor is None:
             raise InvariantError(f"member {self.name!r}: coordinator selected unknown assignor {protocol!r}")
-        self._metadata = self.cluster.snapshot()   # ensureFreshMetadata before assigning
         result = perform_assignment(
             assignor, resp.members, self._metadata, self.rebalance_protocol,
             use_racks=self.config.client_rack is not None,
@@ -612,7 +626,7 @@ class GroupMember:
         if retry_after_ms > 0:
             self._arm("backoff", retry_after_ms, self._after_backoff)
         else:
-            self._schedule_poll()
+            self._schedule_poll(0)   # Kafka's join loop retries within the same poll()
 
     def _after_backoff(self) -> None:
         self._timers.pop("backoff", None)

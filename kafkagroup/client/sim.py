@@ -205,14 +205,25 @@ class GroupHarness:
 
     # ------------------------------------------------------------------ time
     def advance(self, ms: int) -> None:
-        """Move time forward by ``ms`` in ``check_every_ms`` steps, checking exclusive ownership after each."""
+        """Move time forward by ``ms``, timer by timer, checking exclusive ownership at least every
+        ``check_every_ms`` (the ledger also checks at every callback).
+
+        The clock is moved to each next deadline in turn rather than by fixed steps: ManualClock runs a timer
+        with ``now`` at the end of the step (spec §7.1), so a coarse step would delay every network hop and
+        every heartbeat to the step's end.
+        """
         target = self.clock.now_ms() + int(ms)
+        next_check = self.clock.now_ms() + self.check_every_ms
         while True:
-            step_to = min(target, self.clock.now_ms() + self.check_every_ms)
+            due = self.clock.next_deadline()
+            step_to = target if due is None or due > target else max(due, self.clock.now_ms())
             self.clock.advance_to(step_to)
-            if self.exclusive:
+            if self.exclusive and step_to >= next_check:
                 self.ledger.assert_exclusive()
+                next_check = step_to + self.check_every_ms
             if step_to >= target:
+                if self.exclusive:
+                    self.ledger.assert_exclusive()
                 return
 
     def settle(self, timeout_ms: int = 600_000) -> Optional[int]:
@@ -220,9 +231,12 @@ class GroupHarness:
         start = self.clock.now_ms()
         self.clock.advance(0)
         while not self.is_stable():
-            if self.clock.now_ms() - start >= timeout_ms:
+            now = self.clock.now_ms()
+            if now - start >= timeout_ms:
                 return None
-            self.advance(self.check_every_ms)
+            due = self.clock.next_deadline()
+            # event by event, so that the time reported is exact; nothing scheduled -> nothing will change
+            self.advance(self.check_every_ms if due is None else min(max(due - now, 0), start + timeout_ms - now))
         return self.clock.now_ms() - start
 
     def group_state(self) -> Optional[GroupState]:
@@ -238,7 +252,7 @@ class GroupHarness:
         partition of a subscribed topic owned by exactly one running member."""
         running = self.running
         if not running:
-            return self.group_state() in (None, GroupState.EMPTY)
+            return self.group_state() in (None, GroupState.EMPTY, GroupState.DEAD)
         g = self.coordinator.group(self.group_id)
         if g is None or g.state is not GroupState.STABLE:
             return False

@@ -328,3 +328,25 @@ def test_scale_out_moves_partitions_from_existing_members(strategy):
         assert h.generation() == gen + 1
         assert all(h.ledger.members[n].revoked == 6 for n in old)   # eager: everything, every time
     assert h.ledger.violations == []
+
+
+def test_static_leader_restart_does_not_notice_partitions_added_meanwhile():
+    """Faithful to Kafka (KIP-814 onLeaderElected with skipAssignment: assignmentSnapshot = current metadata):
+    a partition added while the static leader was down stays unassigned until the next metadata change."""
+    h = harness("cooperative-sticky")
+    for _ in range(3):
+        h.add(static=True, metadata_max_age_ms=5_000)
+    h.settle()
+    leader = next(n for n, m in h.members.items() if m.is_leader)
+    gen = h.generation()
+    h.crash(leader)
+    h.set_partitions("t1", 7)                    # while the leader is down; followers never check counts
+    h.advance(2_000)
+    h.restart(leader)
+    assert h.members[leader].is_leader is False
+    h.advance(20_000)
+    assert h.members[leader].is_leader and h.generation() == gen
+    assert TopicPartition("t1", 6) in h.ledger.unowned()
+    h.set_partitions("t1", 8)                     # the next change is noticed and fixes both
+    assert h.settle(60_000) is not None and h.generation() > gen
+    assert_complete_and_balanced(h)

@@ -118,6 +118,8 @@ def test_slow_pollers_stretch_the_eager_stop_the_world():
 
     assert idle(slow) > idle(fast) > 0
     assert idle(coop) == 0
-    assert coop.partition_unowned_ms < slow.partition_unowned_ms
+    # (partition-ms without an owner are not always lower under COOPERATIVE: its few moved partitions wait
+    # for the follow-up rebalance, which members that revoked nothing join only after a heartbeat + a poll)
+    assert coop.moved_partitions < slow.moved_partitions
     assert simulate({**BASE, "members": 20, "strategy": "range", "steps": steps,
                      "poll_delay_ms": [100, 2_000], "seed": 7}).to_dict() == slow.to_dict()
