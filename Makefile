@@ -47,7 +47,8 @@ bench: build
 
 fuzz: build
 	$(PY) -m pip install -q "atheris>=2.3"
-	$(PY) fuzz/fuzz_protocol.py -atheris_runs=$${FUZZ_RUNS:-200000}
+	mkdir -p build/fuzz-artifacts
+	$(PY) fuzz/fuzz_protocol.py -atheris_runs=$${FUZZ_RUNS:-200000} -artifact_prefix=build/fuzz-artifacts/
 
 clean:
 	rm -rf build kafkagroup/*.so kafkagroup/_codec*.c pyext/*.c *.egg-info

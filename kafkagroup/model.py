@@ -150,7 +150,7 @@ def _offsets(lengths: Iterable[int], count: int) -> np.ndarray:
     return out
 
 
-def _topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
+def topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
                  partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
                  ) -> dict[str, tuple[int, Sequence[Sequence[str | None] | None] | None]]:
     specs: dict[str, tuple[int, Any]] = {}
@@ -190,7 +190,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     >>> g.members, g.topics, g.partition_count.tolist()
     (['C0', 'C1'], ['t0'], [3])
     """
-    specs = _topic_specs(partitions_per_topic, partition_racks)
+    specs = topic_specs(partitions_per_topic, partition_racks)
     if isinstance(subscriptions, Mapping):
         members = [normalize_member(mid, spec) for mid, spec in subscriptions.items()]
     else:
@@ -241,7 +241,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     _add_owned(group, members, specs, topic_id, strict)
     if any(m.generation != -1 for m in members):
         group.generation = np.fromiter((m.generation for m in members), dtype=np.int32, count=len(members))
-    _add_racks(group, members, specs)
+    add_racks(group, members, specs)
     return group
 
 
@@ -274,7 +274,7 @@ def _add_owned(group: CompactGroup, members: list[Member], specs: Mapping[str, t
     group.dropped_claims = dropped
 
 
-def _add_racks(group: CompactGroup, members: list[Member], specs: Mapping[str, tuple[int, Any]]) -> None:
+def add_racks(group: CompactGroup, members: list[Member], specs: Mapping[str, tuple[int, Any]]) -> None:
     has_member_racks = any(m.rack for m in members)
     has_replica_racks = any(specs[t][1] is not None for t in group.topics)
     if not (has_member_racks or has_replica_racks):

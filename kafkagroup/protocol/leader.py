@@ -39,7 +39,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kafkagroup.errors import InvalidGroupError, InvariantError
-from kafkagroup.model import CompactGroup, Member, TopicSpec, _add_racks, _topic_specs, build_group, java_order_key
+from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group, java_order_key
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
 from kafkagroup.protocol.user_data import COOPERATIVE_STICKY, STICKY, member_owned_and_generation
 
@@ -111,7 +111,7 @@ def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[
     >>> g.members, g.topics, g.sub_topics.tolist()
     (['C0', 'C1'], ['t0'], [0, 0])
     """
-    specs = _topic_specs(partitions_per_topic, partition_racks)
+    specs = topic_specs(partitions_per_topic, partition_racks)
     ordered = _member_info_order(members)
     mode = _mode(assignor)
     if codec == "python" or (codec == "auto" and _codec is None):
@@ -131,7 +131,7 @@ def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[
     )
     # Racks: per member, not per partition; interned exactly as kafkagroup.model interns them.
     racks = [Member(m[0], (), rack=r, instance_id=m[1]) for m, r in zip(ordered, out["member_racks"])]
-    _add_racks(group, racks, specs)
+    add_racks(group, racks, specs)
     return group
 
 
