@@ -287,6 +287,10 @@ class GroupMember:
         if self.started:
             self._schedule_poll()
 
+    def request_rejoin(self) -> None:
+        """Ask for a rebalance at the next poll (Kafka's ``requestRejoin``; e.g. to pick up a changed assignor)."""
+        self._request_rejoin()
+
     def stall(self) -> None:
         """The application stops polling (stuck processing); after max.poll.interval.ms the member leaves."""
         self.stalled = True
@@ -354,6 +358,11 @@ class GroupMember:
         self._stop()
         self.crashed = True
         self._notify("crashed", self.assignment)
+
+    @property
+    def rejoin_pending(self) -> bool:
+        """A rejoin is requested or in flight (Kafka's ``rejoinNeededOrPending``, §6.8)."""
+        return self._rejoin_needed_or_pending()
 
     @property
     def alive(self) -> bool:

@@ -261,7 +261,7 @@ class GroupHarness:
         for m in running:
             if m.state is not MemberState.STABLE or m.generation.generation_id != g.generation_id:
                 return False
-            if m._rejoin_needed_or_pending():
+            if m.rejoin_pending:
                 return False
         subscribed = set().union(*(m.subscription for m in running))
         for tp in self._all_partitions():

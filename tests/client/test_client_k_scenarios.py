@@ -10,7 +10,6 @@ import pytest
 
 from conftest import (
     MockAssignor,
-    assignment_bytes,
     heartbeat,
     join_error,
     join_ok,
@@ -21,7 +20,6 @@ from conftest import (
 )
 from kafkagroup.client import (
     FatalMemberError,
-    GroupMember,
     MemberConfig,
     MemberState,
     NO_GENERATION,
@@ -90,7 +88,7 @@ def test_K02_leader_join_first_assignment(scripted, protocol):
 
     transport.answer("sync_group", sync_ok([T1P], "mock"))
     assert member.state is MemberState.STABLE
-    assert not member._rejoin_needed_or_pending()
+    assert not member.rejoin_pending
     assert member.assignment == {T1P}
     assert rec.revoked == [] and rec.assigned == [frozenset({T1P})]
     assert assignor.on_assignment_calls == [((T1P,), 1)]
@@ -105,7 +103,7 @@ def _k04_member(scripted, protocol, fail_on=()):
     join_and_sync(member, transport, generation=1, member_id="memberId", assigned=[T2P])
     assert member.assignment == {T2P}
     transport.answer("heartbeat", heartbeat()) if transport.pending("heartbeat") else None
-    member._request_rejoin()
+    member.request_rejoin()
     member.poll()                                   # onJoinPrepare + JoinGroup
     revoked_in_prepare = list(rec.revoked)
     member.subscribe(["test1"])
@@ -157,7 +155,7 @@ def test_K05_metadata_change_follow_up_rebalance(scripted, protocol, clock):
     transport.answer("sync_group", sync_ok([t1p], "mock"))
     assert member.subscription == {"topic1"} and member.assignment == {t1p}
     assert (len(rec.revoked), len(rec.assigned)) == (0, 1)
-    assert not member._rejoin_needed_or_pending()       # not detected before the next metadata refresh
+    assert not member.rejoin_pending       # not detected before the next metadata refresh
 
     # next poll sees the new metadata: rejoin with both topics
     member.refresh_metadata()
@@ -301,7 +299,7 @@ def test_K11_partition_claimed_twice_in_same_generation_is_withheld(scripted, pa
     assert got == {"consumer1": expect1, "consumer2": [tp("t", 2)], "consumer3": []}
     # next round with the new owned sets: t-0 goes to consumer3
     transport.answer("sync_group", sync_ok([], "cooperative-sticky"))
-    member._request_rejoin()
+    member.request_rejoin()
     member.poll()
     members = [
         ("consumer1", None, subscription_bytes(["t"], expect1, 2)),
@@ -377,7 +375,7 @@ def test_retriable_join_errors_back_off(scripted, clock, code):
 def test_unknown_member_join_resets_member_id_and_retries_at_once(scripted, clock):
     member, transport, rec = scripted()
     join_and_sync(member, transport, generation=3, member_id="old", assigned=[T1P], protocol_name="range")
-    member._request_rejoin()
+    member.request_rejoin()
     clock.advance(0)
     transport.answer("join_group", join_error(E.UNKNOWN_MEMBER_ID, "old"))
     assert member.generation == NO_GENERATION
@@ -410,7 +408,7 @@ def test_stale_heartbeat_error_is_ignored(scripted, clock):
     member, transport, rec = scripted()
     join_and_sync(member, transport, generation=1, member_id="m", assigned=[T1P], protocol_name="range")
     clock.advance(5_000)                             # heartbeat of generation 1 in flight
-    member._request_rejoin()
+    member.request_rejoin()
     clock.advance(0)
     transport.answer("join_group", join_ok(2, "m", "x", "range"))
     transport.answer("sync_group", sync_ok([T1P], "range"))
