@@ -6,6 +6,7 @@ Modules: ``coordinator`` (GroupCoordinator: gate, entry points, partition load/u
 driver), ``messages`` (requests/responses), ``errors`` (Kafka error codes), ``clock`` (injected time),
 ``deferred`` (parked responses), ``config`` (broker keys), ``interface`` (the request API Protocol).
 """
+from kafkagroup.coordinator.aio import AsyncGroupCoordinator
 from kafkagroup.coordinator.clock import AsyncioClock, Clock, ManualClock, TimerHandle
 from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.coordinator.coordinator import GroupCoordinator
@@ -19,7 +20,7 @@ from kafkagroup.coordinator.messages import *  # noqa: F401,F403  (the message d
 from kafkagroup.coordinator import messages as _messages
 
 __all__ = [
-    "GroupCoordinator", "ClassicGroup", "ClassicGroupMember", "GroupState", "GroupStore", "partition_for",
+    "GroupCoordinator", "AsyncGroupCoordinator", "ClassicGroup", "ClassicGroupMember", "GroupState", "GroupStore", "partition_for",
     "AsyncioClock", "Clock", "ManualClock", "TimerHandle", "CoordinatorConfig", "Deferred", "NotReadyError",
     "ErrorCode", "IllegalGroupStateError", "StoreWriteError", "GroupCoordinatorAPI", *_messages.__all__,
 ]

@@ -6,10 +6,11 @@ Times are integer milliseconds.  The coordinator only ever asks two things of a 
 
 :class:`ManualClock` has exactly the firing semantics of spec §7.1 (Kafka's ``MockCoordinatorTimer``)::
 
-    clock = ManualClock()
-    clock.call_at(50, lambda: print("fired at", clock.now_ms()))
-    clock.advance(49)   # nothing
-    clock.advance(1)    # prints "fired at 50": due means deadline <= now
+    >>> clock = ManualClock()
+    >>> timer = clock.call_at(50, lambda: print("fired at", clock.now_ms()))
+    >>> clock.advance(49)
+    >>> clock.advance(1)          # due means deadline <= now
+    fired at 50
 
 ``advance(ms)`` first moves ``now`` by ``ms`` and then repeatedly runs the earliest pending timer whose
 deadline is ``<= now``; a callback sees the *new* ``now`` (a timer re-armed by a late timer is relative to

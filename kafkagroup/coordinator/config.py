@@ -28,7 +28,7 @@ class CoordinatorConfig:
     offsets_retention_minutes: int = 10_080
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4_096
-    offsets_commit_timeout_ms: int = 5_000
+    offsets_commit_timeout_ms: int = 5_000     # accepted for compatibility; writes here are synchronous
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

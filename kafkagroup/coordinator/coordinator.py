@@ -18,15 +18,26 @@ Design (one thread, injected time, synchronous durable writes):
   offset of the partitions it owns (§2.10): groups with members come back Stable, others Empty, sessions
   restart at load time.
 
-Example::
+Example (one member, two-step join, initial delay 50 ms)::
 
-    clock = ManualClock()
-    coord = GroupCoordinator({"group.initial.rebalance.delay.ms": 50}, clock=clock, store=":memory:")
-    first = coord.join_group(JoinGroupRequest("g", protocols=[("range", b"")], session_timeout_ms=10_000)).result()
-    reply = coord.join_group(JoinGroupRequest("g", member_id=first.member_id, protocols=[("range", b"")],
-                                              session_timeout_ms=10_000))
-    clock.advance(50)
-    assert reply.result().leader == first.member_id
+    >>> from kafkagroup.coordinator import ManualClock, JoinGroupRequest, SyncGroupRequest
+    >>> clock = ManualClock()
+    >>> coord = GroupCoordinator({"group.initial.rebalance.delay.ms": 50}, clock=clock)
+    >>> ask = JoinGroupRequest("g", protocols=[("range", b"")], session_timeout_ms=10_000, client_id="C0")
+    >>> first = coord.join_group(ask).result()
+    >>> first.error_code.name, first.member_id.startswith("C0-")
+    ('MEMBER_ID_REQUIRED', True)
+    >>> ask.member_id = first.member_id
+    >>> reply = coord.join_group(ask)
+    >>> reply.done()
+    False
+    >>> clock.advance(50)
+    >>> joined = reply.result()
+    >>> joined.generation_id, joined.leader == first.member_id, str(coord.group("g").state)
+    (1, True, 'CompletingRebalance')
+    >>> synced = coord.sync_group(SyncGroupRequest("g", 1, first.member_id, assignments=[(first.member_id, b"x")]))
+    >>> synced.result().assignment, str(coord.group("g").state)
+    (b'x', 'Stable')
 """
 from __future__ import annotations
 

@@ -9,9 +9,11 @@ vote, ``rebalance_timeout_ms``) walk the members.
 
 Example (C79)::
 
-    g = ClassicGroup("g", now_ms=0)
-    g.add(ClassicGroupMember("m1", protocols=[("range", b""), ("roundrobin", b"")]))
-    g.select_protocol()      # 'range'
+    >>> g = ClassicGroup("g", now_ms=0)
+    >>> g.add(ClassicGroupMember("m1", protocols=[("range", b""), ("roundrobin", b"")]))
+    >>> g.add(ClassicGroupMember("m2", protocols=[("roundrobin", b""), ("blah", b"")]))
+    >>> g.select_protocol(), g.leader_id
+    ('roundrobin', 'm1')
 """
 from __future__ import annotations
 
@@ -319,7 +321,7 @@ class ClassicGroup:
         self.members[new_member_id] = member
         if self.leader_id == old_member_id:
             self.leader_id = new_member_id
-        if old_member_id in self.pending_sync_members:
+        if old_member_id in self.pending_sync_members:  # the new id owes the SyncGroup the old one owed
             self.pending_sync_members.discard(old_member_id)
             self.pending_sync_members.add(new_member_id)
         self.static_members[group_instance_id] = new_member_id
