@@ -20,7 +20,16 @@ import importlib
 import importlib.util
 from typing import Any
 
-_MISSING = [name for name in ("pyspark", "pyarrow", "pandas") if importlib.util.find_spec(name) is None]
+
+
+def _missing(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):   # e.g. sys.modules[name] is None: imports of it are blocked
+        return True
+
+
+_MISSING = [name for name in ("pyspark", "pyarrow", "pandas") if _missing(name)]
 if _MISSING:
     raise ImportError(f"kafkagroup.spark needs {', '.join(_MISSING)}: install the extra with "
                       f"pip install 'kafkagroup[spark]'")

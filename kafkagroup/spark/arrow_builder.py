@@ -540,6 +540,33 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
     has_member_racks = np.bincount(member_group[has_rack], minlength=num_groups)[:num_groups] > 0
     topic_has_racks = meta.has_racks[topic_row] if len(topic_row) else np.zeros(0, dtype=bool)
     has_replica_racks = np.bincount(topic_group[topic_has_racks], minlength=num_groups)[:num_groups] > 0
+    if has_member_racks.any() or has_replica_racks.any():
+        member_rack, replica_off, replica_racks = _intern_racks(
+            meta, rack, has_rack, has_member_racks, member_group, member_perm, sorted_pos, topic_group,
+            topic_row, topic_has_racks, topic_count64, part_off)
+    else:   # no racks anywhere in the batch: arrays() never reads these
+        member_rack = np.zeros(num_members, dtype=np.int32)
+        replica_off, replica_racks = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
+
+    return BatchProblems(
+        group_ids=group_ids, member_off=member_off, member_ids=member_ids, member_perm=member_perm,
+        sub_off=sub_off, sub_topics=sub_topics, topic_off=topic_off,
+        topic_names=name_by_rank.take(pa.array(topic_rank)) if len(topic_rank) else pa.array([], pa.string()),
+        topic_count=topic_count, part_off=part_off, owned_off=owned_off, owned_partitions=owned_partitions,
+        has_owned=has_owned, generation=generation, has_generation=has_generation, member_rack=member_rack,
+        has_member_racks=has_member_racks, replica_off=replica_off, replica_racks=replica_racks,
+        has_replica_racks=has_replica_racks, unknown_off=unknown_off.astype(np.int64), unknown_topics=unknown_topics,
+        dropped_claims=dropped_claims, errors=errors)
+
+
+def _intern_racks(meta: TopicMeta, rack: pa.Array, has_rack: np.ndarray, has_member_racks: np.ndarray,
+                  member_group: np.ndarray, member_perm: np.ndarray, sorted_pos: np.ndarray,
+                  topic_group: np.ndarray, topic_row: np.ndarray, topic_has_racks: np.ndarray,
+                  topic_count64: np.ndarray, part_off: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group-local rack ids in build_group's order of first appearance: member racks (MemberInfo
+    order), then replica racks (topic, partition, replica order). Returns (member_rack[M] in sorted
+    member order, replica_off[P_batch+1], replica_racks[])."""
+    num_members = len(member_group)
     # replica racks of the batch partitions (topics without racks: empty lists)
     topic_meta_parts = np.where(topic_has_racks, meta.part_start[topic_row] if len(topic_row) else 0, 0)
     part_rows = concat_ranges(topic_meta_parts, np.where(topic_has_racks, topic_count64, 0))
@@ -572,13 +599,4 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
     member_rack = np.zeros(num_members, dtype=np.int32)
     member_rack[sorted_pos[mr_sorted]] = seq_local[:len(mr_sorted)]
     replica_racks = seq_local[len(mr_sorted):].astype(np.int32)
-
-    return BatchProblems(
-        group_ids=group_ids, member_off=member_off, member_ids=member_ids, member_perm=member_perm,
-        sub_off=sub_off, sub_topics=sub_topics, topic_off=topic_off,
-        topic_names=name_by_rank.take(pa.array(topic_rank)) if len(topic_rank) else pa.array([], pa.string()),
-        topic_count=topic_count, part_off=part_off, owned_off=owned_off, owned_partitions=owned_partitions,
-        has_owned=has_owned, generation=generation, has_generation=has_generation, member_rack=member_rack,
-        has_member_racks=has_member_racks, replica_off=replica_off, replica_racks=replica_racks,
-        has_replica_racks=has_replica_racks, unknown_off=unknown_off.astype(np.int64), unknown_topics=unknown_topics,
-        dropped_claims=dropped_claims, errors=errors)
+    return member_rack, replica_off, replica_racks

@@ -16,6 +16,7 @@ engine nor the decoded topic metadata is rebuilt per task; a cache defined in a 
 """
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -43,10 +44,12 @@ METRIC_FIELDS: list[tuple[str, pa.DataType]] = [
 ]
 METRICS_STRUCT = pa.struct(METRIC_FIELDS)
 METRICS_ARROW_SCHEMA = pa.schema([("group_id", pa.string())] + METRIC_FIELDS)
-# assign_groups' single output: kind 0 = assigned partition, 1 = withheld partition, 2 = group metrics
+# assign_groups' single output: kind 0 = assigned partition, 1 = withheld partition, 2 = group metrics.
+# A group's metrics travel as one JSON string (parsed by the JVM for the G metric rows only): a
+# nullable struct column would ship ~110 bytes of zeroed child buffers with every partition row.
 KIND_ASSIGNED, KIND_WITHHELD, KIND_GROUP = 0, 1, 2
 PLAN_ARROW_SCHEMA = pa.schema([("kind", pa.int8()), ("group_id", pa.string()), ("member_id", pa.string()),
-                               ("topic", pa.string()), ("partition", pa.int32()), ("metrics", METRICS_STRUCT)])
+                               ("topic", pa.string()), ("partition", pa.int32()), ("metrics", pa.string())])
 _ENGINE_METRICS = ("assigned", "unassigned", "withheld", "moved", "moved_lower_bound", "balance_gap",
                    "max_load", "min_load")
 
@@ -110,8 +113,14 @@ def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOpti
 
 def _partition_rows(problems: BatchProblems, parts: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array, np.ndarray]:
     """(group_id, topic, partition) columns and the group of batch partition ids `parts` (ascending)."""
-    topic = np.searchsorted(problems.part_off, parts, side="right") - 1
-    group = np.searchsorted(problems.topic_off, topic, side="right") - 1
+    if len(parts) * 8 > len(problems.topic_count) and len(parts) > 4096:
+        # most partitions: label all of them by repeat (O(P), no binary search)
+        topic_of_part = np.repeat(np.arange(len(problems.topic_count), dtype=np.int64), problems.topic_count)
+        topic = topic_of_part[parts]
+    else:
+        topic = np.searchsorted(problems.part_off, parts, side="right") - 1
+    group_of_topic = np.repeat(np.arange(problems.num_groups, dtype=np.int64), np.diff(problems.topic_off))
+    group = group_of_topic[topic]
     partition = (parts - problems.part_off[topic]).astype(np.int32)
     return (problems.group_ids.take(pa.array(group)), problems.topic_names.take(pa.array(topic)),
             pa.array(partition, pa.int32()), group)
@@ -213,12 +222,94 @@ def plan_arrow_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, opti
                 [pa.array(np.full(w, KIND_WITHHELD, np.int8)), w_groups, pa.nulls(w, pa.string()), w_topics, w_parts]
                 + _nulls_like(schema, ["metrics"], w), schema=schema)
         g = plan.problems.num_groups
-        metrics = pa.StructArray.from_arrays(metrics_columns(plan, options.strategy), fields=list(METRICS_STRUCT))
         yield pa.RecordBatch.from_arrays(
             [pa.array(np.full(g, KIND_GROUP, np.int8)), plan.problems.group_ids]
-            + _nulls_like(schema, ["member_id", "topic", "partition"], g) + [metrics], schema=schema)
+            + _nulls_like(schema, ["member_id", "topic", "partition"], g)
+            + [metrics_json(metrics_columns(plan, options.strategy))], schema=schema)
+
+
+def metrics_json(columns: list[pa.Array]) -> pa.Array:
+    """One JSON object per group (METRIC_FIELDS keys): a Python loop over groups, not partitions."""
+    names = [name for name, _ in METRIC_FIELDS]
+    values = [c.to_pylist() for c in columns]
+    return pa.array([json.dumps(dict(zip(names, row)), allow_nan=False) for row in zip(*values)], pa.string())
 
 
 def group_seed(group_id: Any, seed: int) -> list[int]:
     """Seed of a group's random change: stable across runs, workers and batch boundaries."""
     return [seed, zlib.crc32(str(group_id).encode("utf-8"))]
+
+
+# ---------------------------------------------------------------------------------------------
+# compare_strategies: per group and strategy, the rebalance after a change
+
+COMPARE_ARROW_SCHEMA = pa.schema([
+    ("group_id", pa.string()), ("strategy", pa.string()), ("change", pa.string()),
+    ("members_before", pa.int32()), ("members_after", pa.int32()),
+    ("partitions_before", pa.int64()), ("partitions_after", pa.int64()),
+    ("balance_gap_before", pa.int64()), ("balance_gap", pa.int64()), ("moved", pa.int64()),
+    ("moved_lower_bound", pa.int64()), ("withheld", pa.int64()), ("unassigned", pa.int64()),
+    ("max_load", pa.int64()), ("min_load", pa.int64()), ("engine_us", pa.float64()), ("error", pa.string()),
+])
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    strategies: tuple[str, ...]
+    change: Any                   # kafkagroup.spark.change.Change
+    baseline: str = "fresh"       # "fresh": each strategy assigns the group from scratch first;
+                                  # "input": each strategy rebalances from the input's owned claims first
+    strict: bool = True
+    on_error: str = "raise"
+
+
+def compare_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: CompareOptions) -> pa.RecordBatch:
+    """COMPARE_ARROW_SCHEMA rows: one per group and strategy."""
+    problems = build_batch(batch, meta, strict=options.strict)
+    errors = dict(problems.errors)
+    if errors and options.on_error == "raise":
+        raise InvalidGroupError(errors[min(errors)])
+    columns: dict[str, list[Any]] = {name: [] for name in COMPARE_ARROW_SCHEMA.names}
+    describe = options.change.describe()
+    for g in range(problems.num_groups):
+        gid = problems.group_id(g)
+        arrays = problems.arrays(g) if g not in errors else None
+        for strategy in options.strategies:
+            row: dict[str, Any] = {name: None for name in columns}
+            row.update(group_id=gid, strategy=strategy, change=describe)
+            if arrays is None:
+                row["error"] = errors[g]
+            else:
+                try:
+                    start = arrays if options.baseline == "input" else {
+                        **arrays, "owned_offsets": None, "owned_partitions": None, "generation": None}
+                    before = assign_arrays(strategy, **start)
+                    rng = np.random.default_rng(group_seed(gid, options.change.seed))
+                    after_arrays = options.change.apply(arrays, before.owner, rng)
+                    after = assign_arrays(strategy, **after_arrays)
+                except (KafkaGroupError, ValueError) as e:
+                    if options.on_error == "raise":
+                        raise InvalidGroupError(group_error(problems, g, e)) from e
+                    row["error"] = group_error(problems, g, e)
+                else:
+                    m = after.metrics
+                    row.update(members_before=len(arrays["sub_offsets"]) - 1,
+                               members_after=len(after_arrays["sub_offsets"]) - 1,
+                               partitions_before=len(before.owner), partitions_after=len(after.owner),
+                               balance_gap_before=before.metrics.balance_gap, balance_gap=m.balance_gap,
+                               moved=m.moved, moved_lower_bound=m.moved_lower_bound, withheld=m.withheld,
+                               unassigned=m.unassigned, max_load=m.max_load, min_load=m.min_load,
+                               engine_us=after.engine_us)
+            for name, value in row.items():
+                columns[name].append(value)
+    return pa.RecordBatch.from_arrays([pa.array(columns[f.name], f.type) for f in COMPARE_ARROW_SCHEMA],
+                                      schema=COMPARE_ARROW_SCHEMA)
+
+
+def compare_arrow_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: CompareOptions
+                          ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of compare_strategies."""
+    meta = resolve_meta(meta_source)
+    for batch in batches:
+        if batch.num_rows:
+            yield compare_batch(batch, meta, options)

@@ -1,0 +1,253 @@
+"""The Spark API: assign every group of a fleet, compare strategies after a change, a pandas UDF.
+
+>>> plan = assign_groups(member_rows_df, topics_df, strategy="range")     # doctest: +SKIP
+>>> plan.assignments.write.parquet("out/assignments")                    # doctest: +SKIP
+>>> plan.metrics.orderBy("balance_gap", ascending=False).show()          # doctest: +SKIP
+
+Input forms and types: :mod:`kafkagroup.spark.schema`. Topic metadata is either one table shared by
+every group (a Spark DataFrame ``topic, partitions[, replica_racks]``, a pyarrow / pandas table of
+the same columns, or a ``{topic: count}`` dict; broadcast to the executors), or per group (the same
+DataFrame with a ``group_id`` column, or a ``topic_table`` column on group rows).
+
+Results are those of ``kafkagroup.assign`` called on each group (same interning and member-order
+rules; tests/spark/test_spark_assign.py checks it row for row).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Tuple
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from kafkagroup.engine import strategies as engine_strategies
+from kafkagroup.errors import InvalidGroupError
+from kafkagroup.spark import executor, schema
+from kafkagroup.spark.arrow_builder import TopicMeta
+from kafkagroup.spark.change import Change
+
+TopicsArg = DataFrame | pa.Table | pd.DataFrame | Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class FleetAssignment:
+    """assign_groups' result. Unpacks as ``assignments, metrics = assign_groups(...)``.
+
+    ``assignments``: group_id, member_id, topic, partition (one row per assigned partition);
+    ``withheld``: group_id, topic, partition (cooperative assignors: held back this round);
+    ``metrics``: group_id, strategy, members, topics, partitions, assigned, unassigned, withheld,
+    moved, moved_lower_bound, balance_gap, max_load, min_load, engine_us, unknown_topics,
+    dropped_claims, error. All three read one planned DataFrame (``plan``), persisted when
+    assign_groups was called with ``persist=True``, so the engine runs once for all of them;
+    :meth:`unpersist` releases it.
+    """
+
+    assignments: DataFrame
+    metrics: DataFrame
+    withheld: DataFrame
+    plan: DataFrame
+
+    def __iter__(self) -> Iterator[DataFrame]:
+        return iter((self.assignments, self.metrics))
+
+    def unpersist(self) -> None:
+        self.plan.unpersist()
+
+
+def _check_strategy(strategy: str) -> None:
+    known = engine_strategies()
+    if strategy not in known:
+        raise InvalidGroupError(f"unknown strategy {strategy!r}; the engine implements {known}")
+
+
+def _check_on_error(on_error: str) -> None:
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+
+
+def _shared_meta_table(topics: TopicsArg) -> pa.Table:
+    """The shared topic table as Arrow (collected to the driver: it is small) and checked there."""
+    if isinstance(topics, DataFrame):
+        table = schema.normalize_topics(topics).toArrow()
+    elif isinstance(topics, pa.Table):
+        table = topics
+    elif isinstance(topics, pd.DataFrame):
+        table = pa.Table.from_pandas(topics, preserve_index=False)
+    elif isinstance(topics, Mapping):
+        meta = TopicMeta.from_mapping(topics)
+        table = pa.table({"topic": meta.names, "partitions": pa.array(meta.count, pa.int64()),
+                          "replica_racks": _racks_column(topics)})
+    else:
+        raise TypeError(f"topics must be a DataFrame, a pyarrow / pandas table or a dict, got {type(topics).__name__}")
+    meta = TopicMeta.from_arrow(table)
+    if meta.row_errors:
+        raise InvalidGroupError(f"topic metadata: {meta.row_errors[0][1]}")
+    return table
+
+
+def _racks_column(topics: Mapping[str, Any]) -> pa.Array:
+    values = [None if isinstance(spec, (int, np.integer)) else [None if r is None else list(r) for r in spec]
+              for spec in topics.values()]
+    return pa.array(values, pa.list_(pa.list_(pa.string())))
+
+
+def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[DataFrame, Any]:
+    """(normalised group rows, metadata source for the executors); raises for bad schemas before any job."""
+    if not isinstance(groups_df, DataFrame):
+        raise TypeError(f"groups_df must be a Spark DataFrame, got {type(groups_df).__name__}")
+    groups = schema.normalize_groups(groups_df)
+    meta_source = None
+    if topics is None:
+        if "topic_table" not in groups.columns:
+            raise schema.SchemaError("no topic metadata: pass topics=..., or give group rows a topic_table column")
+    elif isinstance(topics, DataFrame) and "group_id" in topics.columns:
+        tables = schema.per_group_topic_tables(schema.normalize_topics(topics))
+        groups = groups.drop("topic_table").join(tables, "group_id", "left")
+    else:
+        table = _shared_meta_table(topics)
+        meta_source = groups.sparkSession.sparkContext.broadcast(table)
+        groups = groups.drop("topic_table")
+    if validate:
+        schema.check_input(groups_df)
+    return groups, meta_source
+
+
+def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: str = "range", strict: bool = True,
+                  on_error: str = "raise", validate: bool = True, persist: bool = True) -> FleetAssignment:
+    """Assign every group of `groups_df` with `strategy`; see :class:`FleetAssignment` for the output.
+
+    `groups_df`: one row per member, or one row per group with the members nested
+    (:mod:`kafkagroup.spark.schema`). `topics`: shared or per-group metadata (module docstring).
+    `strict`: an owned claim on an unknown topic / partition is an error (True) or dropped and counted.
+    `on_error`: "raise" fails the job with a message naming the group; "record" puts the message in
+    ``metrics.error`` and assigns the other groups. `validate`: run the input checks (one aggregate
+    query) before the job. Schema errors always raise here, before any job.
+    """
+    _check_strategy(strategy)
+    _check_on_error(on_error)
+    groups, meta_source = _prepare(groups_df, topics, validate)
+    options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
+    plan = groups.mapInArrow(functools.partial(executor.plan_arrow_batches, meta_source=meta_source, options=options),
+                             schema.PLAN_SCHEMA)
+    if persist:
+        plan = plan.persist(StorageLevel.MEMORY_AND_DISK)
+    kind = F.col("kind")
+    return FleetAssignment(
+        assignments=plan.where(kind == executor.KIND_ASSIGNED).select("group_id", "member_id", "topic", "partition"),
+        withheld=plan.where(kind == executor.KIND_WITHHELD).select("group_id", "topic", "partition"),
+        metrics=plan.where(kind == executor.KIND_GROUP)
+        .select("group_id", F.from_json("metrics", schema.METRICS_STRUCT).alias("m")).select("group_id", "m.*"),
+        plan=plan)
+
+
+def compare_strategies(groups_df: DataFrame, topics: TopicsArg = None, *, strategies: Sequence[str] | None = None,
+                       change: Change | None = None, baseline: str = "fresh", strict: bool = True,
+                       on_error: str = "raise", validate: bool = True) -> DataFrame:
+    """Per group and strategy: balance and moves of the rebalance after `change`.
+
+    For each strategy, the group is first assigned as it is (``baseline="fresh"``: from scratch;
+    ``"input"``: rebalanced from the input's owned claims), then `change` is applied
+    (:class:`~kafkagroup.spark.change.Change`: members removed / added, partitions added; seeded per
+    group, identical for every strategy) and the next rebalance is computed with every remaining
+    member claiming what it owned. Columns: group_id, strategy, change, members_before,
+    members_after, partitions_before, partitions_after, balance_gap_before, balance_gap, moved,
+    moved_lower_bound, withheld, unassigned, max_load, min_load, engine_us, error.
+    """
+    names = tuple(strategies) if strategies is not None else tuple(engine_strategies())
+    for name in names:
+        _check_strategy(name)
+    _check_on_error(on_error)
+    if baseline not in ("fresh", "input"):
+        raise ValueError(f"baseline must be 'fresh' or 'input', got {baseline!r}")
+    groups, meta_source = _prepare(groups_df, topics, validate)
+    options = executor.CompareOptions(strategies=names, change=change or Change(), baseline=baseline,
+                                      strict=strict, on_error=on_error)
+    spark_schema = T.StructType.fromJson({"type": "struct", "fields": [
+        {"name": f.name, "type": _spark_type(f.type).jsonValue(), "nullable": True, "metadata": {}}
+        for f in executor.COMPARE_ARROW_SCHEMA]})
+    return groups.mapInArrow(functools.partial(executor.compare_arrow_batches, meta_source=meta_source,
+                                               options=options), spark_schema)
+
+
+def _spark_type(dtype: pa.DataType) -> T.DataType:
+    return {pa.string(): T.StringType(), pa.int32(): T.IntegerType(), pa.int64(): T.LongType(),
+            pa.float64(): T.DoubleType()}[dtype]
+
+
+# ---------------------------------------------------------------------------------------------
+# pandas UDF form
+
+UDF_ROW = T.StructType([T.StructField("member_id", T.StringType()), T.StructField("topic", T.StringType()),
+                        T.StructField("partition", T.IntegerType())])
+UDF_RETURN = T.StructType([T.StructField("assignment", T.ArrayType(UDF_ROW))] + list(schema.METRICS_STRUCT.fields))
+_UDF_MEMBERS = pa.list_(pa.struct([(f.name, t) for f, t in zip(
+    schema.MEMBER_STRUCT.fields,
+    (pa.string(), pa.list_(pa.string()), pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())])),
+     pa.int32(), pa.string(), pa.string()))]))
+_UDF_TOPIC_TABLE = pa.list_(pa.struct([("topic", pa.string()), ("partitions", pa.int32()),
+                                       ("replica_racks", pa.list_(pa.list_(pa.string())))]))
+
+
+def _udf_batches(series: Iterator[tuple[pd.Series, ...]], meta_source: Any, options: executor.AssignOptions
+                 ) -> Iterator[pd.DataFrame]:
+    """pandas -> Arrow (pyarrow's converter), the batch plan, Arrow -> pandas: no Python loop per partition."""
+    meta = executor.resolve_meta(meta_source)
+    for columns in series:
+        group_ids, members = columns[0], columns[1]
+        arrays = [pa.Array.from_pandas(group_ids, type=pa.string()), pa.Array.from_pandas(members, type=_UDF_MEMBERS)]
+        names = ["group_id", "members"]
+        if len(columns) > 2:
+            arrays.append(pa.Array.from_pandas(columns[2], type=_UDF_TOPIC_TABLE))
+            names.append("topic_table")
+        plan = executor.run_batch(pa.RecordBatch.from_arrays(arrays, names=names), meta, options)
+        _, member_ids, topics, partitions = executor.assignment_columns(plan)
+        rows = pa.StructArray.from_arrays([member_ids, topics, partitions], names=["member_id", "topic", "partition"])
+        problems = plan.problems
+        group_first_part = problems.part_off[problems.topic_off]           # [G+1]
+        parts = np.flatnonzero(plan.owner >= 0)
+        counts = np.bincount(np.searchsorted(group_first_part, parts, side="right") - 1,
+                             minlength=problems.num_groups)[:problems.num_groups]
+        per_group = pa.ListArray.from_arrays(pa.array(np.concatenate([[0], np.cumsum(counts)]), pa.int32()), rows)
+        metrics = executor.metrics_columns(plan, options.strategy)
+        table = pa.Table.from_arrays([per_group] + metrics, names=[f.name for f in UDF_RETURN.fields])
+        yield table.to_pandas()
+
+
+def assignment_udf(strategy: str, topics: TopicsArg = None, *, strict: bool = True, on_error: str = "raise",
+                   spark: SparkSession | None = None) -> Any:
+    """A pandas UDF assigning one group per row: ``udf(group_id, members[, topic_table])``.
+
+    ``members`` is ``array<struct<member_id, topics, owned, generation, rack, instance_id>>`` with
+    exactly the member struct of :mod:`kafkagroup.spark.schema` (build it with ``collect_list(struct(...))``);
+    the result is ``struct<assignment: array<struct<member_id, topic, partition>>, <metrics...>>``.
+    Shared `topics` are broadcast (pass `spark` when no session is active); without them, pass the
+    per-group ``topic_table`` column as third argument. Slower than :func:`assign_groups` (pandas
+    conversions on both sides), meant for select / SQL pipelines::
+
+        plan = assignment_udf("range", {"orders": 12})
+        df.select("group_id", plan("group_id", "members").alias("plan")).select("group_id", "plan.*")
+    """
+    from pyspark.sql.functions import pandas_udf
+
+    _check_strategy(strategy)
+    _check_on_error(on_error)
+    meta_source = None
+    if topics is not None:
+        session = spark or SparkSession.getActiveSession()
+        if session is None:
+            raise RuntimeError("assignment_udf with shared topics needs an active SparkSession (or pass spark=...)")
+        meta_source = session.sparkContext.broadcast(_shared_meta_table(topics))
+    options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
+    body = functools.partial(_udf_batches, meta_source=meta_source, options=options)
+
+    def assign_udf(batches: Iterator[Tuple[pd.Series, ...]]) -> Iterator[pd.DataFrame]:  # noqa: UP006 (pyspark reads the hint)
+        return body(batches)
+
+    return pandas_udf(assign_udf, returnType=UDF_RETURN)

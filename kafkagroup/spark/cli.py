@@ -1,0 +1,207 @@
+"""``kafkagroup spark-plan``: assign (or compare strategies for) every group of a fleet on Spark.
+
+    kafkagroup spark-plan --groups groups.parquet [--topics topics.parquet] --strategy range --out DIR
+    kafkagroup spark-plan --example 1000 --out DIR                      # a generated sample fleet
+    kafkagroup spark-plan --example 1000 --compare --remove-members 0.1 --out DIR
+
+Writes DIR/assignments, DIR/withheld and DIR/metrics as Parquet (DIR/compare with --compare), shows
+Spark's progress while the jobs run, and prints a summary. ``local[*]`` unless ``--master`` is given.
+
+Wiring (kafkagroup/cli.py): ``EXTRA_COMMANDS["spark-plan"] = (HELP, add_arguments, run)``. Neither
+function imports pyspark at module import time, so ``kafkagroup --help`` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+HELP = "assign or compare strategies for every group of a fleet on Spark (extra kafkagroup[spark])"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--groups", metavar="PATH",
+                        help="Parquet: one row per member (group_id, member_id, topics, [owned, generation, rack, "
+                             "instance_id]) or one row per group (group_id, members)")
+    source.add_argument("--example", type=int, metavar="N", help="generate a seeded sample fleet of N groups")
+    parser.add_argument("--topics", metavar="PATH",
+                        help="Parquet: topic, partitions[, replica_racks]; with a group_id column, per group")
+    parser.add_argument("--strategy", default="range", help="assignor protocol name (default: range)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory (Parquet datasets)")
+    parser.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --example and of --compare's changes")
+    parser.add_argument("--lenient", action="store_true",
+                        help="drop owned claims on unknown topics / partitions instead of failing the group")
+    parser.add_argument("--on-error", choices=("raise", "record"), default="raise",
+                        help="a group with bad data fails the job (raise) or is reported in metrics.error (record)")
+    parser.add_argument("--compare", action="store_true",
+                        help="compare strategies after a change instead of assigning (see --remove-members ...)")
+    parser.add_argument("--strategies", default=None,
+                        help="comma-separated strategies for --compare (default: every strategy)")
+    parser.add_argument("--remove-members", type=_amount, default=0, metavar="X",
+                        help="--compare: members removed per group (count, or fraction such as 0.1)")
+    parser.add_argument("--add-members", type=_amount, default=0, metavar="X", help="--compare: members added per group")
+    parser.add_argument("--add-partitions", type=_amount, default=0, metavar="X",
+                        help="--compare: partitions added per topic (count or fraction)")
+
+
+def _amount(text: str) -> int | float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text}")
+    return int(value) if value.is_integer() and "." not in text else value
+
+
+class SparkProgress:
+    """A rich progress display fed by Spark's status tracker (polled on a daemon thread)."""
+
+    def __init__(self, spark: Any, console: Any) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._tracker = spark.sparkContext.statusTracker()
+        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), console=console, transient=False)
+        self._tasks: dict[int, Any] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> "SparkProgress":
+        self._progress.start()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._refresh()
+        self._progress.stop()
+
+    def _refresh(self) -> None:
+        for stage_id in self._tracker.getActiveStageIds():
+            info = self._tracker.getStageInfo(stage_id)
+            if info is None:
+                continue
+            if stage_id not in self._tasks:
+                self._tasks[stage_id] = self._progress.add_task(f"stage {stage_id} ({info.name.split(' at ')[0]})",
+                                                                total=info.numTasks)
+            self._progress.update(self._tasks[stage_id], completed=info.numCompletedTasks, total=info.numTasks)
+        for stage_id, task in self._tasks.items():
+            info = self._tracker.getStageInfo(stage_id)
+            if info is not None and stage_id not in self._tracker.getActiveStageIds():
+                self._progress.update(task, completed=info.numCompletedTasks)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.2):
+            try:
+                self._refresh()
+            except Exception:   # the tracker may race a finishing job; the next poll catches up
+                pass
+
+
+def _session(master: str | None) -> tuple[Any, bool]:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    # Executors must run the interpreter that has kafkagroup installed (local mode: this one).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.appName("kafkagroup spark-plan").master(master or "local[*]")
+               .config("spark.ui.showConsoleProgress", "false"))
+    if master is None or master.startswith("local"):
+        builder = builder.config("spark.sql.shuffle.partitions", str(max(2, (os.cpu_count() or 2) * 2)))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark, True
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    try:
+        from kafkagroup.spark import Change, assign_groups, compare_strategies
+    except ImportError as e:
+        print(f"kafkagroup spark-plan: {e}", file=sys.stderr)
+        return 2
+    console = Console(stderr=True)
+    spark, owned_session = _session(args.master)
+    try:
+        if args.example is not None:
+            from kafkagroup.fleet import generate_fleet
+
+            fleet = generate_fleet(args.example, seed=args.seed)
+            groups = spark.createDataFrame(fleet.groups)
+            topics: Any = spark.createDataFrame(fleet.topics)
+            console.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
+                          f"{fleet.num_partitions} partitions (seed {args.seed})")
+        else:
+            groups = spark.read.parquet(args.groups)
+            topics = spark.read.parquet(args.topics) if args.topics else None
+        out = args.out.rstrip("/")
+        started = time.perf_counter()
+        if args.compare:
+            names = [s.strip() for s in args.strategies.split(",")] if args.strategies else None
+            change = Change(remove_members=args.remove_members, add_members=args.add_members,
+                            add_partitions=args.add_partitions, seed=args.seed)
+            result = compare_strategies(groups, topics, strategies=names, change=change, strict=not args.lenient,
+                                        on_error=args.on_error)
+            with SparkProgress(spark, console):
+                result.write.mode("overwrite").parquet(f"{out}/compare")
+            summary = spark.read.parquet(f"{out}/compare")
+            _print_compare(console, Table, summary, change.describe(), time.perf_counter() - started)
+            return 0
+        plan = assign_groups(groups, topics, strategy=args.strategy, strict=not args.lenient, on_error=args.on_error)
+        with SparkProgress(spark, console):
+            plan.assignments.write.mode("overwrite").parquet(f"{out}/assignments")
+            plan.withheld.write.mode("overwrite").parquet(f"{out}/withheld")
+            plan.metrics.write.mode("overwrite").parquet(f"{out}/metrics")
+        plan.unpersist()
+        _print_assign(console, Table, spark.read.parquet(f"{out}/metrics"), args.strategy,
+                      time.perf_counter() - started, out)
+        return 0
+    finally:
+        if owned_session:
+            spark.stop()
+
+
+def _print_assign(console: Any, table_cls: Any, metrics: Any, strategy: str, seconds: float, out: str) -> None:
+    from pyspark.sql import functions as F
+
+    row = metrics.agg(F.count("*").alias("groups"), F.sum("partitions").alias("partitions"),
+                      F.sum("assigned").alias("assigned"), F.sum("unassigned").alias("unassigned"),
+                      F.sum("withheld").alias("withheld"), F.sum("moved").alias("moved"),
+                      F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
+                      F.sum("engine_us").alias("engine_us")).first()
+    table = table_cls(title=f"spark-plan: {strategy}")
+    for name in ("groups", "partitions", "assigned", "unassigned", "withheld", "moved", "failed groups",
+                 "engine s", "wall s", "groups/s"):
+        table.add_column(name, justify="right")
+    groups = row["groups"] or 0
+    table.add_row(str(groups), str(row["partitions"] or 0), str(row["assigned"] or 0), str(row["unassigned"] or 0),
+                  str(row["withheld"] or 0), str(row["moved"] or 0), str(row["failed"] or 0),
+                  f"{(row['engine_us'] or 0) / 1e6:.3f}", f"{seconds:.2f}", f"{groups / max(seconds, 1e-9):,.0f}")
+    console.print(table)
+    console.print(f"written: {out}/assignments, {out}/withheld, {out}/metrics")
+
+
+def _print_compare(console: Any, table_cls: Any, summary: Any, change: str, seconds: float) -> None:
+    from pyspark.sql import functions as F
+
+    rows = summary.groupBy("strategy").agg(
+        F.count("*").alias("groups"), F.sum("moved").alias("moved"), F.sum("moved_lower_bound").alias("lower"),
+        F.sum(F.when(F.col("balance_gap") > 1, 1).otherwise(0)).alias("unbalanced"),
+        F.sum("withheld").alias("withheld"), F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
+        F.sum("engine_us").alias("engine_us")).orderBy("strategy").collect()
+    table = table_cls(title=f"spark-plan --compare: {change} ({seconds:.1f} s)")
+    for name in ("strategy", "groups", "partitions moved", "groups with balance gap > 1", "withheld",
+                 "failed groups", "engine s"):
+        table.add_column(name, justify="left" if name == "strategy" else "right")
+    for r in rows:
+        table.add_row(r["strategy"], str(r["groups"]), str(r["moved"] or 0), str(r["unbalanced"] or 0),
+                      str(r["withheld"] or 0), str(r["failed"] or 0), f"{(r['engine_us'] or 0) / 1e6:.3f}")
+    console.print(table)

@@ -1,0 +1,241 @@
+"""Spark schemas of the inputs and outputs, and the checks that run before any job starts.
+
+Input forms (column types; integer columns may be any of tinyint/smallint/int/bigint)::
+
+    member rows:  group_id string, member_id string, topics array<string>,
+                  [owned array<struct<topic: string, partition: int>>], [generation int],
+                  [rack string], [instance_id string]
+    group rows:   group_id string, members array<struct<member_id, topics, [owned], [generation],
+                  [rack], [instance_id]>>, [topic_table array<struct<topic, partitions, [replica_racks]>>]
+    topics:       [group_id string], topic string, partitions int, [replica_racks array<array<string>>]
+
+:func:`normalize_groups` checks the schema (a missing column or a wrong type raises
+:class:`SchemaError` naming the column) and returns group rows with every optional field present
+and cast to the exact types the executor reads. :func:`check_group_rows` then runs one cheap
+aggregate query for the data errors a schema cannot express (null group or member ids, null topic
+names, null claims), so they fail before the assignment job, naming the first offending group.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from kafkagroup.errors import InvalidGroupError
+
+INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+OWNED_STRUCT = T.StructType([T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType())])
+MEMBER_STRUCT = T.StructType([
+    T.StructField("member_id", T.StringType()), T.StructField("topics", T.ArrayType(T.StringType())),
+    T.StructField("owned", T.ArrayType(OWNED_STRUCT)), T.StructField("generation", T.IntegerType()),
+    T.StructField("rack", T.StringType()), T.StructField("instance_id", T.StringType()),
+])
+TOPIC_ROW_STRUCT = T.StructType([
+    T.StructField("topic", T.StringType()), T.StructField("partitions", T.IntegerType()),
+    T.StructField("replica_racks", T.ArrayType(T.ArrayType(T.StringType()))),
+])
+OPTIONAL_MEMBER_FIELDS = ("owned", "generation", "rack", "instance_id")
+
+METRICS_STRUCT = T.StructType([
+    T.StructField("strategy", T.StringType()), T.StructField("members", T.IntegerType()),
+    T.StructField("topics", T.IntegerType()), T.StructField("partitions", T.LongType()),
+    T.StructField("assigned", T.LongType()), T.StructField("unassigned", T.LongType()),
+    T.StructField("withheld", T.LongType()), T.StructField("moved", T.LongType()),
+    T.StructField("moved_lower_bound", T.LongType()), T.StructField("balance_gap", T.LongType()),
+    T.StructField("max_load", T.LongType()), T.StructField("min_load", T.LongType()),
+    T.StructField("engine_us", T.DoubleType()), T.StructField("unknown_topics", T.ArrayType(T.StringType())),
+    T.StructField("dropped_claims", T.LongType()), T.StructField("error", T.StringType()),
+])
+PLAN_SCHEMA = T.StructType([
+    T.StructField("kind", T.ByteType()), T.StructField("group_id", T.StringType()),
+    T.StructField("member_id", T.StringType()), T.StructField("topic", T.StringType()),
+    T.StructField("partition", T.IntegerType()), T.StructField("metrics", T.StringType()),   # JSON of METRICS_STRUCT
+])
+ASSIGNMENT_SCHEMA = T.StructType([
+    T.StructField("group_id", T.StringType()), T.StructField("member_id", T.StringType()),
+    T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
+])
+
+
+class SchemaError(InvalidGroupError):
+    """An input DataFrame lacks a column or has one of the wrong type (raised before any job)."""
+
+
+def _type_error(where: str, expected: str, got: T.DataType) -> SchemaError:
+    return SchemaError(f"{where}: expected {expected}, got {got.simpleString()}")
+
+
+def _field_types(struct: T.StructType) -> dict[str, T.DataType]:
+    return {f.name: f.dataType for f in struct.fields}
+
+
+def _check_string(where: str, dtype: T.DataType) -> None:
+    if not isinstance(dtype, T.StringType):
+        raise _type_error(where, "string", dtype)
+
+
+def _check_integral(where: str, dtype: T.DataType) -> None:
+    if not isinstance(dtype, INTEGRAL):
+        raise _type_error(where, "an integer type", dtype)
+
+
+def _check_string_array(where: str, dtype: T.DataType) -> None:
+    if not (isinstance(dtype, T.ArrayType) and isinstance(dtype.elementType, T.StringType)):
+        raise _type_error(where, "array<string>", dtype)
+
+
+def _check_owned(where: str, dtype: T.DataType) -> None:
+    if not (isinstance(dtype, T.ArrayType) and isinstance(dtype.elementType, T.StructType)):
+        raise _type_error(where, "array<struct<topic: string, partition: int>>", dtype)
+    fields = _field_types(dtype.elementType)
+    for name in ("topic", "partition"):
+        if name not in fields:
+            raise SchemaError(f"{where}: the claim struct has no field {name!r} "
+                              f"(expected array<struct<topic: string, partition: int>>)")
+    _check_string(f"{where}.topic", fields["topic"])
+    _check_integral(f"{where}.partition", fields["partition"])
+
+
+def check_member_fields(where: str, fields: dict[str, T.DataType]) -> None:
+    """Member fields by name -> type (a member-row DataFrame's columns or the nested member struct)."""
+    for name in ("member_id", "topics"):
+        if name not in fields:
+            raise SchemaError(f"{where}: missing column {name!r} (member rows need group_id, member_id, topics)")
+    _check_string(f"{where}.member_id", fields["member_id"])
+    _check_string_array(f"{where}.topics", fields["topics"])
+    if "owned" in fields:
+        _check_owned(f"{where}.owned", fields["owned"])
+    if "generation" in fields:
+        _check_integral(f"{where}.generation", fields["generation"])
+    for name in ("rack", "instance_id"):
+        if name in fields:
+            _check_string(f"{where}.{name}", fields[name])
+
+
+def _member_struct(get: dict[str, Column], present: set[str]) -> Column:
+    """The member as MEMBER_STRUCT: exact types, absent optional fields as typed nulls."""
+    def opt(name: str, dtype: T.DataType) -> Column:
+        return get[name].cast(dtype) if name in present else F.lit(None).cast(dtype)
+    return F.struct(get["member_id"].cast("string").alias("member_id"),
+                    get["topics"].cast(T.ArrayType(T.StringType())).alias("topics"),
+                    opt("owned", T.ArrayType(OWNED_STRUCT)).alias("owned"),
+                    opt("generation", T.IntegerType()).alias("generation"),
+                    opt("rack", T.StringType()).alias("rack"),
+                    opt("instance_id", T.StringType()).alias("instance_id"))
+
+
+def _check_topic_fields(where: str, fields: dict[str, T.DataType]) -> None:
+    if "topic" not in fields:
+        raise SchemaError(f"{where}: missing column 'topic' (topics need topic, partitions)")
+    _check_string(f"{where}.topic", fields["topic"])
+    if "partitions" not in fields and "replica_racks" not in fields:
+        raise SchemaError(f"{where}: missing column 'partitions'")
+    if "partitions" in fields:
+        _check_integral(f"{where}.partitions", fields["partitions"])
+    if "replica_racks" in fields:
+        dtype = fields["replica_racks"]
+        if not (isinstance(dtype, T.ArrayType) and isinstance(dtype.elementType, T.ArrayType)
+                and isinstance(dtype.elementType.elementType, T.StringType)):
+            raise _type_error(f"{where}.replica_racks", "array<array<string>>", dtype)
+
+
+def _topic_struct(get: dict[str, Column], present: set[str]) -> Column:
+    return F.struct(get["topic"].cast("string").alias("topic"),
+                    (get["partitions"].cast("int") if "partitions" in present else F.lit(None).cast("int")).alias("partitions"),
+                    (get["replica_racks"].cast(TOPIC_ROW_STRUCT["replica_racks"].dataType) if "replica_racks" in present
+                     else F.lit(None).cast(TOPIC_ROW_STRUCT["replica_racks"].dataType)).alias("replica_racks"))
+
+
+def is_group_rows(df: DataFrame) -> bool:
+    return "members" in df.columns
+
+
+def normalize_groups(df: DataFrame) -> DataFrame:
+    """Group rows ``group_id, members[, topic_table]`` with exact types, from either input form."""
+    fields = _field_types(df.schema)
+    if "group_id" not in fields:
+        raise SchemaError("groups: missing column 'group_id'")
+    _check_string("groups.group_id", fields["group_id"])
+    if is_group_rows(df):
+        members = fields["members"]
+        if not (isinstance(members, T.ArrayType) and isinstance(members.elementType, T.StructType)):
+            raise _type_error("groups.members", "array<struct<member_id, topics, ...>>", members)
+        member_fields = _field_types(members.elementType)
+        check_member_fields("groups.members", member_fields)
+        present = set(member_fields)
+        columns = [F.col("group_id"),
+                   F.transform("members", lambda m: _member_struct({n: m[n] for n in present}, present)).alias("members")]
+        if "topic_table" in fields:
+            table = fields["topic_table"]
+            if not (isinstance(table, T.ArrayType) and isinstance(table.elementType, T.StructType)):
+                raise _type_error("groups.topic_table", "array<struct<topic, partitions, replica_racks>>", table)
+            table_fields = _field_types(table.elementType)
+            _check_topic_fields("groups.topic_table", table_fields)
+            tpresent = set(table_fields)
+            columns.append(F.transform("topic_table", lambda t: _topic_struct({n: t[n] for n in tpresent}, tpresent))
+                           .alias("topic_table"))
+        return df.select(*columns)
+    check_member_fields("groups", fields)
+    present = set(fields) & {"member_id", "topics", *OPTIONAL_MEMBER_FIELDS}
+    member = _member_struct({n: F.col(n) for n in present}, present)
+    # collect_list order is arbitrary; the executor sorts members into Kafka's MemberInfo order anyway
+    return df.groupBy("group_id").agg(F.collect_list(member).alias("members"))
+
+
+def normalize_topics(df: DataFrame) -> DataFrame:
+    """``[group_id,] topic, partitions, replica_racks`` with exact types."""
+    fields = _field_types(df.schema)
+    _check_topic_fields("topics", fields)
+    present = set(fields)
+    struct = _topic_struct({n: F.col(n) for n in present}, present)
+    columns = [struct[n].alias(n) for n in ("topic", "partitions", "replica_racks")]
+    if "group_id" in fields:
+        _check_string("topics.group_id", fields["group_id"])
+        columns.insert(0, F.col("group_id"))
+    return df.select(*columns)
+
+
+def per_group_topic_tables(topics: DataFrame) -> DataFrame:
+    """``group_id, topic_table`` from topic rows that carry a group_id."""
+    return topics.groupBy("group_id").agg(
+        F.collect_list(F.struct("topic", "partitions", "replica_racks")).alias("topic_table"))
+
+
+def check_input(groups: DataFrame) -> None:
+    """One aggregate query over the (schema-checked) input, before any assignment job: raises
+    InvalidGroupError naming the first group with a null group_id / member_id, an empty member_id,
+    a null topic name or a null claim. Member rows are checked as they are (no shuffle)."""
+    fields = _field_types(groups.schema)
+    nested = is_group_rows(groups)
+    member_fields = _field_types(fields["members"].elementType) if nested else fields
+
+    def per_member(cond: Callable[[Callable[[str], Column]], Column]) -> Column:
+        if nested:
+            return F.coalesce(F.exists("members", lambda m: cond(lambda name: m[name])), F.lit(False))
+        return F.coalesce(cond(F.col), F.lit(False))
+
+    checks: list[tuple[str, Column]] = [
+        ("a null group_id", F.col("group_id").isNull()),
+        ("a null or empty member_id", per_member(lambda get: get("member_id").isNull() | (get("member_id") == F.lit("")))),
+        ("a null topic name in a member's topics", per_member(lambda get: F.exists(get("topics"), lambda t: t.isNull()))),
+    ]
+    if "owned" in member_fields:
+        checks.append(("an owned claim with a null topic or partition", per_member(
+            lambda get: F.exists(get("owned"), lambda c: c["topic"].isNull() | c["partition"].isNull()))))
+    aggregates = []
+    for i, (_, cond) in enumerate(checks):
+        aggregates.append(F.sum(cond.cast("long")).alias(f"n{i}"))
+        aggregates.append(F.first(F.when(cond, F.coalesce(F.col("group_id"), F.lit("<null>"))), ignorenulls=True)
+                          .alias(f"g{i}"))
+    row = groups.select(*aggregates).first()
+    problems = []
+    for i, (what, _) in enumerate(checks):
+        count = (row[f"n{i}"] or 0) if row is not None else 0
+        if count:
+            unit = "group row(s)" if nested or i == 0 else "member row(s)"
+            problems.append(f"{count} {unit} with {what} (first in group {row[f'g{i}']!r})")
+    if problems:
+        raise InvalidGroupError("invalid input: " + "; ".join(problems))
