@@ -68,6 +68,7 @@ class OwnershipLedger:
         self.clock = clock
         self.strict = strict                 # raise at the offending callback instead of recording
         self.owners: dict[TopicPartition, set[str]] = {}
+        self._shared: set[TopicPartition] = set()   # partitions with more than one owner right now
         self.events: list[LedgerEvent] = []
         self.violations: list[DoubleOwnership] = []
         self.partitions: dict[TopicPartition, PartitionStats] = {}
@@ -154,6 +155,8 @@ class OwnershipLedger:
                     st.moved_in += 1
                 ps.last_owner = member
             owners.add(member)
+            if len(owners) > 1:
+                self._shared.add(tp)
             st.owned.add(tp)
         if st.owned and st.empty_since is not None:
             st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
@@ -171,6 +174,8 @@ class OwnershipLedger:
             if owners is None or member not in owners:
                 continue   # Kafka may call revoke/lost with partitions already dropped (e.g. empty eager revoke)
             owners.discard(member)
+            if len(owners) <= 1:
+                self._shared.discard(tp)
             st.owned.discard(tp)
             if kind == "revoked":
                 st.revoked += 1
@@ -198,11 +203,13 @@ class OwnershipLedger:
         return frozenset(st.owned) if st else frozenset()
 
     def double_owned(self) -> dict[TopicPartition, set[str]]:
-        """Partitions owned by more than one member right now."""
-        return {tp: set(o) for tp, o in self.owners.items() if len(o) > 1}
+        """Partitions owned by more than one member right now (kept incrementally: O(result))."""
+        return {tp: set(self.owners[tp]) for tp in self._shared}
 
     def assert_exclusive(self) -> None:
         """InvariantError if any partition is (or was, at some callback) owned by two members at once."""
+        if not self._shared and not self.violations:
+            return
         now = self.double_owned()
         if now or self.violations:
             first = self.violations[0] if self.violations else None
