@@ -1,7 +1,7 @@
 """Initial rebalance delay (C19, C20) and group.max.size (C22-C26)."""
 from __future__ import annotations
 
-from conftest import E, RANGE, S, Harness
+from coord_harness import E, RANGE, S, Harness, tie, hs  # noqa: F401 (fixtures)
 
 from kafkagroup.coordinator import ClassicGroup, ClassicGroupMember, GroupState
 

@@ -1,7 +1,7 @@
 """Coordinator lookup and the gate of §2.1 (C01, C02), partition_for (§5)."""
 from __future__ import annotations
 
-from conftest import E, Harness
+from coord_harness import E, Harness
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,7 +1,7 @@
 """JoinGroup validation and (re)join semantics: scenarios C04-C17 (spec §7.3)."""
 from __future__ import annotations
 
-from conftest import E, RANGE, RANGE_RR, S, Harness
+from coord_harness import E, RANGE, RANGE_RR, S, Harness, tie, hs, hj  # noqa: F401 (fixtures)
 
 from kafkagroup.coordinator import ClassicGroup, GroupState
 

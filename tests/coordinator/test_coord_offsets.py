@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import struct
 
-from conftest import E, RANGE, S, Harness
+from coord_harness import E, S, Harness, tie, hs  # noqa: F401 (fixtures)
 
 from kafkagroup.coordinator import (
     DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest, OffsetCommitRequest, OffsetCommitRequestPartition,

@@ -1,7 +1,7 @@
 """Static membership (KIP-345, KIP-814): scenarios C55-C73."""
 from __future__ import annotations
 
-from conftest import E, RANGE, RANGE_RR, S, Harness
+from coord_harness import E, RANGE_RR, S, Harness, tie, hs, hj  # noqa: F401 (fixtures)
 
 from kafkagroup.coordinator import MemberIdentity
 

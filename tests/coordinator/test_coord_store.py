@@ -6,7 +6,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import E, RANGE_RR, S, Harness
+from coord_harness import E, RANGE_RR, S, Harness
 
 from kafkagroup.coordinator import GroupStore, ManualClock
 from kafkagroup.coordinator.group import OffsetAndMetadata

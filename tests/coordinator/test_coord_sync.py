@@ -1,7 +1,7 @@
 """SyncGroup and pending-sync expiry (C43-C50), Heartbeat (C52), LeaveGroup (C53)."""
 from __future__ import annotations
 
-from conftest import E, RANGE, RANGE_RR, S, Harness
+from coord_harness import E, RANGE, RANGE_RR, S, Harness, tie, hs  # noqa: F401 (fixtures)
 
 from kafkagroup.coordinator import ClassicGroup, ClassicGroupMember, GroupState
 

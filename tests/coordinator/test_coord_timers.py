@@ -1,7 +1,7 @@
 """Pending members (C28-C32), new-member / session / rebalance timeouts (C34-C41)."""
 from __future__ import annotations
 
-from conftest import E, S, Harness
+from coord_harness import E, S, Harness, tie, hs, hj  # noqa: F401 (fixtures)
 
 from kafkagroup.coordinator import MemberIdentity
 

@@ -1,5 +1,9 @@
 """Harness for the coordinator scenarios of spec §7 (CFG-S, CFG-J and the fixtures of §7.2).
 
+A plain module, not a conftest.py: several test folders of the repository would otherwise share the
+module name ``conftest`` in rootdir import mode.  Test modules import the fixtures ``tie``, ``hs`` and
+``hj`` from here explicitly.
+
 Every scenario runs twice, with timers of equal deadlines fired first-in-first-out and last-in-first-out
 (``ManualClock(tie_break=...)``): the spec's scripts must not depend on that order (§7.1).
 """
