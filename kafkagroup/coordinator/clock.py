@@ -18,14 +18,15 @@ the new ``now``), and timers scheduled while firing run in the same ``advance`` 
 equal deadlines run in scheduling order (``tie_break="fifo"``, default) or the reverse (``"lifo"``); the
 spec's scripts give the same outcome under both, and the scenario tests run under both.
 
-:class:`AsyncioClock` is the real-time clock: ``loop.time()`` and ``loop.call_at`` of a running asyncio
-event loop (see :mod:`kafkagroup.coordinator.aio`).
+:class:`AsyncioClock` is the real-time clock: epoch milliseconds advanced by the loop's monotonic time,
+timers on ``loop.call_at`` (see :mod:`kafkagroup.coordinator.aio`).
 """
 from __future__ import annotations
 
 import asyncio
 import heapq
 import itertools
+import time
 from typing import Callable, Literal, Protocol, runtime_checkable
 
 __all__ = ["Clock", "TimerHandle", "ManualClock", "AsyncioClock"]
@@ -143,16 +144,19 @@ class ManualClock:
 
 
 class AsyncioClock:
-    """Real time from an asyncio event loop (``loop.time()`` in ms); timers are ``loop.call_at`` handles.
+    """Real time on an asyncio event loop: timers are ``loop.call_at`` handles.
 
-    All coordinator calls and timer callbacks then run on the loop's thread.  ``loop`` defaults to the
-    running loop at the first use.  asyncio may run a timer up to its clock resolution early; while a timer
-    runs, ``now_ms()`` is therefore never less than that timer's deadline, so a callback always observes
-    itself as due (and time never goes backwards).
+    ``now_ms()`` is epoch milliseconds (commit and state timestamps are stored and compared across
+    restarts, as Kafka's are) advanced by the loop's monotonic clock: the offset between the two is taken
+    once, so a wall-clock step never makes timers jump.  All coordinator calls and timer callbacks run on
+    the loop's thread.  ``loop`` defaults to the running loop at the first use.  asyncio may run a timer
+    up to its clock resolution early; while a timer runs, ``now_ms()`` is never less than its deadline, so
+    a callback always observes itself as due (and time never goes backwards).
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
+        self._offset_s: float | None = None
         self._floor = 0
 
     @property
@@ -161,8 +165,13 @@ class AsyncioClock:
             self._loop = asyncio.get_running_loop()
         return self._loop
 
+    def _epoch_offset(self) -> float:
+        if self._offset_s is None:
+            self._offset_s = time.time() - self.loop.time()
+        return self._offset_s
+
     def now_ms(self) -> int:
-        now = int(self.loop.time() * 1000.0)
+        now = int((self.loop.time() + self._epoch_offset()) * 1000.0)
         if now < self._floor:
             return self._floor
         self._floor = now
@@ -176,7 +185,7 @@ class AsyncioClock:
                 self._floor = deadline_ms
             callback()
 
-        return self.loop.call_at(deadline_ms / 1000.0, fire)
+        return self.loop.call_at(deadline_ms / 1000.0 - self._epoch_offset(), fire)
 
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> asyncio.TimerHandle:
         return self.call_at(self.now_ms() + int(delay_ms), callback)

@@ -90,3 +90,19 @@ def test_superseded_join_raises_instead_of_hanging() -> None:
 def test_async_driver_requires_a_loop_clock() -> None:
     with pytest.raises(TypeError):
         AsyncGroupCoordinator(GroupCoordinator(clock=ManualClock()))
+
+
+def test_asyncio_clock_is_epoch_based_and_fires_timers() -> None:
+    import time
+
+    from kafkagroup.coordinator import AsyncioClock
+
+    async def scenario() -> None:
+        clock = AsyncioClock()
+        now = clock.now_ms()
+        assert abs(now - time.time() * 1000) < 60_000          # epoch ms (stored timestamps survive restarts)
+        fired = asyncio.get_running_loop().create_future()
+        clock.call_at(now + 5, lambda: fired.set_result(clock.now_ms()))
+        assert await asyncio.wait_for(fired, 5) >= now + 5     # a callback never sees itself early
+
+    asyncio.run(scenario())
