@@ -22,7 +22,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from kafkagroup.coordinator.errors import IllegalGroupStateError
+from kafkagroup.coordinator.partitioning import java_string_hashcode
 from kafkagroup.coordinator.subscriptions import group_subscribed_topics
+from kafkagroup.protocol.java_order import java_hashmap_order
 from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +32,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from kafkagroup.coordinator.messages import JoinGroupResponse, SyncGroupResponse
 
 __all__ = ["GroupState", "ClassicGroupMember", "ClassicGroup", "OffsetAndMetadata"]
+
+
+def _java_spread(key: str) -> int:
+    """``HashMap.hash``: the String hash with its high half folded into the low half."""
+    h = java_string_hashcode(key) & 0xFFFFFFFF
+    return h ^ (h >> 16)
 
 
 class GroupState(Enum):
@@ -169,6 +177,9 @@ class ClassicGroup:
         self.pending_sync_members: set[str] = set()
         self.num_members_awaiting_join = 0
         self.supported_protocols: dict[str, int] = {}        # protocol name -> members listing it
+        self._insertion_seq: dict[str, int] = {}             # member id -> insertion number (Java map order)
+        self._insertions = 0
+        self._java_capacity = 16                             # bucket count Java's members HashMap would have
         self.new_member_added = False
         self.join_timer: Any = None                          # the (initial) delayed join of the rebalance
         self.join_timer_initial = False                      # True while the initial delayed join runs
@@ -227,6 +238,7 @@ class ClassicGroup:
         if self.leader_id is None:
             self.leader_id = member.member_id
         self.members[member.member_id] = member
+        self._note_insertion(member.member_id)
         self._count_protocols(member, +1)
         member.awaiting_join = awaiting_join
         if awaiting_join is not None:
@@ -238,19 +250,20 @@ class ClassicGroup:
     def remove(self, member_id: str) -> ClassicGroupMember | None:
         """Remove a member, pending member or pending-sync entry (``GroupMetadata.remove``).
 
-        A removed leader is replaced by the first remaining member in insertion order (Kafka: hash-map
-        order, unspecified).  Returns the removed member; the caller handles its timers and responses.
-        A removed pending member's timer handle is cancelled here.
+        A removed leader is replaced by the first remaining member in the Java ``HashMap`` iteration order
+        of the members map (see :meth:`first_in_java_order`).  Returns the removed member; the caller
+        handles its timers and responses.  A removed pending member's timer handle is cancelled here.
         """
         member = self.members.pop(member_id, None)
         if member is not None:
+            del self._insertion_seq[member_id]
             self._count_protocols(member, -1)
             if member.awaiting_join is not None:
                 self.num_members_awaiting_join -= 1
             if member.group_instance_id is not None:
                 self.static_members.pop(member.group_instance_id, None)
         if self.leader_id == member_id:
-            self.leader_id = next(iter(self.members), None)
+            self.leader_id = self.first_in_java_order(self.members)
         timer = self.pending_members.pop(member_id, None)
         if timer is not None:
             timer.cancel()
@@ -319,6 +332,8 @@ class ClassicGroup:
             self.complete_sync(member, fence[1])
         member.member_id = new_member_id
         self.members[new_member_id] = member
+        self._insertion_seq.pop(old_member_id, None)
+        self._note_insertion(new_member_id)
         if self.leader_id == old_member_id:
             self.leader_id = new_member_id
         if old_member_id in self.pending_sync_members:  # the new id owes the SyncGroup the old one owed
@@ -326,6 +341,13 @@ class ClassicGroup:
             self.pending_sync_members.add(new_member_id)
         self.static_members[group_instance_id] = new_member_id
         return member
+
+    def _note_insertion(self, member_id: str) -> None:
+        """Java ``HashMap.put``: a new key goes to its bucket's tail; the table doubles past 3/4 full."""
+        self._insertions += 1
+        self._insertion_seq[member_id] = self._insertions
+        while len(self.members) > self._java_capacity * 3 // 4:
+            self._java_capacity *= 2
 
     def not_yet_rejoined_members(self) -> list[ClassicGroupMember]:
         return [m for m in self.members.values() if m.awaiting_join is None]
@@ -340,11 +362,32 @@ class ClassicGroup:
             return False
         if self.members[self.leader_id].awaiting_join is not None:
             return True
-        for member_id, member in self.members.items():
-            if member.awaiting_join is not None:
-                self.leader_id = member_id
-                return True
-        return False
+        joined = self.first_in_java_order(m for m, member in self.members.items() if member.awaiting_join is not None)
+        if joined is None:
+            return False
+        self.leader_id = joined
+        return True
+
+    def first_in_java_order(self, member_ids: Iterable[str]) -> str | None:
+        """The first of ``member_ids`` in the iteration order Java's ``HashMap`` of members would have.
+
+        Kafka picks "the first member" of its members map when a leader must be replaced (spec §4.2: any
+        choice is valid; the Java coordinator's is this one).  That order is a pure function of the map's
+        history: ``put`` appends to bucket ``spread(hashCode) & (capacity - 1)``, the table starts at 16
+        buckets and doubles when the size exceeds 3/4 of it, never shrinks, and a resize keeps the relative
+        order inside a bucket -- so the order is (bucket, insertion sequence).  O(len(member_ids)), used
+        only when a leader changes.  Limit: Java turns a bucket of 8+ keys in a 64+ table into a tree with
+        a different order; member ids (UUID suffixes) do not collide like that.
+        """
+        mask = self._java_capacity - 1
+        seq = self._insertion_seq
+        best: tuple[int, int] | None = None
+        chosen = None
+        for member_id in member_ids:
+            key = (_java_spread(member_id) & mask, seq[member_id])
+            if best is None or key < best:
+                best, chosen = key, member_id
+        return chosen
 
     def rebalance_timeout_ms(self) -> int:
         """Max of the members' rebalance timeouts, 0 without members."""
@@ -371,7 +414,10 @@ class ClassicGroup:
     def select_protocol(self) -> str:
         """The vote of spec §4.1: each member votes for its first protocol supported by all; most votes wins.
 
-        Ties are unspecified in Kafka; here the tied protocol first voted for (member insertion order) wins.
+        Ties are unspecified by Kafka's tests; the Java coordinator returns the first maximal entry of its
+        ``HashMap`` of votes, and so does this (range beats roundrobin and cooperative-sticky, sticky beats
+        range, as a JDK does).  Limit: votes are merged in member insertion order, not in the Java order of
+        the members map, which only matters when two tied protocol names share a hash bucket.
         """
         if not self.members:
             raise IllegalGroupStateError(f"cannot select protocol for empty group {self.group_id}")
@@ -380,7 +426,10 @@ class ClassicGroup:
         for member in self.members.values():
             choice = member.vote(candidates)
             votes[choice] = votes.get(choice, 0) + 1
-        return max(votes, key=votes.__getitem__)
+        if len(votes) == 1:
+            return next(iter(votes))
+        most = max(votes.values())
+        return next(name for name in java_hashmap_order(votes) if votes[name] == most)
 
     def supports_protocols(self, protocol_type: str, names: Iterable[str]) -> bool:
         """Whether a joining member with this protocol type and protocol names is compatible (§2.2)."""

@@ -190,3 +190,38 @@ def test_manual_clock_compacts_cancelled_timers() -> None:
     for i in range(10_000):
         clock.call_at(1000 + i, lambda: None).cancel()
     assert len(clock._heap) < 200 and clock.pending() == 0
+
+
+def test_vote_ties_follow_java_hashmap_order() -> None:
+    """The JDK-verified tie winners of spec §4.1: range over roundrobin and cooperative-sticky, sticky over range."""
+    for first, second, winner in [("range", "roundrobin", "range"), ("roundrobin", "range", "range"),
+                                  ("cooperative-sticky", "range", "range"), ("range", "sticky", "sticky")]:
+        g = ClassicGroup("g", now_ms=0)
+        g.add(_member("m1", first, second))
+        g.add(_member("m2", second, first))
+        assert g.select_protocol() == winner, (first, second)
+
+
+def test_leader_replacement_follows_java_hashmap_order() -> None:
+    # "a", "b", "c" hash to buckets 1, 2, 3 of a 16-bucket table: Java iterates a, b, c whatever the
+    # insertion order was
+    g = ClassicGroup("g", now_ms=0)
+    for m in ("c", "b", "a"):
+        g.add(_member(m, "range"))
+    assert g.leader_id == "c"
+    g.remove("c")
+    assert g.leader_id == "a"            # not "b", the next in insertion order
+    assert g.first_in_java_order(["b", "a"]) == "a"
+
+
+def test_java_member_order_within_a_bucket_is_insertion_order_and_survives_resizes() -> None:
+    from kafkagroup.coordinator.group import _java_spread
+    g = ClassicGroup("g", now_ms=0)
+    ids = [f"member-{i}" for i in range(40)]             # grows the table 16 -> 32 -> 64
+    for m in ids:
+        g.add(_member(m, "range"))
+    assert g._java_capacity == 64
+    expected = sorted(ids, key=lambda m: (_java_spread(m) & 63, ids.index(m)))
+    assert g.first_in_java_order(ids) == expected[0]
+    g.remove(expected[0])
+    assert g.first_in_java_order(g.members) == expected[1]
