@@ -62,6 +62,7 @@ from kafkagroup.coordinator.offsets import OffsetHandlers, uniform_commit_respon
 from kafkagroup.coordinator.partitioning import partition_for
 from kafkagroup.coordinator.rebalance import RebalanceEngine
 from kafkagroup.coordinator.store import GroupRecord, GroupStore, MemberRecord
+from kafkagroup.errors import InvalidGroupError
 
 __all__ = ["GroupCoordinator"]
 
@@ -69,6 +70,20 @@ log = logging.getLogger("kafkagroup.coordinator")
 
 _S = GroupState
 _E = ErrorCode
+
+
+def _check_protocols(request: JoinGroupRequest) -> None:
+    """A malformed request object is a caller bug, not a Kafka protocol error: fail loudly, naming it."""
+    protocols = request.protocols
+    if isinstance(protocols, (str, bytes)):
+        raise InvalidGroupError(f"JoinGroup of member {request.member_id!r} in group {request.group_id!r}: "
+                                f"protocols must be a sequence of (name, metadata bytes), got {protocols!r}")
+    for i, entry in enumerate(protocols):
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], (bytes, bytearray, memoryview))):
+            raise InvalidGroupError(
+                f"JoinGroup of member {request.member_id!r} in group {request.group_id!r}: protocol #{i} must be "
+                f"(name: str, metadata: bytes), got {entry!r}")
 
 
 class GroupCoordinator:
@@ -172,6 +187,7 @@ class GroupCoordinator:
     # ===================================================================== JoinGroup
 
     def join_group(self, request: JoinGroupRequest) -> Deferred[JoinGroupResponse]:
+        _check_protocols(request)
         reply: Deferred[JoinGroupResponse] = Deferred(request)
         error = self._gate(request.group_id, allow_empty=False)
         if error is None and not (self.config.group_min_session_timeout_ms <= request.session_timeout_ms

@@ -26,7 +26,7 @@ From asyncio, ``kafkagroup.coordinator.aio.AsyncGroupCoordinator`` wraps the sam
 """
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from kafkagroup.coordinator.deferred import Deferred
 from kafkagroup.coordinator.messages import (
@@ -39,6 +39,7 @@ from kafkagroup.coordinator.messages import (
 __all__ = ["GroupCoordinatorAPI"]
 
 
+@runtime_checkable
 class GroupCoordinatorAPI(Protocol):
     """Classic group protocol requests (spec §2)."""
 

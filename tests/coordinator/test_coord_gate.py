@@ -136,3 +136,24 @@ def test_coordinator_routes_by_partition_for() -> None:
         .error_code == E.MEMBER_ID_REQUIRED
     assert h.coord.join_group(JoinGroupRequest("groupId", session_timeout_ms=500, protocols=[("range", b"")])).result() \
         .error_code == E.NOT_COORDINATOR
+
+
+def test_coordinator_implements_the_published_api() -> None:
+    from kafkagroup.coordinator import GroupCoordinatorAPI
+    from kafkagroup.coordinator.aio import AsyncGroupCoordinator
+    h = Harness("S")
+    assert isinstance(h.coord, GroupCoordinatorAPI)
+    for name in ("join_group", "sync_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",
+                 "describe_groups", "list_groups", "delete_groups"):
+        assert callable(getattr(AsyncGroupCoordinator, name))
+
+
+def test_malformed_join_request_objects_fail_loudly() -> None:
+    import pytest
+
+    from kafkagroup.errors import InvalidGroupError
+    h = Harness("S")
+    with pytest.raises(InvalidGroupError, match=r"protocol #0 must be \(name: str, metadata: bytes\)"):
+        h.coord.join_group(JoinGroupRequest("groupId", protocols=[("range", "not-bytes")], session_timeout_ms=500))
+    with pytest.raises(InvalidGroupError, match="member 'm1'"):
+        h.coord.join_group(JoinGroupRequest("groupId", "m1", protocols=["range"], session_timeout_ms=500))
