@@ -86,6 +86,16 @@ def _check_protocols(request: JoinGroupRequest) -> None:
                 f"(name: str, metadata: bytes), got {entry!r}")
 
 
+def _check_assignments(request: SyncGroupRequest) -> None:
+    items = request.assignments.items() if isinstance(request.assignments, Mapping) else request.assignments
+    for i, entry in enumerate(items):
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], (bytes, bytearray, memoryview))):
+            raise InvalidGroupError(
+                f"SyncGroup of member {request.member_id!r} in group {request.group_id!r}: assignment #{i} must be "
+                f"(member_id: str, assignment: bytes), got {entry!r}")
+
+
 class GroupCoordinator:
     """Kafka's classic group coordinator for the offsets-topic partitions it owns (spec §1-§5).
 
@@ -207,6 +217,8 @@ class GroupCoordinator:
     # ===================================================================== SyncGroup
 
     def sync_group(self, request: SyncGroupRequest) -> Deferred[SyncGroupResponse]:
+        if request.assignments:
+            _check_assignments(request)
         reply: Deferred[SyncGroupResponse] = Deferred(request)
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:

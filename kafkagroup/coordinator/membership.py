@@ -7,6 +7,7 @@ numbers in the comments are the spec's.  Parked requests are :class:`Deferred` v
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Callable
 
 from kafkagroup.coordinator.config import CoordinatorConfig
@@ -247,7 +248,8 @@ class MembershipHandlers:
             member.awaiting_sync = reply
             engine.remove_pending_sync_member(group, req.member_id)
             if group.is_leader(req.member_id):
-                assignment = dict(req.assignments)
+                given = req.assignments
+                assignment = {m: bytes(a) for m, a in (given.items() if isinstance(given, Mapping) else given)}
                 for member_id in group.members:
                     if member_id not in assignment:
                         assignment[member_id] = b""

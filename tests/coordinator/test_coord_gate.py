@@ -157,3 +157,15 @@ def test_malformed_join_request_objects_fail_loudly() -> None:
         h.coord.join_group(JoinGroupRequest("groupId", protocols=[("range", "not-bytes")], session_timeout_ms=500))
     with pytest.raises(InvalidGroupError, match="member 'm1'"):
         h.coord.join_group(JoinGroupRequest("groupId", "m1", protocols=["range"], session_timeout_ms=500))
+
+
+def test_malformed_sync_assignments_fail_loudly() -> None:
+    import pytest
+
+    from kafkagroup.errors import InvalidGroupError
+    h = Harness("S")
+    with pytest.raises(InvalidGroupError, match=r"assignment #1 must be \(member_id: str, assignment: bytes\)"):
+        h.sync("m", 1, [("a", b""), ("b", "text")])
+    a, reply = h.two_step_join()
+    h.advance(50)
+    assert h.sync(a, 1, {a: bytearray(b"x")}).result().assignment == b"x"   # a Mapping is accepted
