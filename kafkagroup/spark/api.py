@@ -40,25 +40,29 @@ TopicsArg = DataFrame | pa.Table | pd.DataFrame | Mapping[str, Any] | None
 class FleetAssignment:
     """assign_groups' result. Unpacks as ``assignments, metrics = assign_groups(...)``.
 
-    ``assignments``: group_id, member_id, topic, partition (one row per assigned partition);
-    ``withheld``: group_id, topic, partition (cooperative assignors: held back this round);
+    ``assignments``: group_id, member_id, topic, partition (one row per assigned partition, in
+    (group, topic, partition) order within a batch);
     ``metrics``: group_id, strategy, members, topics, partitions, assigned, unassigned, withheld,
     moved, moved_lower_bound, balance_gap, max_load, min_load, engine_us, unknown_topics,
-    dropped_claims, error. All three read one planned DataFrame (``plan``), persisted when
-    assign_groups was called with ``persist=True``, so the engine runs once for all of them;
-    :meth:`unpersist` releases it.
+    dropped_claims, error (one row per group);
+    ``withheld``: group_id, topic, partition (cooperative assignors: held back this round).
+
+    Each is its own ``mapInArrow`` over ``groups`` (the nested group rows): an action on one runs the
+    engine for it alone. Running the engine again is cheaper than caching millions of output rows
+    (the engine is a few percent of the work); ``persist=True`` caches ``groups`` instead, which
+    saves re-reading and re-nesting member rows when you use more than one output.
     """
 
     assignments: DataFrame
     metrics: DataFrame
     withheld: DataFrame
-    plan: DataFrame
+    groups: DataFrame
 
     def __iter__(self) -> Iterator[DataFrame]:
         return iter((self.assignments, self.metrics))
 
     def unpersist(self) -> None:
-        self.plan.unpersist()
+        self.groups.unpersist()
 
 
 def _check_strategy(strategy: str) -> None:
@@ -120,7 +124,7 @@ def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[D
 
 
 def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: str = "range", strict: bool = True,
-                  on_error: str = "raise", validate: bool = True, persist: bool = True) -> FleetAssignment:
+                  on_error: str = "raise", validate: bool = True, persist: bool = False) -> FleetAssignment:
     """Assign every group of `groups_df` with `strategy`; see :class:`FleetAssignment` for the output.
 
     `groups_df`: one row per member, or one row per group with the members nested
@@ -128,23 +132,22 @@ def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: s
     `strict`: an owned claim on an unknown topic / partition is an error (True) or dropped and counted.
     `on_error`: "raise" fails the job with a message naming the group; "record" puts the message in
     ``metrics.error`` and assigns the other groups. `validate`: run the input checks (one aggregate
-    query) before the job. Schema errors always raise here, before any job.
+    query) before the job. Schema errors always raise here, before any job. `persist`: cache the
+    nested group rows that the three outputs read (see :class:`FleetAssignment`).
     """
     _check_strategy(strategy)
     _check_on_error(on_error)
     groups, meta_source = _prepare(groups_df, topics, validate)
-    options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
-    plan = groups.mapInArrow(functools.partial(executor.plan_arrow_batches, meta_source=meta_source, options=options),
-                             schema.PLAN_SCHEMA)
     if persist:
-        plan = plan.persist(StorageLevel.MEMORY_AND_DISK)
-    kind = F.col("kind")
-    return FleetAssignment(
-        assignments=plan.where(kind == executor.KIND_ASSIGNED).select("group_id", "member_id", "topic", "partition"),
-        withheld=plan.where(kind == executor.KIND_WITHHELD).select("group_id", "topic", "partition"),
-        metrics=plan.where(kind == executor.KIND_GROUP)
-        .select("group_id", F.from_json("metrics", schema.METRICS_STRUCT).alias("m")).select("group_id", "m.*"),
-        plan=plan)
+        groups = groups.persist(StorageLevel.MEMORY_AND_DISK)
+    options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
+
+    def run(function: Any, output: T.StructType) -> DataFrame:
+        return groups.mapInArrow(functools.partial(function, meta_source=meta_source, options=options), output)
+
+    return FleetAssignment(assignments=run(executor.assignment_batches, schema.ASSIGNMENT_SCHEMA),
+                           metrics=run(executor.metrics_batches, schema.METRICS_SCHEMA),
+                           withheld=run(executor.withheld_batches, schema.WITHHELD_SCHEMA), groups=groups)
 
 
 def compare_strategies(groups_df: DataFrame, topics: TopicsArg = None, *, strategies: Sequence[str] | None = None,

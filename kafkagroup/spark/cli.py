@@ -155,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
             summary = spark.read.parquet(f"{out}/compare")
             _print_compare(console, Table, summary, change.describe(), time.perf_counter() - started)
             return 0
-        plan = assign_groups(groups, topics, strategy=args.strategy, strict=not args.lenient, on_error=args.on_error)
+        plan = assign_groups(groups, topics, strategy=args.strategy, strict=not args.lenient, on_error=args.on_error,
+                             persist=True)
         with SparkProgress(spark, console):
             plan.assignments.write.mode("overwrite").parquet(f"{out}/assignments")
             plan.withheld.write.mode("overwrite").parquet(f"{out}/withheld")

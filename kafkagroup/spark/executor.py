@@ -16,7 +16,6 @@ engine nor the decoded topic metadata is rebuilt per task; a cache defined in a 
 """
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -39,17 +38,11 @@ METRIC_FIELDS: list[tuple[str, pa.DataType]] = [
     ("strategy", pa.string()), ("members", pa.int32()), ("topics", pa.int32()), ("partitions", pa.int64()),
     ("assigned", pa.int64()), ("unassigned", pa.int64()), ("withheld", pa.int64()), ("moved", pa.int64()),
     ("moved_lower_bound", pa.int64()), ("balance_gap", pa.int64()), ("max_load", pa.int64()),
-    ("min_load", pa.int64()), ("engine_us", pa.float64()), ("unknown_topics", pa.list_(pa.field("element", pa.string()))),
+    ("min_load", pa.int64()), ("engine_us", pa.float64()), ("unknown_topics", pa.list_(pa.string())),
     ("dropped_claims", pa.int64()), ("error", pa.string()),
 ]
 METRICS_STRUCT = pa.struct(METRIC_FIELDS)
 METRICS_ARROW_SCHEMA = pa.schema([("group_id", pa.string())] + METRIC_FIELDS)
-# assign_groups' single output: kind 0 = assigned partition, 1 = withheld partition, 2 = group metrics.
-# A group's metrics travel as one JSON string (parsed by the JVM for the G metric rows only): a
-# nullable struct column would ship ~110 bytes of zeroed child buffers with every partition row.
-KIND_ASSIGNED, KIND_WITHHELD, KIND_GROUP = 0, 1, 2
-PLAN_ARROW_SCHEMA = pa.schema([("kind", pa.int8()), ("group_id", pa.string()), ("member_id", pa.string()),
-                               ("topic", pa.string()), ("partition", pa.int32()), ("metrics", pa.string())])
 _ENGINE_METRICS = ("assigned", "unassigned", "withheld", "moved", "moved_lower_bound", "balance_gap",
                    "max_load", "min_load")
 
@@ -197,42 +190,35 @@ def resolve_meta(source: Any) -> TopicMeta | None:
     return cached
 
 
-def _nulls_like(schema: pa.Schema, names: Sequence[str], length: int) -> list[pa.Array]:
-    return [pa.nulls(length, schema.field(name).type) for name in names]
-
-
-def plan_arrow_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+def assignment_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
                        ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function of assign_groups: PLAN_ARROW_SCHEMA rows (kind 0, 1 and 2)."""
+    """``mapInArrow`` function of assign_groups' assignments (ASSIGNMENT_ARROW_SCHEMA)."""
     meta = resolve_meta(meta_source)
-    schema = PLAN_ARROW_SCHEMA
     for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        plan = run_batch(batch, meta, options)
-        group_ids, member_ids, topics, partitions = assignment_columns(plan)
-        n = len(group_ids)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(np.zeros(n, np.int8)), group_ids, member_ids, topics, partitions] + _nulls_like(schema, ["metrics"], n),
-            schema=schema)
-        if len(plan.withheld):
-            w_groups, w_topics, w_parts = withheld_columns(plan)
-            w = len(w_groups)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(np.full(w, KIND_WITHHELD, np.int8)), w_groups, pa.nulls(w, pa.string()), w_topics, w_parts]
-                + _nulls_like(schema, ["metrics"], w), schema=schema)
-        g = plan.problems.num_groups
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(np.full(g, KIND_GROUP, np.int8)), plan.problems.group_ids]
-            + _nulls_like(schema, ["member_id", "topic", "partition"], g)
-            + [metrics_json(metrics_columns(plan, options.strategy))], schema=schema)
+        if batch.num_rows:
+            plan = run_batch(batch, meta, options)
+            yield pa.RecordBatch.from_arrays(assignment_columns(plan), schema=ASSIGNMENT_ARROW_SCHEMA)
 
 
-def metrics_json(columns: list[pa.Array]) -> pa.Array:
-    """One JSON object per group (METRIC_FIELDS keys): a Python loop over groups, not partitions."""
-    names = [name for name, _ in METRIC_FIELDS]
-    values = [c.to_pylist() for c in columns]
-    return pa.array([json.dumps(dict(zip(names, row)), allow_nan=False) for row in zip(*values)], pa.string())
+def metrics_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+                    ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of assign_groups' metrics (METRICS_ARROW_SCHEMA)."""
+    meta = resolve_meta(meta_source)
+    for batch in batches:
+        if batch.num_rows:
+            plan = run_batch(batch, meta, options)
+            yield pa.RecordBatch.from_arrays([plan.problems.group_ids] + metrics_columns(plan, options.strategy),
+                                             schema=METRICS_ARROW_SCHEMA)
+
+
+def withheld_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+                     ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of assign_groups' withheld partitions (WITHHELD_ARROW_SCHEMA)."""
+    meta = resolve_meta(meta_source)
+    for batch in batches:
+        if batch.num_rows:
+            plan = run_batch(batch, meta, options)
+            yield pa.RecordBatch.from_arrays(withheld_columns(plan), schema=WITHHELD_ARROW_SCHEMA)
 
 
 def group_seed(group_id: Any, seed: int) -> list[int]:

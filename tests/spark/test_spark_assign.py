@@ -290,8 +290,13 @@ def test_import_error_names_the_extra():
     assert "pip install 'kafkagroup[spark]'" in out and "pyspark" in out
 
 
-def test_arrow_schema_of_plan_matches_spark_schema():
+def test_arrow_output_schemas_match_spark_schemas():
+    # mapInArrow accepts only batches whose types equal the declared Spark schema's Arrow form
+    from pyspark.sql.pandas.types import to_arrow_schema
+
     from kafkagroup.spark import executor, schema
 
-    assert [f.name for f in executor.PLAN_ARROW_SCHEMA] == schema.PLAN_SCHEMA.names
-    assert [f.name for f in executor.METRICS_STRUCT] == schema.METRICS_STRUCT.names
+    for arrow, spark_schema in ((executor.ASSIGNMENT_ARROW_SCHEMA, schema.ASSIGNMENT_SCHEMA),
+                                (executor.WITHHELD_ARROW_SCHEMA, schema.WITHHELD_SCHEMA),
+                                (executor.METRICS_ARROW_SCHEMA, schema.METRICS_SCHEMA)):
+        assert to_arrow_schema(spark_schema).remove_metadata().equals(arrow, check_metadata=False), spark_schema

@@ -1,0 +1,187 @@
+"""Bulk assignment on Spark (local[2]): a fleet of 10,000 groups of mixed sizes.
+
+Fleet: kafkagroup.fleet.generate_fleet(10_000, seed=7): members log-uniform in 10-500, partitions
+log-uniform in 100-20,000 per group (1-20 topics each), half the groups with uniform subscriptions,
+all assigned fresh. The input DataFrames are cached and materialised outside the timed region; each
+timed run writes the assignment rows to Spark's ``noop`` sink (every row is produced, nothing stored).
+
+Rows (printed as ratios in the summary table):
+- assign_groups on group rows (mapInArrow) vs the single-process loop over the same Arrow batches
+  (kafkagroup.fleet.assign_fleet_local: same interning, one engine call per group, no Spark);
+- assign_groups on member rows (adds the groupBy that nests members) vs the same loop;
+- on a subset of the fleet: mapInArrow vs mapInPandas (the same batch code behind pandas conversions),
+  vs the pandas_udf form, and vs groupBy().applyInPandas calling kafka-python 3.0.12's assignor per
+  group (capped: KAFKAGROUP_PEER_CAP_S).
+
+KAFKAGROUP_SPARK_GROUPS overrides the fleet size (default 10,000), KAFKAGROUP_SPARK_SUBSET the subset.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from conftest import time_peer
+
+from kafkagroup.fleet import GROUPS_SCHEMA, assign_fleet_local, generate_fleet, member_rows
+from kafkagroup.spark.arrow_builder import TopicMeta
+
+GROUPS = int(os.environ.get("KAFKAGROUP_SPARK_GROUPS", "10000"))
+SUBSET = int(os.environ.get("KAFKAGROUP_SPARK_SUBSET", "1000"))
+CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "60"))
+STRATEGY = "range"
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    return generate_fleet(GROUPS, seed=7)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark import cloudpickle
+    from pyspark.sql import SparkSession
+
+    # the peers below run in Spark's workers, which cannot import this file: ship them by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+    session = (SparkSession.builder.master("local[2]").appName("kafkagroup-bench")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "6g").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def cached(df):
+    df = df.cache()
+    df.count()
+    return df
+
+
+@pytest.fixture(scope="module")
+def inputs(spark, fleet):
+    from kafkagroup.spark import assign_groups
+
+    groups = cached(spark.createDataFrame(fleet.groups).repartition(2))
+    members = cached(spark.createDataFrame(member_rows(fleet.groups)).repartition(2))
+    topics = fleet.topics
+    # start the Python workers and import kafkagroup in them before anything is timed
+    assign_groups(groups.limit(10), topics, persist=False).assignments.write.format("noop").mode("overwrite").save()
+    subset_table = fleet.groups.slice(0, SUBSET)
+    subset_topics = topics.filter(pa.array(pd.Series(topics.column("topic").to_pylist()).str[:11]
+                                           .isin(subset_table.column("group_id").to_pylist())))
+    subset = cached(spark.createDataFrame(subset_table).repartition(2))
+    subset_members = cached(spark.createDataFrame(member_rows(subset_table)).repartition(2))
+    return SimpleNamespace(groups=groups, members=members, topics=topics, subset=subset,
+                           subset_members=subset_members, subset_table=subset_table, subset_topics=subset_topics)
+
+
+def _run_spark(df, topics):
+    from kafkagroup.spark import assign_groups
+
+    plan = assign_groups(df, topics, strategy=STRATEGY, persist=False, validate=False)
+    plan.assignments.write.format("noop").mode("overwrite").save()
+
+
+def _local_ms(groups: pa.Table, topics: pa.Table) -> float:
+    start = time.perf_counter()
+    assign_fleet_local(groups, topics, STRATEGY)
+    return (time.perf_counter() - start) * 1000
+
+
+def _note(fleet_groups: pa.Table, topics: pa.Table, seconds: float) -> str:
+    partitions = int(pa.compute.sum(topics.column("partitions")).as_py())
+    return f"{fleet_groups.num_rows:,} groups, {partitions:,} partitions: {fleet_groups.num_rows / seconds:,.0f} groups/s"
+
+
+def test_spark_group_rows_vs_local_loop(benchmark, report, fleet, inputs):
+    local = sorted(_local_ms(fleet.groups, fleet.topics) for _ in range(3))[1]   # median of 3
+    benchmark.pedantic(_run_spark, args=(inputs.groups, inputs.topics), rounds=3, iterations=1, warmup_rounds=1)
+    seconds = benchmark.stats.stats.median
+    report.add("spark assign_groups, group rows (mapInArrow)", benchmark, "single-process loop", local, 0,
+               _note(fleet.groups, fleet.topics, seconds) + " (speed-up < 1: Spark's cost)")
+
+
+def test_spark_member_rows_vs_local_loop(benchmark, report, fleet, inputs):
+    local = sorted(_local_ms(fleet.groups, fleet.topics) for _ in range(3))[1]   # median of 3
+    benchmark.pedantic(_run_spark, args=(inputs.members, inputs.topics), rounds=3, iterations=1, warmup_rounds=1)
+    report.add("spark assign_groups, member rows (groupBy + mapInArrow)", benchmark, "single-process loop", local, 0,
+               _note(fleet.groups, fleet.topics, benchmark.stats.stats.median))
+
+
+# ---- execution paths on the subset (why mapInArrow)
+
+def _map_in_pandas(df, topics):
+    """The same batch code behind mapInPandas: pandas rows -> Arrow -> plan -> pandas."""
+    import functools
+
+    from kafkagroup.spark import schema
+
+    normalized = schema.normalize_groups(df)
+    body = functools.partial(_pandas_batches, topics=topics)
+    out = normalized.mapInPandas(body, schema.ASSIGNMENT_SCHEMA)
+    out.write.format("noop").mode("overwrite").save()
+
+
+def _pandas_batches(frames: Iterator[pd.DataFrame], topics: pa.Table) -> Iterator[pd.DataFrame]:
+    from kafkagroup.spark import executor
+
+    meta = TopicMeta.from_arrow(topics)
+    for frame in frames:
+        batch = pa.RecordBatch.from_pandas(frame, schema=GROUPS_SCHEMA, preserve_index=False)
+        rows, _ = executor.plan_batch(batch, meta, executor.AssignOptions(STRATEGY))
+        yield rows.to_pandas()
+
+
+def _pandas_udf_form(df, topics):
+    from pyspark.sql import functions as F
+
+    from kafkagroup.spark import assignment_udf, schema
+
+    udf = assignment_udf(STRATEGY, topics)
+    out = schema.normalize_groups(df).select("group_id", F.inline(udf("group_id", "members")["assignment"]))
+    out.write.format("noop").mode("overwrite").save()
+
+
+def _kafka_python_apply_in_pandas(members_df, topics):
+    counts = dict(zip(topics.column("topic").to_pylist(), topics.column("partitions").to_pylist()))
+    members_df.select("group_id", "member_id", "topics").groupBy("group_id").applyInPandas(
+        lambda pdf: _kafka_python_group(pdf, counts),
+        "group_id string, member_id string, topic string, partition int").write.format("noop").mode("overwrite").save()
+
+
+def _kafka_python_group(pdf: pd.DataFrame, counts: dict[str, int]) -> pd.DataFrame:
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+
+    class Cluster:
+        def partitions_for_topic(self, topic):
+            return set(range(counts[topic])) if topic in counts else None
+
+    members = [SimpleNamespace(member_id=m, group_instance_id=None,
+                               metadata=SimpleNamespace(topics=list(t), user_data=b"", owned_partitions=[],
+                                                        generation_id=-1))
+               for m, t in zip(pdf["member_id"], pdf["topics"])]
+    result = RangePartitionAssignor.assign(Cluster(), members)
+    rows = [(pdf["group_id"].iloc[0], m, topic, p) for m, a in result.items() for topic, ps in a.assignment for p in ps]
+    return pd.DataFrame(rows, columns=["group_id", "member_id", "topic", "partition"])
+
+
+@pytest.mark.parametrize("path", ["mapInPandas", "pandas_udf", "kafka-python applyInPandas"])
+def test_spark_execution_paths_on_subset(benchmark, report, inputs, path):
+    benchmark.pedantic(_run_spark, args=(inputs.subset, inputs.subset_topics), rounds=3, iterations=1, warmup_rounds=1)
+    if path == "mapInPandas":
+        peer = time_peer(lambda: _map_in_pandas(inputs.subset, inputs.subset_topics), rounds=2, cap_s=CAP_S)
+    elif path == "pandas_udf":
+        peer = time_peer(lambda: _pandas_udf_form(inputs.subset, inputs.subset_topics), rounds=2, cap_s=CAP_S)
+    else:
+        peer = time_peer(lambda: _kafka_python_apply_in_pandas(inputs.subset_members, inputs.subset_topics),
+                         rounds=1, cap_s=CAP_S)
+    report.add(f"spark mapInArrow, {SUBSET:,} groups", benchmark, path, peer, CAP_S,
+               _note(inputs.subset_table, inputs.subset_topics, benchmark.stats.stats.median))
