@@ -1,7 +1,8 @@
 """The coordinator's request API, as a Protocol a member client can code against.
 
 Every handler takes one request (``kafkagroup.coordinator.messages``) and answers with Kafka's error codes
-(never raises for a protocol error).  JoinGroup and SyncGroup may be *parked* by the coordinator, so they
+(never raises for a protocol error; a malformed request *object* -- e.g. metadata that is not bytes -- is a
+caller bug and raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member).  JoinGroup and SyncGroup may be *parked* by the coordinator, so they
 return a :class:`~kafkagroup.coordinator.deferred.Deferred` that completes when the answer exists (the same
 call, a later request, or a timer of the injected clock); every other request is answered synchronously.
 
@@ -19,7 +20,12 @@ The implementation, ``kafkagroup.coordinator.GroupCoordinator``, is built as::
     GroupCoordinator(config=None | {"group.max.size": 4, ...} | CoordinatorConfig,
                      *, clock=ManualClock() | AsyncioClock(), store=":memory:" | "/path/groups.db" | GroupStore,
                      owned_partitions=None (= all offsets-topic partitions) | iterable of ints,
+                     enable_offset_expiration=True, member_id_factory=None (= prefix + "-" + uuid4),
                      **underscore_config_keys)          # e.g. group_initial_rebalance_delay_ms=50
+
+plus ``partition_for``, ``group(id)`` (inspection), ``load_partition(p, defer=)`` / ``complete_loading`` /
+``unload_partition`` (Kafka's election / resignation), ``force_rebalance``, ``expire_offsets`` and
+``shutdown``.
 
 From asyncio, ``kafkagroup.coordinator.aio.AsyncGroupCoordinator`` wraps the same object with
 ``async def`` methods, the clock being the running loop.
