@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import (
+from client_support import (
     MockAssignor,
     heartbeat,
     join_error,
