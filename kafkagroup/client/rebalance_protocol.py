@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 # one enum for the whole package: the assignor plug-ins' (ids order them, higher = more advanced)
-from kafkagroup.assignors.base import RebalanceProtocol
+from kafkagroup.assignors.base import RebalanceProtocol, assignor_names, get_assignor
 from kafkagroup.errors import InvalidGroupError
 
 __all__ = [
@@ -28,15 +28,12 @@ __all__ = [
 ]
 
 
-_E, _C = RebalanceProtocol.EAGER, RebalanceProtocol.COOPERATIVE
+_E = RebalanceProtocol.EAGER
 
-#: supportedProtocols() of Kafka's built-in assignors (the default interface method answers [EAGER];
-#: CooperativeStickyAssignor overrides it with [COOPERATIVE, EAGER]).
+#: supportedProtocols() of the built-in assignors, as their classes report it (Kafka's default interface
+#: method answers [EAGER]; CooperativeStickyAssignor overrides it with [COOPERATIVE, EAGER]).
 BUILTIN_ASSIGNOR_PROTOCOLS: dict[str, tuple[RebalanceProtocol, ...]] = {
-    "range": (_E,),
-    "roundrobin": (_E,),
-    "sticky": (_E,),
-    "cooperative-sticky": (_C, _E),
+    name: tuple(get_assignor(name).supported_protocols()) for name in assignor_names()
 }
 
 #: partition.assignment.strategy accepts Java class names; these are the built-in ones.
