@@ -131,9 +131,13 @@ class ManualClock:
         return len(self._heap) - self._cancelled
 
     def next_deadline(self) -> int | None:
-        """Earliest deadline of a live timer, or None."""
-        live = [entry[0] for entry in self._heap if not entry[2].cancelled]
-        return min(live) if live else None
+        """Earliest deadline of a live timer, or None. Cancelled timers on top of the heap are dropped
+        on the way (in place, so it is safe from inside a timer callback): amortised O(log n)."""
+        heap = self._heap
+        while heap and heap[0][2].cancelled:
+            heapq.heappop(heap)
+            self._cancelled -= 1
+        return heap[0][0] if heap else None
 
     def _note_cancelled(self) -> None:
         self._cancelled += 1
