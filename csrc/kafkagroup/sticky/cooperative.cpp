@@ -1,10 +1,32 @@
 // KIP-429 cooperative rebalancing on top of the sticky target: a partition may only change hands after
 // its current holder revoked it, so every transfer is withheld from this round's assignment.
-#include <algorithm>
-
+//
+// Cost: O(P / 64 + claims) bit operations plus one sequential pass over owner[] and prev_owner[]; the
+// claims are read in input order and only touch bitmaps of P bits (125 KB at 1M partitions, cache
+// resident), never the P-sized int arrays at random. The result comes out sorted without a sort.
 #include "kafkagroup/sticky/sticky.hpp"
 
 namespace kafkagroup {
+namespace {
+
+class Bits {
+public:
+    explicit Bits(std::size_t n) : words_((n + 63) / 64, 0) {}
+    void set(std::size_t i) { words_[i >> 6] |= uint64_t{1} << (i & 63); }
+    bool test(std::size_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+    // Calls f(i) for every set bit, ascending.
+    template <class F>
+    void for_each(F f) const {
+        for (std::size_t w = 0; w < words_.size(); ++w)
+            for (uint64_t bits = words_[w]; bits; bits &= bits - 1)
+                f(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits)));
+    }
+
+private:
+    std::vector<uint64_t> words_;
+};
+
+}  // namespace
 
 std::vector<int32_t> withhold_transfers(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
                                         std::vector<int32_t>& owner) {
@@ -14,19 +36,35 @@ std::vector<int32_t> withhold_transfers(const Problem& p, const Prepared& pr, co
     // when it is newly assigned to a member that did not own it while another member listed it as owned.
     // Claims count as listed, whatever their generation or subscription; a partition kept by its valid
     // previous owner is not a transfer even if a stale member still lists it (Kafka keeps it there too).
-    std::vector<char> mark(owner.size(), 0);
-    for (int32_t m = 0; m < pr.num_members; ++m) {
-        for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
-            const int32_t part = p.owned_partitions[i];
-            const int32_t now = owner[part];
-            if (now >= 0 && now != m && now != prev_owner[part] && !mark[part]) {
-                mark[part] = 1;
-                withheld.push_back(part);
-            }
+    const std::size_t P = owner.size();
+    Bits claimed(P);
+    for (std::size_t i = 0; i < p.owned_partitions.size; ++i) claimed.set(static_cast<std::size_t>(p.owned_partitions[i]));
+    // A changed owner with a valid previous owner is a transfer (that owner claims it). Without a valid
+    // previous owner only an invalid claim (stale, unsubscribed, contested) can make it one, and only a
+    // claim by someone other than the new owner: those partitions are settled by a second claim pass.
+    Bits transfer(P), unsure(P);
+    bool any_unsure = false;
+    for (std::size_t part = 0; part < P; ++part) {
+        const int32_t now = owner[part];
+        if (now < 0 || now == prev_owner[part]) continue;
+        if (prev_owner[part] >= 0) {
+            transfer.set(part);
+        } else if (claimed.test(part)) {
+            unsure.set(part);
+            any_unsure = true;
         }
     }
-    std::sort(withheld.begin(), withheld.end());
-    for (int32_t part : withheld) owner[part] = kUnassigned;
+    if (any_unsure) {
+        for (int32_t m = 0; m < pr.num_members; ++m)
+            for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
+                const int32_t part = p.owned_partitions[i];
+                if (unsure.test(static_cast<std::size_t>(part)) && owner[part] != m) transfer.set(static_cast<std::size_t>(part));
+            }
+    }
+    transfer.for_each([&](std::size_t part) {
+        withheld.push_back(static_cast<int32_t>(part));
+        owner[part] = kUnassigned;
+    });
     return withheld;
 }
 

@@ -11,23 +11,41 @@
 //  1. keep every valid owned partition (cost 0, hence the cheapest assignment for its own load vector);
 //  2. hand the free partitions out, topic by topic (fewest subscribers first), by water-filling the
 //     subscribers' loads (load_index.hpp); free partitions cost 0 wherever they go;
-//  3. while some member u can reach, through a chain of moves, a member v with load(v) <= load(u) - 2,
-//     move one partition along the cheapest such chain (Bellman-Ford/SPFA on the residual graph; no
-//     negative cycle exists because every intermediate assignment is cheapest for its load vector);
+//  3. while a member u at the highest improvable level can reach, through a chain of moves, a member v
+//     with load(v) <= load(u) - 2, move one partition along a cheapest chain to such a v;
 //  4. cost clean-up: move along negative-cost chains from a member at level l + 1 to one at level l
 //     (load vector unchanged as a multiset, fewer moved partitions) until none exists.
-// After 3 and 4 the residual graph with the convex node costs has no negative cycle, which is the
+// Every chain is a shortest path of the residual graph, so the residual graph never has a negative
+// cycle; after 3 and 4 the residual graph with the convex node costs has none either, which is the
 // optimality condition of convex-cost flow: balance optimal, and `moved` minimal for that balance.
 //
-// The residual graph has member nodes and topic nodes: member x -> topic t when x holds a partition of t
-// (cost 0 if x holds one it does not own, else +1), topic t -> each subscriber (cost 0), and member x ->
-// member o (cost -1) for a partition x holds whose sticky owner is o. Edges per search:
-// O(sum of held topics + sum of subscriptions + displaced partitions). Step 2 avoids most of step 3:
-// fresh groups and groups after members left usually need no chain at all.
+// Residual graph: member nodes [0, M) and topic nodes [M, M + T). Member x -> topic t when x holds a
+// partition of t (cost 0 if x holds one it does not own, else +1); topic t -> each subscriber (cost 0);
+// member x -> member o (cost -1) for a partition x holds whose sticky owner is o ("displaced").
+//
+// Searches are Dijkstra on reduced costs c(a, b) + pi(a) - pi(b) >= 0 with node potentials pi kept
+// across searches (Johnson): after a search stopped at target v with label L(v), pi(u) += min(L(u), L(v)),
+// which keeps every reduced cost >= 0 and makes the used path tight (so its reverse is too). While no
+// partition is displaced every cost is >= 0 and pi is reset to 0, so labels are true costs and the first
+// target settled is a cheapest one. The balance search stops at the first target it settles (usually
+// within one or two topics of the sources), so a chain costs far less than a full graph scan.
+//
+// When no member at the top level can reach a member two below it, those members are "stuck" for the
+// rest of step 3: the top level never rises again (targets stay below it), so a later chain starts at a
+// level <= theirs and never enters the set they reach (else they would reach its target, which is two
+// below them), and nothing outside a chain changes. They leave the sources for good, so each level costs
+// at most one exhaustive search.
+//
+// Per (member, topic) counts live in "subscription entries": entry e is the e-th element of the caller's
+// sub_topics array (member m's entries are [sub_offsets[m], sub_offsets[m+1])); a per-topic CSR lists the
+// (member, entry) pairs of its subscribers. No allocation per search or per move once the buffers are warm;
+// memory O(P + M + T + subscriptions).
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "kafkagroup/sticky/load_index.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
@@ -38,71 +56,100 @@ namespace {
 
 constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
 
-struct Held {
-    int32_t topic;
-    int32_t count;    // partitions of `topic` the member holds
-    int32_t foreign;  // of those, partitions whose sticky owner is not this member
-};
-
 class GeneralBuilder {
 public:
     explicit GeneralBuilder(const Input& in)
-        : in_(in), M_(in.M), T_(in.T), owner_(static_cast<std::size_t>(in.P), kUnassigned),
-          load_(static_cast<std::size_t>(in.M), 0), held_(static_cast<std::size_t>(in.M)),
+        : in_(in), p_(in.problem), M_(in.M), T_(in.T), V_(in.M + in.T), sticky_(in.sticky_owner),
+          owner_(static_cast<std::size_t>(in.P), kUnassigned), load_(static_cast<std::size_t>(in.M), 0),
           displaced_(static_cast<std::size_t>(in.M)) {}
 
     std::vector<int32_t> build() {
+        index_subscriptions();
         keep_owned();
         fill_free();
-        drop_empty_entries();
         balance();
         reduce_moves();
         return std::move(owner_);
     }
 
 private:
-    // ---- bookkeeping -------------------------------------------------------------------------
-    Held& held_entry(int32_t m, int32_t t) {
-        // Builders add partitions topic by topic, so the entry is usually the last one appended.
-        if (!held_[m].empty() && held_[m].back().topic == t) return held_[m].back();
-        for (Held& h : held_[m])
-            if (h.topic == t) return h;
-        held_[m].push_back(Held{t, 0, 0});
-        return held_[m].back();
+    // ---- subscription entries ----------------------------------------------------------------
+    void index_subscriptions() {
+        const std::size_t S = p_.sub_topics.size;
+        tsub_off_.assign(static_cast<std::size_t>(T_) + 1, 0);
+        for (std::size_t e = 0; e < S; ++e) ++tsub_off_[p_.sub_topics[e] + 1];
+        for (int32_t t = 0; t < T_; ++t) tsub_off_[t + 1] += tsub_off_[t];
+        tsub_member_.resize(S);
+        tsub_entry_.resize(S);
+        std::vector<int64_t> fill(tsub_off_.begin(), tsub_off_.end() - 1);
+        // Members in ascending id, so each topic's list is in id order (the water-filling's tie-break).
+        for (int32_t m = 0; m < M_; ++m)
+            for (int64_t e = p_.sub_offsets[m]; e < p_.sub_offsets[m + 1]; ++e) {
+                const int64_t k = fill[p_.sub_topics[e]]++;
+                tsub_member_[k] = m;
+                tsub_entry_[k] = static_cast<int32_t>(e);
+            }
+        held_.assign(S, 0);
+        foreign_.assign(S, 0);
     }
 
-    void give(int32_t part, int32_t t, int32_t m) {
-        owner_[part] = m;
-        ++load_[m];
-        Held& h = held_entry(m, t);
-        ++h.count;
-        const int32_t so = in_.sticky_owner[part];
-        if (so != m) {
-            ++h.foreign;
-            if (so >= 0) displaced_[m].push_back(part);
-        }
+    int32_t subscriber_count(int32_t t) const { return static_cast<int32_t>(tsub_off_[t + 1] - tsub_off_[t]); }
+
+    // Member m's entry for topic t (it subscribes to t). Linear in m's subscriptions: direct-edge moves only.
+    int32_t entry_of(int32_t m, int32_t t) const {
+        for (int64_t e = p_.sub_offsets[m]; e < p_.sub_offsets[m + 1]; ++e)
+            if (p_.sub_topics[e] == t) return static_cast<int32_t>(e);
+        throw std::logic_error("sticky: member " + std::to_string(m) + " holds topic " + std::to_string(t) +
+                               " it does not subscribe to");
     }
 
-    void take(int32_t part, int32_t t, int32_t m) {
-        owner_[part] = kUnassigned;
-        --load_[m];
-        Held& h = held_entry(m, t);
-        --h.count;
-        const int32_t so = in_.sticky_owner[part];
-        if (so != m) {
-            --h.foreign;
+    // Moves `part` from member `from` (entry ef) to member `to` (entry et) and keeps the counts.
+    void move(int32_t part, int32_t from, int32_t ef, int32_t to, int32_t et) {
+        owner_[part] = to;
+        --load_[from];
+        ++load_[to];
+        --held_[ef];
+        ++held_[et];
+        const int32_t so = sticky_[part];
+        if (so != from) {
+            --foreign_[ef];
             if (so >= 0) {
-                auto& d = displaced_[m];
+                auto& d = displaced_[from];
                 d.erase(std::find(d.begin(), d.end(), part));
+                --displaced_total_;
+            }
+        }
+        if (so != to) {
+            ++foreign_[et];
+            if (so >= 0) {
+                displaced_[to].push_back(part);
+                ++displaced_total_;
             }
         }
     }
 
     // ---- 1. keep, 2. fill --------------------------------------------------------------------
     void keep_owned() {
-        for (int32_t t = 0; t < T_; ++t)
-            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part)
-                if (in_.sticky_owner[part] >= 0) give(part, t, in_.sticky_owner[part]);
+        if (!in_.prepared.has_owned) return;
+        // slot_[m]: m's entry for the topic being scanned (stamped with the topic to catch misuse).
+        std::vector<int32_t> slot(static_cast<std::size_t>(M_), -1), slot_topic(static_cast<std::size_t>(M_), -1);
+        for (int32_t t = 0; t < T_; ++t) {
+            if (!in_.subscribed(t)) continue;
+            bool stamped = false;
+            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
+                const int32_t o = sticky_[part];
+                if (o < 0) continue;
+                if (!stamped) {
+                    for (int64_t k = tsub_off_[t]; k < tsub_off_[t + 1]; ++k)
+                        slot[tsub_member_[k]] = tsub_entry_[k], slot_topic[tsub_member_[k]] = t;
+                    stamped = true;
+                }
+                if (slot_topic[o] != t) throw std::logic_error("sticky: previous owner does not subscribe");
+                owner_[part] = o;
+                ++load_[o];
+                ++held_[slot[o]];
+            }
+        }
     }
 
     void fill_free() {
@@ -111,127 +158,206 @@ private:
             if (in_.subscribed(t)) topics.push_back(t);
         // Kafka's TopicComparator: fewest potential consumers first, then topic order.
         std::stable_sort(topics.begin(), topics.end(),
-                         [&](int32_t a, int32_t b) { return in_.subscribers.count(a) < in_.subscribers.count(b); });
+                         [&](int32_t a, int32_t b) { return subscriber_count(a) < subscriber_count(b); });
         LoadIndex index;
         std::vector<int64_t> grants;
         std::vector<int32_t> free_parts;
-        // has_entry[m] == t: member m already has a Held entry for topic t (it kept owned partitions of
-        // t); everyone else gets a fresh entry without a search (members hold up to T topics).
-        std::vector<int32_t> has_entry(static_cast<std::size_t>(M_), -1);
         for (int32_t t : topics) {
             free_parts.clear();
-            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
+            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part)
                 if (owner_[part] == kUnassigned) free_parts.push_back(part);
-                else has_entry[owner_[part]] = t;
-            }
             if (free_parts.empty()) continue;
-            const int32_t* sub_begin = in_.subscribers.begin(t);
-            for (const int32_t* m = sub_begin; m != in_.subscribers.end(t); ++m)
-                if (has_entry[*m] != t) held_[*m].push_back(Held{t, 0, 0}), has_entry[*m] = t;
-            const int32_t* subs = in_.subscribers.begin(t);
-            const std::size_t s = static_cast<std::size_t>(in_.subscribers.count(t));
+            const int64_t off = tsub_off_[t];
+            const std::size_t s = static_cast<std::size_t>(subscriber_count(t));
             if (in_.rack_aware) {
-                fill_with_racks(t, subs, s, free_parts);
+                fill_with_racks(t, free_parts);
                 continue;
             }
-            index.fill_levels(subs, s, load_, static_cast<int64_t>(free_parts.size()), grants);
+            index.fill_levels(tsub_member_.data() + off, s, load_.data(), static_cast<int64_t>(free_parts.size()),
+                              grants);
             std::size_t next = 0;
-            for (std::size_t i = 0; i < s; ++i)
-                for (int64_t g = 0; g < grants[i]; ++g) give(free_parts[next++], t, subs[i]);
+            for (std::size_t i = 0; i < s; ++i) {
+                const int32_t g = static_cast<int32_t>(grants[i]);
+                if (g == 0) continue;
+                const int32_t m = tsub_member_[off + i], e = tsub_entry_[off + i];
+                load_[m] += g;
+                held_[e] += g;
+                foreign_[e] += g;  // free partitions have no sticky owner
+                for (int32_t j = 0; j < g; ++j) owner_[free_parts[next++]] = m;
+            }
         }
-    }
-
-    // Drops the Held entries fill_free opened for topics a member then got nothing of.
-    void drop_empty_entries() {
-        for (auto& list : held_)
-            list.erase(std::remove_if(list.begin(), list.end(), [](const Held& h) { return h.count == 0; }), list.end());
     }
 
     // KIP-881 (Kafka's maybeAssign with rack info, then without): each partition goes to the least
     // loaded subscriber whose rack holds a replica, else to the least loaded subscriber. O(s) each.
-    void fill_with_racks(int32_t t, const int32_t* subs, std::size_t s, const std::vector<int32_t>& free_parts) {
+    void fill_with_racks(int32_t t, const std::vector<int32_t>& free_parts) {
+        const int64_t lo = tsub_off_[t], hi = tsub_off_[t + 1];
         for (int32_t part : free_parts) {
-            int32_t best = -1, any = -1;
-            for (std::size_t i = 0; i < s; ++i) {
-                const int32_t m = subs[i];
-                if (any < 0 || load_[m] < load_[any]) any = m;
-                if (in_.problem.member_rack[m] != kNoRack && in_.racks_match(m, part) &&
-                    (best < 0 || load_[m] < load_[best]))
-                    best = m;
+            int64_t best = -1, any = -1;
+            for (int64_t k = lo; k < hi; ++k) {
+                const int32_t m = tsub_member_[k];
+                if (any < 0 || load_[m] < load_[tsub_member_[any]]) any = k;
+                if (p_.member_rack[m] != kNoRack && in_.racks_match(m, part) &&
+                    (best < 0 || load_[m] < load_[tsub_member_[best]]))
+                    best = k;
             }
-            give(part, t, best >= 0 ? best : any);
+            const int64_t k = best >= 0 ? best : any;
+            const int32_t m = tsub_member_[k], e = tsub_entry_[k];
+            owner_[part] = m;
+            ++load_[m];
+            ++held_[e];
+            ++foreign_[e];
         }
     }
 
     // ---- shortest paths on the residual graph --------------------------------------------------
-    // Nodes: members [0, M), topics [M, M + T). Multi-source SPFA from `sources` (distance 0).
-    void shortest_paths(const std::vector<int32_t>& sources) {
-        const std::size_t V = static_cast<std::size_t>(M_) + static_cast<std::size_t>(T_);
-        dist_.assign(V, kInf);
-        parent_.assign(V, -1);
-        parent_part_.assign(V, -1);
-        in_queue_.assign(V, 0);
-        queue_.clear();
-        for (int32_t s : sources) {
-            dist_[s] = 0;
-            in_queue_[s] = 1;
-            queue_.push_back(s);
+    int64_t pot(int32_t node) const { return pot_base_[node] + pot_offset_; }
+
+    // Potentials 0 are feasible whenever nothing is displaced (every cost >= 0); labels are true costs then.
+    void reset_potentials_if_possible() {
+        if (displaced_total_ != 0 || !pot_dirty_) return;
+        pot_base_.assign(static_cast<std::size_t>(V_), 0);
+        pot_offset_ = 0;
+        pot_dirty_ = false;
+    }
+
+    void begin_search() {
+        if (label_.size() != static_cast<std::size_t>(V_)) {
+            label_.assign(static_cast<std::size_t>(V_), kInf);
+            parent_.assign(static_cast<std::size_t>(V_), -1);
+            via_.assign(static_cast<std::size_t>(V_), -1);
+            settled_.assign(static_cast<std::size_t>(V_), 0);
+            pot_base_.assign(static_cast<std::size_t>(V_), 0);
         }
-        // Relaxations are bounded: without negative cycles SPFA relaxes each node < V times per node.
-        const uint64_t budget = static_cast<uint64_t>(V) * static_cast<uint64_t>(V) + 16;
-        uint64_t relaxations = 0;
-        auto relax = [&](int32_t from, int32_t to, int64_t w, int32_t part) {
-            const int64_t d = dist_[from] + w;
-            if (d >= dist_[to]) return;
-            if (++relaxations > budget) throw std::logic_error("sticky: negative cycle in the residual graph");
-            dist_[to] = d;
-            parent_[to] = from;
-            parent_part_[to] = part;
-            if (!in_queue_[to]) {
-                in_queue_[to] = 1;
-                queue_.push_back(to);
-            }
-        };
-        for (std::size_t head = 0; head < queue_.size(); ++head) {
-            const int32_t node = queue_[head];
-            in_queue_[node] = 0;
-            if (node < M_) {
-                for (const Held& h : held_[node])
-                    if (h.count > 0 && in_.subscribers.count(h.topic) > 1)
-                        relax(node, M_ + h.topic, h.foreign > 0 ? 0 : 1, -1);
-                for (int32_t part : displaced_[node]) relax(node, in_.sticky_owner[part], -1, part);
+        for (int32_t u : touched_) label_[u] = kInf, settled_[u] = 0;
+        touched_.clear();
+        heap_.clear();
+    }
+
+    // Tentative label: into the heap.
+    void push(int32_t node, int64_t label, int32_t parent, int32_t via) {
+        if (label_[node] == kInf) touched_.push_back(node);
+        label_[node] = label;
+        parent_[node] = parent;
+        via_[node] = via;
+        heap_.emplace_back(label, node);
+        std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    }
+
+    // Final label (reached by a zero reduced cost from the node being expanded, whose label is the
+    // minimum): settled at once and queued for expansion without touching the heap.
+    void settle_now(int32_t node, int64_t label, int32_t parent, int32_t via) {
+        if (label_[node] == kInf) touched_.push_back(node);
+        label_[node] = label;
+        parent_[node] = parent;
+        via_[node] = via;
+        settled_[node] = 1;
+        zero_.push_back(node);
+    }
+
+    // Offers label `nd` to `node` while expanding a node of label d. Returns true when `node` was settled.
+    bool relax(int32_t node, int64_t d, int64_t nd, int32_t parent, int32_t via) {
+        if (nd < d) throw std::logic_error("sticky: infeasible potentials");
+        if (nd == d) {
+            settle_now(node, nd, parent, via);
+            return true;
+        }
+        if (nd < label_[node]) push(node, nd, parent, via);
+        return false;
+    }
+
+    // Dijkstra from `sources` (true distance 0 each: label -pi). With `stop_below` >= 0, returns the first
+    // member settled whose load <= stop_below (or -1 after exhausting the reachable graph); with
+    // stop_below < 0 explores everything and returns -1. Nodes settled through zero reduced costs are
+    // expanded from a FIFO before the heap is consulted again (the common case: most costs are 0).
+    int32_t search(const std::vector<int32_t>& sources, int64_t stop_below) {
+        begin_search();
+        for (int32_t s : sources) {
+            touched_.push_back(s);
+            label_[s] = -pot(s);
+            parent_[s] = -1;
+            via_[s] = -1;
+            heap_.emplace_back(label_[s], s);
+        }
+        std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+        const bool early = stop_below >= 0;
+        auto is_target = [&](int32_t node) { return early && node < M_ && load_[node] <= stop_below; };
+        std::size_t zero_head = 0;
+        zero_.clear();
+        for (;;) {
+            int32_t a;
+            if (zero_head < zero_.size()) {
+                a = zero_[zero_head++];
             } else {
-                const int32_t t = node - M_;
-                for (const int32_t* y = in_.subscribers.begin(t); y != in_.subscribers.end(t); ++y)
-                    relax(node, *y, 0, -1);
+                zero_.clear();
+                zero_head = 0;
+                a = -1;
+                while (!heap_.empty()) {
+                    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+                    const auto [d, node] = heap_.back();
+                    heap_.pop_back();
+                    if (settled_[node] || d != label_[node]) continue;
+                    settled_[node] = 1;
+                    a = node;
+                    break;
+                }
+                if (a < 0) return -1;
+                if (is_target(a)) return a;
             }
-            // The queue vector only grows; compact it when the consumed prefix dominates.
-            if (head > 4096 && head * 2 > queue_.size()) {
-                queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head) + 1);
-                head = static_cast<std::size_t>(-1);
+            const int64_t d = label_[a];
+            const int64_t pa = pot(a);
+            if (a < M_) {
+                for (int64_t e = p_.sub_offsets[a]; e < p_.sub_offsets[a + 1]; ++e) {
+                    if (held_[e] == 0) continue;
+                    const int32_t t = p_.sub_topics[e];
+                    if (subscriber_count(t) <= 1) continue;  // nobody else could take it
+                    const int32_t node = M_ + t;
+                    if (settled_[node]) continue;
+                    relax(node, d, d + (foreign_[e] > 0 ? 0 : 1) + pa - pot(node), a, static_cast<int32_t>(e));
+                }
+                for (int32_t part : displaced_[a]) {
+                    const int32_t o = sticky_[part];
+                    if (settled_[o]) continue;
+                    if (relax(o, d, d - 1 + pa - pot(o), a, part) && is_target(o)) return o;
+                }
+            } else {
+                const int32_t t = a - M_;
+                for (int64_t k = tsub_off_[t]; k < tsub_off_[t + 1]; ++k) {
+                    const int32_t y = tsub_member_[k];
+                    if (settled_[y]) continue;
+                    if (relax(y, d, d + pa - pot(y), a, tsub_entry_[k]) && is_target(y)) return y;
+                }
             }
         }
     }
 
-    // Moves one partition along the recorded path ending at member `target`.
+    // After a search, make the path to `target` tight and keep every reduced cost >= 0:
+    // pi(u) += min(L(u), L(target)) (unreached nodes: L(target)), applied through a global offset.
+    void update_potentials(int32_t target) {
+        const int64_t cut = label_[target];
+        pot_offset_ += cut;
+        for (int32_t u : touched_)
+            if (label_[u] < cut) pot_base_[u] += label_[u] - cut;
+        pot_dirty_ = true;
+    }
+
+    // Moves one partition along the recorded path ending at member `target`, from the source end.
     void augment(int32_t target) {
         path_.clear();
         for (int32_t v = target; v >= 0; v = parent_[v]) {
             path_.push_back(v);
-            if (path_.size() > static_cast<std::size_t>(M_ + T_) + 1)
+            if (path_.size() > static_cast<std::size_t>(V_) + 1)
                 throw std::logic_error("sticky: cycle in the shortest-path tree");
         }
         std::reverse(path_.begin(), path_.end());
-        // path_: member, (topic, member | member), ... ; apply moves from the source end.
         std::size_t i = 0;
         while (i + 1 < path_.size()) {
             const int32_t from = path_[i];
             const int32_t next = path_[i + 1];
             if (next < M_) {  // displaced partition returning to its sticky owner
-                const int32_t part = parent_part_[next];
+                const int32_t part = via_[next];
                 const int32_t t = in_.prepared.topic_of(part);
-                take(part, t, from);
-                give(part, t, next);
+                move(part, from, entry_of(from, t), next, entry_of(next, t));
                 i += 1;
             } else {
                 const int32_t t = next - M_;
@@ -243,126 +369,70 @@ private:
                 int rank_chosen = -1;
                 for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
                     if (owner_[part] != from) continue;
-                    const int rank = (in_.sticky_owner[part] != from ? 2 : 0) +
+                    const int rank = (sticky_[part] != from ? 2 : 0) +
                                      (in_.rack_aware && in_.racks_match(to, part) && !in_.racks_match(from, part) ? 1 : 0);
                     if (rank > rank_chosen) chosen = part, rank_chosen = rank;
                     if (rank_chosen == 3 || (!in_.rack_aware && rank_chosen == 2)) break;
                 }
-                take(chosen, t, from);
-                give(chosen, t, to);
+                if (chosen < 0) throw std::logic_error("sticky: path through a topic the member does not hold");
+                move(chosen, from, via_[next], to, via_[to]);
                 i += 2;
             }
         }
     }
 
     // ---- 3. balance ------------------------------------------------------------------------------
-    // reach_[x]: the lowest load of any member x can push a partition to through a chain of moves
-    // (x itself included). O(M log M + held topics + subscriptions).
-    void lowest_reachable() {
-        // holders of each topic, CSR
-        holder_off_.assign(static_cast<std::size_t>(T_) + 1, 0);
-        for (int32_t x = 0; x < M_; ++x)
-            for (const Held& h : held_[x])
-                if (h.count > 0) ++holder_off_[h.topic + 1];
-        for (int32_t t = 0; t < T_; ++t) holder_off_[t + 1] += holder_off_[t];
-        holders_.resize(static_cast<std::size_t>(holder_off_[T_]));
-        {
-            std::vector<int64_t> fill(holder_off_.begin(), holder_off_.end() - 1);
-            for (int32_t x = 0; x < M_; ++x)
-                for (const Held& h : held_[x])
-                    if (h.count > 0) holders_[fill[h.topic]++] = x;
-        }
-        by_load_.resize(static_cast<std::size_t>(M_));
-        std::iota(by_load_.begin(), by_load_.end(), 0);
-        std::stable_sort(by_load_.begin(), by_load_.end(), [&](int32_t a, int32_t b) { return load_[a] < load_[b]; });
-        reach_.assign(static_cast<std::size_t>(M_), kInf);
-        topic_done_.assign(static_cast<std::size_t>(T_), 0);
-        const Problem& p = in_.problem;
-        for (int32_t v : by_load_) {
-            if (reach_[v] != kInf) continue;
-            reach_[v] = load_[v];
-            queue_.assign(1, v);
-            for (std::size_t head = 0; head < queue_.size(); ++head) {
-                const int32_t y = queue_[head];
-                for (int64_t i = p.sub_offsets[y]; i < p.sub_offsets[y + 1]; ++i) {
-                    const int32_t t = p.sub_topics[i];
-                    if (topic_done_[t]) continue;
-                    topic_done_[t] = 1;
-                    for (int64_t k = holder_off_[t]; k < holder_off_[t + 1]; ++k) {
-                        const int32_t x = holders_[k];
-                        if (reach_[x] == kInf) {
-                            reach_[x] = load_[v];
-                            queue_.push_back(x);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     void balance() {
+        stuck_.assign(static_cast<std::size_t>(M_), 0);
         std::vector<int32_t> sources;
-        bool try_max_level = true;
         for (;;) {
-            int64_t top = -1;
-            const auto [lo, hi] = std::minmax_element(load_.begin(), load_.end());
-            if (*hi - *lo <= 1) return;  // no member can be two below another: optimal
-            if (try_max_level) {
-                // Usual case first: the fullest members reach a member two below (one search, no labelling).
-                top = *std::max_element(load_.begin(), load_.end());
-            } else {
-                lowest_reachable();
-                for (int32_t x = 0; x < M_; ++x)
-                    if (load_[x] >= reach_[x] + 2) top = std::max(top, load_[x]);
-                if (top < 0) return;
+            int64_t lo = kInf, top = -1;
+            for (int32_t x = 0; x < M_; ++x) {
+                lo = std::min<int64_t>(lo, load_[x]);
+                if (!stuck_[x]) top = std::max<int64_t>(top, load_[x]);
             }
+            if (top < 0 || top - lo <= 1) return;  // no member can be two above another: optimal
             sources.clear();
             for (int32_t x = 0; x < M_; ++x)
-                if (load_[x] == top) sources.push_back(x);
-            shortest_paths(sources);
-            int32_t target = -1;
-            for (int32_t v = 0; v < M_; ++v) {
-                if (dist_[v] == kInf || load_[v] > top - 2) continue;
-                if (target < 0 || dist_[v] < dist_[target] ||
-                    (dist_[v] == dist_[target] && load_[v] < load_[target]))
-                    target = v;
-            }
+                if (!stuck_[x] && load_[x] == top) sources.push_back(x);
+            reset_potentials_if_possible();
+            const int32_t target = search(sources, top - 2);
             if (target < 0) {
-                if (!try_max_level) throw std::logic_error("sticky: improvable member without a reachable target");
-                try_max_level = false;
+                // Nobody at this level can improve, now or later (see the file comment).
+                for (int32_t s : sources) stuck_[s] = 1;
                 continue;
             }
+            update_potentials(target);
             augment(target);
-            try_max_level = true;
         }
     }
 
     // ---- 4. fewer moves at the same balance ------------------------------------------------------
     void reduce_moves() {
         std::vector<int32_t> sources, levels;
-        for (;;) {
-            bool any_displaced = false;
-            for (int32_t x = 0; x < M_ && !any_displaced; ++x) any_displaced = !displaced_[x].empty();
-            if (!any_displaced) return;  // cost 0: nothing can be cheaper
+        while (displaced_total_ > 0) {  // with nothing displaced the cost is 0: nothing can be cheaper
             levels.assign(load_.begin(), load_.end());
             std::sort(levels.begin(), levels.end());
             levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
             bool improved = false;
             for (std::size_t li = levels.size(); li-- > 0 && !improved;) {
-                const int64_t level = levels[li];
+                const int32_t level = levels[li];
                 sources.clear();
                 for (int32_t x = 0; x < M_; ++x)
                     if (load_[x] == level) sources.push_back(x);
-                shortest_paths(sources);
+                search(sources, -1);
                 // A negative chain to a member exactly one below swaps the two loads (same multiset).
                 // (Chains between two members of one level would unbalance; negative cycles cannot
-                // exist, see the file comment.)
+                // exist, see the file comment.) True distance = label + pi.
                 int32_t target = -1;
+                int64_t best = 0;
                 for (int32_t v = 0; v < M_; ++v) {
-                    if (dist_[v] >= 0 || load_[v] != level - 1) continue;
-                    if (target < 0 || dist_[v] < dist_[target]) target = v;
+                    if (label_[v] == kInf || load_[v] != level - 1) continue;
+                    const int64_t dist = label_[v] + pot(v);
+                    if (dist < best) target = v, best = dist;
                 }
                 if (target >= 0) {
+                    update_potentials(target);
                     augment(target);
                     improved = true;
                 }
@@ -372,16 +442,25 @@ private:
     }
 
     const Input& in_;
-    const int32_t M_, T_;
+    const Problem& p_;
+    const int32_t M_, T_, V_;
+    const int32_t* sticky_;
     std::vector<int32_t> owner_;
-    std::vector<int64_t> load_;
-    std::vector<std::vector<Held>> held_;
+    std::vector<int32_t> load_;
+    // per topic: subscribers (ascending id) and their entries
+    std::vector<int64_t> tsub_off_;
+    std::vector<int32_t> tsub_member_, tsub_entry_;
+    // per entry (member, topic): partitions held, and of those, partitions the member does not own
+    std::vector<int32_t> held_, foreign_;
     std::vector<std::vector<int32_t>> displaced_;  // partitions held whose sticky owner is another member
-    // scratch
-    std::vector<int64_t> dist_;
-    std::vector<int32_t> parent_, parent_part_, queue_, path_, holders_, by_load_;
-    std::vector<char> in_queue_, topic_done_;
-    std::vector<int64_t> holder_off_, reach_;
+    int64_t displaced_total_ = 0;
+    // search state, reused
+    std::vector<int64_t> label_, pot_base_;
+    int64_t pot_offset_ = 0;
+    bool pot_dirty_ = false;
+    std::vector<int32_t> parent_, via_, touched_, path_, zero_;
+    std::vector<char> settled_, stuck_;
+    std::vector<std::pair<int64_t, int32_t>> heap_;
 };
 
 }  // namespace

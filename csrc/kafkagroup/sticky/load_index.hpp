@@ -2,11 +2,13 @@
 // per-partition min-heap of members by load.
 //
 // Handing n partitions one at a time to the subscriber with the fewest partitions (ties: lower member
-// id) ends in a known shape: the k least-loaded subscribers are raised to a common level L (and
-// `extra` of them, the lowest ids, to L + 1). fill_levels computes that shape directly from the loads
-// sorted by (load, id): a counting sort when loads span a small range (the usual case: loads of
-// subscribers differ by a few partitions), std::sort otherwise. O(s + range) or O(s log s) per topic
-// for s subscribers, independent of n.
+// id) ends in a known shape: with L the highest level such that raising every subscriber below L to L
+// needs at most n partitions, every subscriber below L is raised to L, and the rem = n - need(L)
+// partitions left over go, one each, to the lowest ids among the subscribers then at L (rem is smaller
+// than their number, else L + 1 would fit). fill_levels computes that shape directly from a histogram
+// of the loads when they span a small range (the usual case: subscribers' loads differ by a few
+// partitions), from the sorted loads otherwise. O(s + range) or O(s log s) per topic for s subscribers,
+// independent of n; buffers are reused across calls (no allocation once warm).
 #pragma once
 
 #include <algorithm>
@@ -20,59 +22,77 @@ class LoadIndex {
 public:
     // grants[i] receives how many of the n partitions subscribers[i] gets. `subscribers` must be in
     // ascending id order; `load` is indexed by member id.
-    void fill_levels(const int32_t* subscribers, std::size_t s, const std::vector<int64_t>& load, int64_t n,
+    void fill_levels(const int32_t* subscribers, std::size_t s, const int32_t* load, int64_t n,
                      std::vector<int64_t>& grants) {
         grants.assign(s, 0);
         if (s == 0 || n <= 0) return;
-        sort_by_load(subscribers, s, load);
-        // Largest k with k * load(order[k-1]) - sum(loads of order[0..k)) <= n.
-        int64_t prefix = 0;
-        std::size_t k = 0;
-        while (k < s) {
-            const int64_t l = load[subscribers[order_[k]]];
-            if (static_cast<int64_t>(k) * l - prefix > n) break;
-            prefix += l;
-            ++k;
+        loads_.resize(s);
+        int64_t lo = load[subscribers[0]], hi = lo;
+        for (std::size_t i = 0; i < s; ++i) {
+            const int64_t l = load[subscribers[i]];
+            loads_[i] = l;
+            lo = std::min(lo, l);
+            hi = std::max(hi, l);
         }
-        const int64_t total = n + prefix;  // shared by the k lowest
-        const int64_t level = total / static_cast<int64_t>(k);
-        int64_t extra = total % static_cast<int64_t>(k);
-        // The lowest ids among the k raised members get one more (the greedy breaks ties by id).
-        if (extra > 0) std::sort(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k));
-        for (std::size_t i = 0; i < k; ++i) {
-            const std::size_t idx = order_[i];
-            grants[idx] = level - load[subscribers[idx]] + (extra > 0 ? 1 : 0);
-            if (extra > 0) --extra;
+        const auto [level, rem0] = water_level(s, lo, hi, n);
+        int64_t rem = rem0;
+        for (std::size_t i = 0; i < s; ++i) {
+            const int64_t l = loads_[i];
+            if (l > level) continue;
+            int64_t g = level - l;
+            if (rem > 0) ++g, --rem;
+            grants[i] = g;
         }
     }
 
 private:
-    // order_[0..s): subscriber indexes sorted by (load, index); index order is id order.
-    void sort_by_load(const int32_t* subscribers, std::size_t s, const std::vector<int64_t>& load) {
-        int64_t lo = load[subscribers[0]], hi = lo;
-        for (std::size_t i = 1; i < s; ++i) {
-            lo = std::min(lo, load[subscribers[i]]);
-            hi = std::max(hi, load[subscribers[i]]);
-        }
-        order_.resize(s);
+    // (L, rem) for loads_[0..s) with minimum lo and maximum hi.
+    std::pair<int64_t, int64_t> water_level(std::size_t s, int64_t lo, int64_t hi, int64_t n) {
         const int64_t range = hi - lo + 1;
-        if (range <= static_cast<int64_t>(4 * s + 64)) {
-            bucket_.assign(static_cast<std::size_t>(range) + 1, 0);
-            for (std::size_t i = 0; i < s; ++i) ++bucket_[static_cast<std::size_t>(load[subscribers[i]] - lo) + 1];
-            for (std::size_t b = 1; b < bucket_.size(); ++b) bucket_[b] += bucket_[b - 1];
-            for (std::size_t i = 0; i < s; ++i)
-                order_[static_cast<std::size_t>(bucket_[static_cast<std::size_t>(load[subscribers[i]] - lo)]++)] = i;
+        const int64_t S = static_cast<int64_t>(s);
+        int64_t level = lo, need = 0, at_or_below = 0;  // need(level); subscribers with load <= level
+        if (range <= 4 * S + 64) {
+            hist_.assign(static_cast<std::size_t>(range), 0);
+            for (std::size_t i = 0; i < s; ++i) ++hist_[static_cast<std::size_t>(loads_[i] - lo)];
+            at_or_below = hist_[0];
+            // need(level + 1) = need(level) + at_or_below(level)
+            while (level < hi && need + at_or_below <= n) {
+                need += at_or_below;
+                ++level;
+                at_or_below += hist_[static_cast<std::size_t>(level - lo)];
+            }
         } else {
-            for (std::size_t i = 0; i < s; ++i) order_[i] = i;
-            std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
-                const int64_t la = load[subscribers[a]], lb = load[subscribers[b]];
-                return la != lb ? la < lb : a < b;
-            });
+            sorted_.assign(loads_.begin(), loads_.begin() + static_cast<std::ptrdiff_t>(s));
+            std::sort(sorted_.begin(), sorted_.end());
+            std::size_t i = 0;
+            while (i < s && sorted_[i] == level) ++i;
+            at_or_below = static_cast<int64_t>(i);
+            while (level < hi) {
+                const int64_t next = sorted_[i];  // next distinct load above `level`
+                const int64_t step = (next - level) * at_or_below;
+                if (need + step > n) {
+                    const int64_t levels = (n - need) / at_or_below;
+                    level += levels;
+                    need += levels * at_or_below;
+                    return {level, n - need};
+                }
+                need += step;
+                level = next;
+                while (i < s && sorted_[i] == level) ++i;
+                at_or_below = static_cast<int64_t>(i);
+            }
         }
+        if (level == hi || need + at_or_below > n) {
+            // Every subscriber at or below `level` (all of them once level == hi) rises together.
+            const int64_t levels = (n - need) / at_or_below;
+            level += levels;
+            need += levels * at_or_below;
+        }
+        return {level, n - need};
     }
 
-    std::vector<std::size_t> order_;
-    std::vector<int64_t> bucket_;
+    std::vector<int64_t> loads_, sorted_;
+    std::vector<int32_t> hist_;
 };
 
 }  // namespace sticky

@@ -56,14 +56,22 @@ bool Input::racks_match(int32_t m, int32_t part) const {
     return false;
 }
 
-Input::Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner)
+Input::Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner, bool uniform)
     : problem(p), prepared(pr), M(pr.num_members), T(pr.num_topics), P(pr.num_partitions),
-      subscribers(topic_subscribers(p, pr)), sticky_owner(prev_owner), rack_aware(use_rack_aware_assignment(p, pr)) {
+      topic_subscribed(static_cast<std::size_t>(pr.num_topics), 0), sticky_owner(prev_owner.data()),
+      rack_aware(use_rack_aware_assignment(p, pr)) {
+    // With uniform subscriptions member 0's topics are everyone's: O(topics) instead of O(subscriptions).
+    const int64_t end = uniform ? p.sub_offsets[1] : static_cast<int64_t>(p.sub_topics.size);
+    for (int64_t i = 0; i < end; ++i) topic_subscribed[p.sub_topics[i]] = 1;
     // Kafka keeps a previously owned partition only when its racks match the owner's (rack-aware mode):
     // rack alignment ranks above stickiness, balance above both.
-    if (rack_aware)
+    if (rack_aware) {
+        rack_filtered_owner_ = prev_owner;
         for (int32_t part = 0; part < P; ++part)
-            if (sticky_owner[part] >= 0 && !racks_match(sticky_owner[part], part)) sticky_owner[part] = kUnassigned;
+            if (rack_filtered_owner_[part] >= 0 && !racks_match(rack_filtered_owner_[part], part))
+                rack_filtered_owner_[part] = kUnassigned;
+        sticky_owner = rack_filtered_owner_.data();
+    }
 }
 
 }  // namespace sticky

@@ -9,8 +9,9 @@ namespace kafkagroup {
 std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared,
                                    const std::vector<int32_t>& prev_owner) {
     if (prepared.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(prepared.num_partitions), kUnassigned);
-    const sticky::Input input(problem, prepared, prev_owner);
-    return subscriptions_uniform(problem, prepared) ? sticky::build_uniform(input) : sticky::build_general(input);
+    const bool uniform = subscriptions_uniform(problem, prepared);
+    const sticky::Input input(problem, prepared, prev_owner, uniform);
+    return uniform ? sticky::build_uniform(input) : sticky::build_general(input);
 }
 
 }  // namespace kafkagroup

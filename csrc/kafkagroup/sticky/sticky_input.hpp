@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "kafkagroup/assignors.hpp"
 #include "kafkagroup/problem.hpp"
 
 namespace kafkagroup {
@@ -14,19 +13,27 @@ struct Input {
     const Problem& problem;
     const Prepared& prepared;
     int32_t M = 0, T = 0, P = 0;
-    TopicSubscribers subscribers;       // per topic, ascending member ids
-    std::vector<int32_t> sticky_owner;  // [P] valid previous owner the builders try to keep, or -1
+    std::vector<char> topic_subscribed;  // [T] 1 when some member subscribes to the topic
+    // [P] valid previous owner the builders try to keep, or -1: the caller's prev_owner, or (rack-aware
+    // mode only) a copy without the owners whose racks do not match.
+    const int32_t* sticky_owner = nullptr;
     // KIP-881. Enabled by Kafka's rule (rack_awareness.cpp); when off, racks_match() is always true.
     bool rack_aware = false;
 
-    Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner);
+    // `uniform`: every member subscribes to the same topics (then member 0's list is every member's).
+    Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner, bool uniform);
+    Input(const Input&) = delete;
+    Input& operator=(const Input&) = delete;
 
-    bool subscribed(int32_t t) const { return subscribers.count(t) > 0; }
+    bool subscribed(int32_t t) const { return topic_subscribed[t] != 0; }
     int32_t topic_begin(int32_t t) const { return prepared.topic_base[t]; }
     int32_t topic_end(int32_t t) const { return prepared.topic_base[t + 1]; }
     // Does member m sit in a rack holding a replica of partition `part`? True when not rack aware or
     // the member has no rack (Kafka's racksMismatch is false for a member without rack).
     bool racks_match(int32_t m, int32_t part) const;
+
+private:
+    std::vector<int32_t> rack_filtered_owner_;
 };
 
 // Kafka's AbstractPartitionAssignor.useRackAwareAssignment: some member rack is a replica rack, and not
