@@ -5,24 +5,37 @@ Called through kafkagroup.protocol.leader (decode_group / encode_assignments), w
 arguments, orders the members and documents the rules; its pure-Python twin is the reference this
 module must equal, error messages included.
 
-decode_members: one pass over every member's ConsumerProtocolSubscription bytes, reading fields in
-place (no Python object per topic occurrence or per partition). Topic names are interned by their
-raw bytes: first against a hint (the topic at the same position in the previous member's list, or the
-next topic of the member's own subscription for owned partitions -- Java senders sort both, so in a
-group with similar subscriptions almost every name is matched by one memcmp), then in an
-open-addressing hash table; a name is decoded to str (strict UTF-8) once, when first seen. A second
-pass numbers the subscribed topics in Java order and maps claims to global partition ids.
+GroupDecoder.decode: one pass over every member's ConsumerProtocolSubscription bytes, reading fields
+in place (no Python object per member, per topic occurrence or per partition), then one pass over the
+decoded ids to renumber them into the engine's arrays.
+
+- Subscribed topics: Java members send their topic list sorted, so most members of a group send the
+  same bytes. When a member's topic array (count and bytes) equals the previous member's, its ids are
+  copied wholesale after one memcmp. Otherwise each name is matched against a hint (the topic at the
+  same position in the previous member's list) and, failing that, an open-addressing hash table keyed
+  by the raw bytes; a name is decoded to str (strict UTF-8) once, when first seen, and its partition
+  count looked up in the metadata then.
+- Owned partitions (or sticky previous_assignment): each topic is matched against the member's own
+  subscription at a cursor (both lists are sorted by the sender); partitions are byte-swapped straight
+  into a claim stream [topic, count, p0, p1, ...] kept by the decoder.
+
+The decoder keeps its buffers between calls (a group leader decodes every rebalance), so the steady
+state allocates only the arrays it returns. Retained memory is about 4 bytes per subscription entry
+plus 4 bytes per owned partition plus 8 bytes per owned topic group of the largest recent group;
+a buffer more than 4x larger than the last call needed is freed.
 
 Limits: every count read from the wire is checked against the bytes left (count * smallest element
-size) before anything is reserved, so memory stays O(input size). Strings point into the callers'
-bytes objects, which the argument list keeps alive for the duration of the call.
+size) before it is used, and buffers grow by at most a fixed fraction of each member's byte length,
+so memory stays O(input size). Strings point into the callers' bytes objects, which the argument list
+keeps alive for the duration of the call; nothing points into them after the call returns.
 
-encode_assignments: counting sort of owner[] by member (partitions stay ascending, hence grouped by
-topic), then one exactly-sized bytes object per member, written in place.
+encode_assignments: two passes over owner[] in partition order (topic by topic): the first counts each
+member's partitions, topic groups and name bytes; the second writes every member's exactly-sized bytes
+object in place through one write cursor per member.
 """
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, realloc
-from libc.string cimport memcmp, memcpy
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 
 import numpy as np
@@ -33,8 +46,8 @@ from kafkagroup.errors import InvalidGroupError, InvariantError, ProtocolError
 cnp.import_array()
 
 # ---------------------------------------------------------------------------------------------
-# growable int32 buffer (capacity doubles; only ever reserved for counts already checked against
-# the bytes left in a message)
+# growable int32 buffer (capacity doubles; only ever reserved for sizes bounded by the bytes of the
+# message being read)
 
 cdef struct I32Vec:
     int32_t* data
@@ -46,7 +59,7 @@ cdef int vec_reserve(I32Vec* v, Py_ssize_t need) except -1:
     cdef int32_t* grown
     if need <= v.cap:
         return 0
-    cap = v.cap * 2 if v.cap else 256
+    cap = v.cap * 2 if v.cap else 4096
     while cap < need:
         cap *= 2
     grown = <int32_t*> realloc(v.data, cap * sizeof(int32_t))
@@ -56,12 +69,20 @@ cdef int vec_reserve(I32Vec* v, Py_ssize_t need) except -1:
     v.cap = cap
     return 0
 
-cdef inline int vec_push(I32Vec* v, int32_t x) except -1:
-    if v.size == v.cap:
-        vec_reserve(v, v.size + 1)
-    v.data[v.size] = x
-    v.size += 1
-    return 0
+cdef void vec_trim(I32Vec* v, Py_ssize_t used) noexcept:
+    """Free a buffer that is far larger than the last call needed (bounds what an idle decoder holds)."""
+    if v.cap > 262144 and v.cap > 4 * used:
+        free(v.data)
+        v.data = NULL
+        v.cap = 0
+    v.size = 0
+
+
+cdef void* _realloc_or_raise(void* p, size_t size) except NULL:
+    cdef void* grown = realloc(p, size)
+    if grown == NULL:
+        raise MemoryError()
+    return grown
 
 # ---------------------------------------------------------------------------------------------
 # string interning by raw bytes
@@ -75,18 +96,20 @@ cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline bint bytes_equal(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
-    """Equality of two short byte strings without a libc call (topic names are mostly 8-40 bytes):
-    two overlapping 8-byte words cover 8..16 bytes; longer names fall back to memcmp."""
-    cdef uint64_t x, y, u, v
-    cdef Py_ssize_t i
+    """Equality of two byte strings without a libc call: 8-byte words, the last one overlapping
+    (topic names are mostly 8-60 bytes); under 8 bytes, byte by byte."""
+    cdef uint64_t x, y
+    cdef Py_ssize_t i = 0
     if n >= 8:
-        memcpy(&x, a, 8)
-        memcpy(&y, b, 8)
-        memcpy(&u, a + n - 8, 8)
-        memcpy(&v, b + n - 8, 8)
-        if x != y or u != v:
-            return False
-        return n <= 16 or memcmp(a + 8, b + 8, n - 16) == 0
+        while i + 8 < n:
+            memcpy(&x, a + i, 8)
+            memcpy(&y, b + i, 8)
+            if x != y:
+                return False
+            i += 8
+        memcpy(&x, a + n - 8, 8)
+        memcpy(&y, b + n - 8, 8)
+        return x == y
     for i in range(n):
         if a[i] != b[i]:
             return False
@@ -94,10 +117,17 @@ cdef inline bint bytes_equal(const uint8_t* a, const uint8_t* b, Py_ssize_t n) n
 
 
 cdef class _Interner:
-    """Distinct byte strings -> dense ids in first-seen order, with their decoded str."""
+    """Distinct byte strings -> dense ids in first-seen order, with their decoded str and, per id, the
+    decoder's bookkeeping (partition count, subscribed flag, last member listing it, global id of its
+    partition 0). reset() forgets the strings but keeps the memory."""
     cdef const uint8_t** ptrs
     cdef int32_t* lens
     cdef uint64_t* hashes
+    cdef int64_t* count_of     # partitions in the metadata, -1 = not in the metadata
+    cdef uint8_t* subscribed   # 1 when some member subscribes to it
+    cdef uint32_t* limit       # partitions in the metadata, 0 = not in the metadata
+    cdef int32_t* stamp        # 1 + the last member whose subscription lists it (0 = none)
+    cdef int64_t* base_of      # global id of its partition 0, -1 = not assignable (no subscriber / metadata)
     cdef Py_ssize_t n, cap
     cdef int32_t* table
     cdef Py_ssize_t mask
@@ -109,16 +139,23 @@ cdef class _Interner:
         self.n = 0
         self.cap = 0
         self.mask = 0
-        self.ptrs = NULL
-        self.lens = NULL
-        self.hashes = NULL
-        self.table = NULL
 
     def __dealloc__(self):
         free(self.ptrs)
         free(self.lens)
         free(self.hashes)
+        free(self.count_of)
+        free(self.subscribed)
+        free(self.limit)
+        free(self.stamp)
+        free(self.base_of)
         free(self.table)
+
+    cdef void reset(self) noexcept:
+        if self.n:
+            memset(self.table, 0xFF, (self.mask + 1) * sizeof(int32_t))
+        self.n = 0
+        self.names = []
 
     cdef int _grow_table(self) except -1:
         cdef Py_ssize_t size = (self.mask + 1) * 2 if self.mask else 1024
@@ -128,8 +165,7 @@ cdef class _Interner:
             raise MemoryError()
         self.table = table
         self.mask = size - 1
-        for i in range(size):
-            table[i] = -1
+        memset(table, 0xFF, size * sizeof(int32_t))
         for i in range(self.n):
             slot = <Py_ssize_t>(self.hashes[i] & <uint64_t>self.mask)
             while table[slot] >= 0:
@@ -137,16 +173,27 @@ cdef class _Interner:
             table[slot] = <int32_t>i
         return 0
 
-    cdef inline bint same(self, int32_t e, const uint8_t* p, int32_t n) noexcept:
-        return e >= 0 and self.lens[e] == n and bytes_equal(self.ptrs[e], p, n)
+    cdef int _grow_entries(self) except -1:
+        cdef Py_ssize_t cap = self.cap * 2 if self.cap else 256
+        self.ptrs = <const uint8_t**> _realloc_or_raise(<void*> self.ptrs, cap * sizeof(void*))
+        self.lens = <int32_t*> _realloc_or_raise(<void*> self.lens, cap * sizeof(int32_t))
+        self.hashes = <uint64_t*> _realloc_or_raise(<void*> self.hashes, cap * sizeof(uint64_t))
+        self.count_of = <int64_t*> _realloc_or_raise(<void*> self.count_of, cap * sizeof(int64_t))
+        self.subscribed = <uint8_t*> _realloc_or_raise(<void*> self.subscribed, cap * sizeof(uint8_t))
+        self.limit = <uint32_t*> _realloc_or_raise(<void*> self.limit, cap * sizeof(uint32_t))
+        self.stamp = <int32_t*> _realloc_or_raise(<void*> self.stamp, cap * sizeof(int32_t))
+        self.base_of = <int64_t*> _realloc_or_raise(<void*> self.base_of, cap * sizeof(int64_t))
+        self.cap = cap
+        return 0
 
-    cdef int32_t intern(self, const uint8_t* p, int32_t n, int32_t hint) except -2:
+    cdef inline bint same(self, int32_t e, const uint8_t* p, int32_t n) noexcept:
+        return self.lens[e] == n and bytes_equal(self.ptrs[e], p, n)
+
+    cdef int32_t intern(self, const uint8_t* p, int32_t n) except -2:
         """Id of the string, adding it if new; -1 when it is new and not valid UTF-8 (bad_pos set)."""
         cdef uint64_t h
-        cdef Py_ssize_t slot, cap
+        cdef Py_ssize_t slot
         cdef int32_t e
-        if hint >= 0 and hint < self.n and self.same(hint, p, n):
-            return hint
         if (self.n + 1) * 2 > self.mask + 1:
             self._grow_table()
         h = fnv1a(p, n)
@@ -164,26 +211,20 @@ cdef class _Interner:
             self.bad_pos = exc.start
             return -1
         if self.n == self.cap:
-            cap = self.cap * 2 if self.cap else 256
-            self.ptrs = <const uint8_t**> _realloc_or_raise(<void*> self.ptrs, cap * sizeof(void*))
-            self.lens = <int32_t*> _realloc_or_raise(<void*> self.lens, cap * sizeof(int32_t))
-            self.hashes = <uint64_t*> _realloc_or_raise(<void*> self.hashes, cap * sizeof(uint64_t))
-            self.cap = cap
+            self._grow_entries()
         e = <int32_t> self.n
         self.ptrs[e] = p
         self.lens[e] = n
         self.hashes[e] = h
+        self.count_of[e] = -1
+        self.subscribed[e] = 0
+        self.limit[e] = 0
+        self.stamp[e] = 0
+        self.base_of[e] = -1
         self.table[slot] = e
         self.n += 1
         self.names.append(name)
         return e
-
-
-cdef void* _realloc_or_raise(void* p, size_t size) except NULL:
-    cdef void* grown = realloc(p, size)
-    if grown == NULL:
-        raise MemoryError()
-    return grown
 
 # ---------------------------------------------------------------------------------------------
 # reading fields; a failure fills Err and the caller raises one formatted ProtocolError
@@ -220,14 +261,41 @@ cdef inline void fail(Err* e, int problem, int field, Py_ssize_t index, Py_ssize
     e.b = b
     e.c = c
 
+cdef extern from *:
+    """
+    /* Big-endian int32 load/store: one unaligned move and a byte swap on little-endian GCC/Clang
+       targets, portable shifts elsewhere. */
+    #include <string.h>
+    #include <stdint.h>
+    static inline uint32_t kg_load_be32(const uint8_t* p) {
+    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v);
+    #else
+        return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+    #endif
+    }
+    static inline void kg_store_be32(char* w, uint32_t v) {
+    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap32(v); memcpy(w, &v, 4);
+    #else
+        w[0] = (char)(v >> 24); w[1] = (char)(v >> 16); w[2] = (char)(v >> 8); w[3] = (char)v;
+    #endif
+    }
+    """
+    uint32_t kg_load_be32(const uint8_t* p) noexcept nogil
+    void kg_store_be32(char* w, uint32_t v) noexcept nogil
+
 cdef inline int32_t be32(const uint8_t* p) noexcept:
-    return <int32_t>((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3])
+    return <int32_t>kg_load_be32(p)
+
+cdef inline int16_t be16(const uint8_t* p) noexcept:
+    return <int16_t>((<uint32_t>p[0] << 8) | <uint32_t>p[1])
 
 cdef inline bint rd_i16(Cur* c, Err* e, int field, Py_ssize_t idx, int16_t* out) noexcept:
     if c.n - c.pos < 2:
         fail(e, E_TRUNC16, field, idx, c.pos, c.n - c.pos, 0, 0)
         return False
-    out[0] = <int16_t>((<uint32_t>c.p[c.pos] << 8) | c.p[c.pos + 1])
+    out[0] = be16(c.p + c.pos)
     c.pos += 2
     return True
 
@@ -340,149 +408,6 @@ cdef enum Mode:  # where owned partitions and generation come from (leader.MODE_
     MODE_COOPERATIVE = 2
 
 
-cdef class _Decoder:
-    cdef _Interner topics
-    cdef _Interner racks
-    cdef I32Vec sub_ids       # interned topic ids, all members concatenated (wire order)
-    cdef I32Vec claim_topic   # claims: interned topic id ...
-    cdef I32Vec claim_part    # ... and partition
-    cdef I32Vec subscribed    # per interned topic: 1 when some member subscribes to it
-    cdef bint any_claims
-    cdef bint strict
-    cdef int mode
-
-    def __cinit__(self):
-        self.topics = _Interner()
-        self.racks = _Interner()
-
-    def __dealloc__(self):
-        free(self.sub_ids.data)
-        free(self.claim_topic.data)
-        free(self.claim_part.data)
-        free(self.subscribed.data)
-
-    cdef int32_t intern_topic(self, Cur* c, Err* e, int field, Py_ssize_t idx, Py_ssize_t start,
-                              int32_t n, int32_t hint) except -2:
-        cdef const uint8_t* p = c.p + c.pos - n
-        cdef int32_t t
-        if hint >= 0 and self.topics.same(hint, p, n):  # the common case: one compare, no hashing
-            return hint
-        t = self.topics.intern(p, n, -1)
-        if t < 0:
-            fail(e, E_UTF8, field, idx, start, start + 2 + self.topics.bad_pos, 0, 0)
-            return -1
-        while self.subscribed.size < self.topics.n:
-            vec_push(&self.subscribed, 0)
-        return t
-
-    cdef bint read_claims(self, Cur* c, Err* e, int f_array, int f_topic, int f_parts,
-                          Py_ssize_t sub_start, Py_ssize_t sub_len, bint record) except -1:
-        """[topic, [int32]] entries (owned partitions or sticky previous_assignment)."""
-        cdef int32_t groups, count, t, hint, g, k
-        cdef Py_ssize_t start, cursor = 0
-        cdef int32_t n
-        if not rd_count(c, e, f_array, 0, 6, &groups):
-            return False
-        for g in range(groups):
-            if not rd_str(c, e, f_topic, g, False, &start, &n):
-                return False
-            hint = self.sub_ids.data[sub_start + cursor] if cursor < sub_len else -1
-            t = self.intern_topic(c, e, f_topic, g, start, n, hint)
-            if t < 0:
-                return False
-            if t == hint:
-                cursor += 1
-            if not rd_count(c, e, f_parts, g, 4, &count):
-                return False
-            if record and count > 0:
-                vec_reserve(&self.claim_topic, self.claim_topic.size + count)
-                vec_reserve(&self.claim_part, self.claim_part.size + count)
-                for k in range(count):
-                    self.claim_topic.data[self.claim_topic.size + k] = t
-                    self.claim_part.data[self.claim_part.size + k] = be32(c.p + c.pos + 4 * k)
-                self.claim_topic.size += count
-                self.claim_part.size += count
-            c.pos += 4 * <Py_ssize_t>count
-        return True
-
-    cdef int member(self, str member_id, bytes blob, Py_ssize_t prev_start, Py_ssize_t prev_len,
-                    int32_t* generation, object racks_out) except -1:
-        cdef Cur c
-        cdef Err e
-        cdef int16_t version
-        cdef int32_t count, i, n, t, gen_field = -1, ud_len, hint
-        cdef Py_ssize_t start, ud_at, sub_start = self.sub_ids.size, claims_start
-        cdef int32_t rack = -1
-        cdef bint record_owned = self.mode != MODE_STICKY
-        c.p = <const uint8_t*> PyBytes_AS_STRING(blob)
-        c.n = PyBytes_GET_SIZE(blob)
-        c.pos = 0
-        ok = rd_i16(&c, &e, F_VERSION, 0, &version)
-        if ok and version < 0:
-            fail(&e, E_VERSION, F_VERSION, 0, 0, version, 0, 0)
-            ok = False
-        if ok:
-            ok = rd_count(&c, &e, F_TOPICS, 0, 2, &count)
-        if ok:
-            vec_reserve(&self.sub_ids, self.sub_ids.size + count)
-            for i in range(count):
-                if not rd_str(&c, &e, F_TOPIC_I, i, False, &start, &n):
-                    ok = False
-                    break
-                hint = self.sub_ids.data[prev_start + i] if i < prev_len else -1
-                t = self.intern_topic(&c, &e, F_TOPIC_I, i, start, n, hint)
-                if t < 0:
-                    ok = False
-                    break
-                self.sub_ids.data[self.sub_ids.size] = t
-                self.sub_ids.size += 1
-                self.subscribed.data[t] = 1
-        if ok:
-            ok = rd_bytes(&c, &e, F_USER_DATA, &ud_at, &ud_len)
-        claims_start = self.claim_topic.size
-        if ok and version >= 1:
-            ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, sub_start,
-                                  self.sub_ids.size - sub_start, record_owned)
-        if ok and version >= 2:
-            ok = rd_i32(&c, &e, F_GENERATION, 0, &gen_field)
-        if ok and version >= 3:
-            ok = rd_str(&c, &e, F_RACK, 0, True, &start, &n)
-            if ok and n > 0:
-                rack = self.racks.intern(c.p + c.pos - n, n, -1)
-                if rack < 0:
-                    fail(&e, E_UTF8, F_RACK, 0, start, start + 2 + self.racks.bad_pos, 0, 0)
-                    ok = False
-        if ok and version <= 3 and c.pos != c.n:
-            fail(&e, E_TRAILING, F_END, version, c.pos, c.n - c.pos, 0, 0)
-            ok = False
-        if not ok:
-            raise protocol_error(f"member {member_id!r} subscription", &e)
-
-        if self.mode == MODE_STICKY:
-            generation[0] = -1
-            if ud_len > 0:
-                c.p = c.p + ud_at
-                c.n = ud_len
-                c.pos = 0
-                if self.read_claims(&c, &e, F_PREV, F_PREV_TOPIC, F_PREV_PARTS, sub_start,
-                                    self.sub_ids.size - sub_start, True):
-                    if c.n - c.pos >= 4:   # v1: the generation follows; v0 ends here
-                        generation[0] = be32(c.p + c.pos)
-                elif self.strict:
-                    raise protocol_error(f"member {member_id!r} StickyAssignorUserData", &e)
-                else:  # Java ignores user data it cannot parse: no claims, unknown generation
-                    self.claim_topic.size = claims_start
-                    self.claim_part.size = claims_start
-        elif self.mode == MODE_COOPERATIVE and gen_field < 0:
-            generation[0] = -1 if ud_len < 4 else be32(c.p + ud_at)
-        else:
-            generation[0] = gen_field
-        if self.claim_topic.size > claims_start:
-            self.any_claims = True
-        racks_out.append(None if rack < 0 else self.racks.names[rack])
-        return 0
-
-
 def _java_key(str s):
     return s.encode("utf-16-be", "surrogatepass")
 
@@ -492,241 +417,614 @@ def _by_java_name(list names, list ids):
     return sorted(ids, key=[_java_key(n) for n in names].__getitem__)
 
 
-def decode_members(list member_ids, list blobs, dict counts, int mode, bint strict):
-    """Decode members (already in MemberInfo order); see kafkagroup.protocol.leader.decode_group."""
-    cdef Py_ssize_t m_count = len(blobs), m, k, s0, s1, prev_start = 0, prev_len = 0
-    cdef _Decoder d = _Decoder()
-    sub_end_arr = np.zeros(m_count, dtype=np.int64)
-    cdef cnp.int64_t[::1] sub_end = sub_end_arr
-    claim_end_arr = np.zeros(m_count, dtype=np.int64)
-    cdef cnp.int64_t[::1] claim_end = claim_end_arr
-    generation_arr = np.empty(m_count, dtype=np.int32)
-    cdef cnp.int32_t[::1] generation = generation_arr
-    cdef int32_t gen
-    d.mode = mode
-    d.strict = strict
-    member_racks = []
+cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
+    Py_ssize_t rest        # byte offset after user_data (owned partitions start there)
+    Py_ssize_t ud_at       # user_data offset
+    int32_t ud_len         # user_data length, -1 = null
+    int16_t version
 
-    for m in range(m_count):
-        blob = blobs[m]
-        if type(blob) is not bytes:
-            raise TypeError(f"member {member_ids[m]!r}: metadata must be bytes, got {type(blob).__name__}")
-        s0 = d.sub_ids.size
-        d.member(member_ids[m], blob, prev_start, prev_len, &gen, member_racks)
-        generation[m] = gen
-        prev_start = s0              # the next member's hints: this member's topics, position by position
-        prev_len = d.sub_ids.size - s0
-        sub_end[m] = d.sub_ids.size
-        claim_end[m] = d.claim_topic.size
+# How far past its cursor a claim's topic is looked for in the member's own subscription after a miss
+# (owned topics are a sorted subset of the sorted subscription; a longer gap costs a hash lookup).
+cdef enum:
+    RESYNC_WINDOW = 16
 
-    names = d.topics.names
-    cdef Py_ssize_t n_names = len(names), e
-    cdef int32_t* sub_ids = d.sub_ids.data
 
-    # Model rule: a member listing a topic twice is rejected (checked for every member first).
-    seen_arr = np.full(max(n_names, 1), -1, dtype=np.int64)
-    cdef cnp.int64_t[::1] seen = seen_arr
-    s0 = 0
-    for m in range(m_count):
-        s1 = sub_end[m]
-        for k in range(s0, s1):
-            if seen[sub_ids[k]] == m:
-                topics = [names[sub_ids[j]] for j in range(s0, s1)]
-                raise InvalidGroupError(f"member {member_ids[m]!r} lists a topic twice: {topics}")
-            seen[sub_ids[k]] = m
-        s0 = s1
+cdef class GroupDecoder:
+    """Decodes a group's member subscriptions into the engine's arrays; reusable, not reentrant
+    (one call at a time per instance: kafkagroup.protocol.leader keeps a pool).
 
-    # Topic universe: subscribed and in the metadata, numbered in Java String.compareTo order.
-    final_id_arr = np.full(max(n_names, 1), -1, dtype=np.int32)
-    cdef cnp.int32_t[::1] final_id = final_id_arr
-    count_of_arr = np.full(max(n_names, 1), -1, dtype=np.int64)
-    cdef cnp.int64_t[::1] count_of = count_of_arr
-    universe = []
-    unknown = []
-    for e in range(n_names):
-        c = counts.get(names[e])
-        if c is not None:
-            count_of[e] = c
-        if d.subscribed.data[e]:
-            (universe if c is not None else unknown).append(e)
-    universe = _by_java_name(names, universe)
-    unknown_topics = [names[x] for x in _by_java_name(names, unknown)]
-    cdef Py_ssize_t n_topics = len(universe)
-    partition_count = np.empty(n_topics, dtype=np.int32)
-    topic_base_arr = np.zeros(n_topics + 1, dtype=np.int64)
-    cdef cnp.int64_t[::1] topic_base = topic_base_arr
-    for k in range(n_topics):
-        final_id[universe[k]] = k
-        partition_count[k] = count_of[universe[k]]
-        topic_base[k + 1] = topic_base[k] + count_of[universe[k]]
-    if topic_base[n_topics] >= 2 ** 31:
-        raise InvalidGroupError(f"{int(topic_base[n_topics])} partitions in total exceed 2^31-1")
+    Two phases over the members, in MemberInfo order. Phase 1 reads each member's version, topics and
+    user data; the topic universe (subscribed and in the metadata, Java order) follows from it. Phase
+    2 reads the rest (owned partitions, generation, rack; sticky user data) and writes each valid claim
+    straight as a global partition id. Errors keep the single-pass order: the first malformed member
+    in MemberInfo order (a phase-1 failure of member f is raised after phase 2 has checked members
+    before f), then a topic listed twice, then the partition total, then (strict) an invalid claim."""
+    cdef _Interner topics
+    cdef _Interner racks
+    cdef I32Vec sub_ids       # interned topic ids, all members concatenated (wire order)
+    cdef I32Vec owned         # global ids of valid claims, all members concatenated
+    cdef I32Vec final_id      # per interned topic: its id in the returned topic list, -1 = not in it
+    cdef MemberState* state
+    cdef Py_ssize_t state_cap
+    cdef dict counts
+    cdef int mode
+    cdef bint strict
+    cdef bint busy
+    # the previous member's topic array, for the wholesale match
+    cdef const uint8_t* prev_bytes
+    cdef Py_ssize_t prev_len
+    cdef int32_t prev_count
+    cdef Py_ssize_t prev_sub_start
+    cdef Py_ssize_t first_dup       # first member listing a topic twice, -1 = none
+    cdef Py_ssize_t bad_member      # first invalid claim (strict): member, interned topic, partition
+    cdef int32_t bad_topic
+    cdef int32_t bad_part
+    cdef int64_t dropped            # claims dropped (strict=False)
 
-    # Subscriptions: wire order, topics outside the universe skipped.
-    sub_offsets_arr = np.zeros(m_count + 1, dtype=np.int64)
-    cdef cnp.int64_t[::1] sub_offsets = sub_offsets_arr
-    sub_topics_arr = np.empty(d.sub_ids.size, dtype=np.int32)
-    cdef cnp.int32_t[::1] sub_topics = sub_topics_arr
-    cdef Py_ssize_t out = 0
-    cdef int32_t f
-    s0 = 0
-    for m in range(m_count):
-        for k in range(s0, sub_end[m]):
-            f = final_id[sub_ids[k]]
-            if f >= 0:
-                sub_topics[out] = f
-                out += 1
-        sub_offsets[m + 1] = out
-        s0 = sub_end[m]
-    sub_topics_arr = sub_topics_arr[:out].copy()
+    def __cinit__(self):
+        self.topics = _Interner()
+        self.racks = _Interner()
 
-    # Claims -> global partition ids (model rules: unknown / out of range -> strict error or drop;
-    # topic nobody subscribes to -> drop).
-    owned_offsets = None
-    owned_partitions = None
-    cdef int64_t dropped = 0, cnt
-    cdef int32_t part
-    cdef cnp.int64_t[::1] own_off
-    cdef cnp.int32_t[::1] own
-    if d.any_claims:
-        own_off_arr = np.zeros(m_count + 1, dtype=np.int64)
-        own_arr = np.empty(d.claim_topic.size, dtype=np.int32)
-        own_off = own_off_arr
-        own = own_arr
-        out = 0
-        s0 = 0
-        for m in range(m_count):
-            for k in range(s0, claim_end[m]):
-                e = d.claim_topic.data[k]
-                part = d.claim_part.data[k]
-                cnt = count_of[e]
-                if cnt < 0 or part < 0 or part >= cnt:
-                    if strict:
-                        what = "an unknown topic" if cnt < 0 else f"a topic with {cnt} partitions"
-                        raise InvalidGroupError(
-                            f"member {member_ids[m]!r} claims partition {names[e]}-{part} of {what}")
-                    dropped += 1
-                elif final_id[e] < 0:
-                    dropped += 1
+    def __dealloc__(self):
+        free(self.sub_ids.data)
+        free(self.owned.data)
+        free(self.final_id.data)
+        free(self.state)
+
+    cdef int32_t intern_topic(self, Cur* c, Err* e, int field, Py_ssize_t idx, Py_ssize_t start,
+                              int32_t n) except -2:
+        """The slow path: hash lookup, and for a new name UTF-8 decoding and the metadata lookup."""
+        cdef Py_ssize_t before = self.topics.n
+        cdef int32_t t = self.topics.intern(c.p + c.pos - n, n)
+        if t < 0:
+            fail(e, E_UTF8, field, idx, start, start + 2 + self.topics.bad_pos, 0, 0)
+            return -1
+        if self.topics.n != before:
+            count = self.counts.get(self.topics.names[t])
+            if count is not None:
+                self.topics.count_of[t] = count
+                self.topics.limit[t] = <uint32_t>count   # < 2^31 (kafkagroup.model.topic_specs)
+        return t
+
+    # ---- phase 1: version, topics, user data
+
+    cdef bint read_topics(self, Cur* c, Err* e, int32_t count, int32_t stamp) except -1:
+        """The subscription's topic names -> sub_ids (capacity reserved by the caller)."""
+        cdef _Interner it = self.topics
+        cdef int32_t i, n, t, hint
+        cdef int32_t* out = self.sub_ids.data + self.sub_ids.size
+        cdef const int32_t* prev = self.sub_ids.data + self.prev_sub_start
+        cdef Py_ssize_t start
+        cdef Py_ssize_t first = c.pos
+        # Wholesale: the same count and bytes as the previous member decode to the same ids (and the
+        # same duplicate-topic verdict, already recorded).
+        if (count > 0 and count == self.prev_count and c.n - c.pos >= self.prev_len
+                and memcmp(c.p + c.pos, self.prev_bytes, self.prev_len) == 0):
+            memcpy(out, prev, count * sizeof(int32_t))
+            c.pos += self.prev_len
+            self.sub_ids.size += count
+            return True
+        for i in range(count):
+            if not rd_str(c, e, F_TOPIC_I, i, False, &start, &n):
+                return False
+            t = -1
+            if i < self.prev_count:
+                hint = prev[i]
+                if it.same(hint, c.p + c.pos - n, n):
+                    t = hint
+            if t < 0:
+                t = self.intern_topic(c, e, F_TOPIC_I, i, start, n)
+                if t < 0:
+                    return False
+            if it.stamp[t] == stamp and self.first_dup < 0:
+                self.first_dup = stamp - 1
+            it.stamp[t] = stamp
+            it.subscribed[t] = 1
+            out[i] = t
+        self.sub_ids.size += count
+        self.prev_count = count
+        self.prev_bytes = c.p + first
+        self.prev_len = c.pos - first
+        self.prev_sub_start = self.sub_ids.size - count
+        return True
+
+    cdef bint head(self, Py_ssize_t m, const uint8_t* p, Py_ssize_t n, Err* e) except -1:
+        cdef Cur c
+        cdef MemberState* st = &self.state[m]
+        cdef int32_t count
+        c.p = p
+        c.n = n
+        c.pos = 0
+        vec_reserve(&self.sub_ids, self.sub_ids.size + n // 2)   # a topic name takes >= 2 bytes
+        if not rd_i16(&c, e, F_VERSION, 0, &st.version):
+            return False
+        if st.version < 0:
+            fail(e, E_VERSION, F_VERSION, 0, 0, st.version, 0, 0)
+            return False
+        if not rd_count(&c, e, F_TOPICS, 0, 2, &count):
+            return False
+        if not self.read_topics(&c, e, count, <int32_t>(m + 1)):
+            return False
+        if not rd_bytes(&c, e, F_USER_DATA, &st.ud_at, &st.ud_len):
+            return False
+        st.rest = c.pos
+        return True
+
+    # ---- phase 2: owned partitions, generation, rack; sticky user data
+
+    cdef inline void invalid_claim(self, Py_ssize_t m, int32_t t, int32_t part) noexcept:
+        """A claim outside the metadata: the first one is the strict error; otherwise dropped."""
+        if self.strict and self.bad_member < 0:
+            self.bad_member = m
+            self.bad_topic = t
+            self.bad_part = part
+        self.dropped += 1
+
+    cdef bint read_claims(self, Cur* c, Err* e, int f_array, int f_topic, int f_parts,
+                          const int32_t* subs, Py_ssize_t sub_len, Py_ssize_t m, bint record) except -1:
+        """[topic, [int32]] entries (owned partitions or sticky previous_assignment); with ``record``,
+        valid claims go to ``owned`` as global ids (the caller reserved room for every partition the
+        member's bytes can hold, 4 bytes each). This is the leader's hottest loop (one iteration per
+        owned topic of every member), so the cursor and the interner's arrays stay in locals."""
+        cdef _Interner it = self.topics
+        cdef const uint8_t* p = c.p
+        cdef Py_ssize_t n = c.n, pos, start, cursor = 0, j, stop
+        cdef int32_t groups, count, t, g, k, length, part
+        cdef int32_t* w = self.owned.data + self.owned.size
+        cdef const uint8_t* name
+        cdef int64_t base
+        cdef uint32_t limit
+        cdef const int32_t* lens = it.lens
+        cdef const uint8_t** ptrs = it.ptrs
+        if not rd_count(c, e, f_array, 0, 6, &groups):
+            return False
+        pos = c.pos
+        for g in range(groups):
+            # topic: a non-null string
+            start = pos
+            if n - pos < 2:
+                fail(e, E_TRUNC16, f_topic, g, pos, n - pos, 0, 0)
+                return False
+            length = be16(p + pos)
+            pos += 2
+            if <uint64_t><int64_t>length > <uint64_t>(n - pos):   # negative or past the end
+                if length < 0:
+                    fail(e, E_STR_LEN, f_topic, g, start, length, 0, 0)
                 else:
-                    own[out] = <int32_t>(topic_base[final_id[e]] + part)
-                    out += 1
-            own_off[m + 1] = out
-            s0 = claim_end[m]
-        owned_offsets = own_off_arr
-        owned_partitions = own_arr[:out].copy()
+                    fail(e, E_STR_EXCEEDS, f_topic, g, start, length, n - pos, 0)
+                return False
+            name = p + pos
+            pos += length
+            if cursor < sub_len and lens[subs[cursor]] == length and bytes_equal(ptrs[subs[cursor]], name, length):
+                t = subs[cursor]
+                cursor += 1
+            else:
+                c.pos = pos
+                t = self.intern_topic(c, e, f_topic, g, start, length)
+                if t < 0:
+                    return False
+                lens = it.lens   # interning may have grown the arrays
+                ptrs = it.ptrs
+                stop = min(cursor + RESYNC_WINDOW, sub_len)
+                for j in range(cursor, stop):
+                    if subs[j] == t:
+                        cursor = j + 1
+                        break
+            # partitions: an int32 array
+            start = pos
+            if n - pos < 4:
+                fail(e, E_TRUNC32, f_parts, g, pos, n - pos, 0, 0)
+                return False
+            count = be32(p + pos)
+            pos += 4
+            if <uint64_t><int64_t>count > <uint64_t>((n - pos) >> 2):   # negative or past the end
+                if count < 0:
+                    fail(e, E_ARRAY_COUNT, f_parts, g, start, count, 0, 0)
+                else:
+                    fail(e, E_ARRAY_SIZE, f_parts, g, start, count, <int64_t>count * 4, n - pos)
+                return False
+            if record:
+                base = it.base_of[t]
+                limit = it.limit[t]
+                if count == 1 and base >= 0:   # the common shape of a large group (one per topic)
+                    part = be32(p + pos)
+                    if <uint32_t>part < limit:
+                        w[0] = <int32_t>(base + part)
+                        w += 1
+                    else:
+                        self.invalid_claim(m, t, part)
+                elif base >= 0:
+                    for k in range(count):
+                        part = be32(p + pos + 4 * k)
+                        if <uint32_t>part < limit:
+                            w[0] = <int32_t>(base + part)
+                            w += 1
+                        else:
+                            self.invalid_claim(m, t, part)
+                else:
+                    for k in range(count):
+                        part = be32(p + pos + 4 * k)
+                        if <uint32_t>part < limit:   # a known topic nobody subscribes to: dropped
+                            self.dropped += 1
+                        else:
+                            self.invalid_claim(m, t, part)
+            pos += 4 * <Py_ssize_t>count
+        c.pos = pos
+        self.owned.size = w - self.owned.data
+        return True
 
-    return {
-        "topics": [names[x] for x in universe],
-        "partition_count": partition_count,
-        "topic_base": topic_base_arr,
-        "sub_offsets": sub_offsets_arr,
-        "sub_topics": sub_topics_arr,
-        "owned_offsets": owned_offsets,
-        "owned_partitions": owned_partitions,
-        "generation": generation_arr if (generation_arr != -1).any() else None,
-        "member_racks": member_racks,
-        "unknown_topics": unknown_topics,
-        "dropped_claims": int(dropped),
-    }
+    cdef int rest(self, Py_ssize_t m, list member_ids, const uint8_t* p, Py_ssize_t n,
+                  Py_ssize_t sub_start, Py_ssize_t sub_end, bint record,
+                  int32_t* generation, int32_t* rack_out) except -1:
+        cdef Cur c
+        cdef Err e
+        cdef MemberState* st = &self.state[m]
+        cdef int32_t gen_field = -1, length
+        cdef Py_ssize_t start, owned_before = self.owned.size
+        cdef int64_t dropped_before = self.dropped
+        cdef int32_t rack = -1
+        cdef const int32_t* subs = self.sub_ids.data + sub_start
+        cdef bint ok = True
+        c.p = p
+        c.n = n
+        c.pos = st.rest
+        vec_reserve(&self.owned, self.owned.size + n // 4)   # a partition takes 4 bytes
+        if st.version >= 1:
+            ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, subs, sub_end - sub_start,
+                                  m, record and self.mode != MODE_STICKY)
+        if ok and st.version >= 2:
+            ok = rd_i32(&c, &e, F_GENERATION, 0, &gen_field)
+        if ok and st.version >= 3:
+            ok = rd_str(&c, &e, F_RACK, 0, True, &start, &length)
+            if ok and length > 0:
+                rack = self.racks.intern(c.p + c.pos - length, length)
+                if rack < 0:
+                    fail(&e, E_UTF8, F_RACK, 0, start, start + 2 + self.racks.bad_pos, 0, 0)
+                    ok = False
+        if ok and st.version <= 3 and c.pos != c.n:
+            fail(&e, E_TRAILING, F_END, st.version, c.pos, c.n - c.pos, 0, 0)
+            ok = False
+        if not ok:
+            raise protocol_error(f"member {member_ids[m]!r} subscription", &e)
+
+        if self.mode == MODE_STICKY:
+            generation[0] = -1
+            if st.ud_len > 0:
+                c.p = p + st.ud_at
+                c.n = st.ud_len
+                c.pos = 0
+                if self.read_claims(&c, &e, F_PREV, F_PREV_TOPIC, F_PREV_PARTS, subs, sub_end - sub_start,
+                                    m, record):
+                    if c.n - c.pos >= 4:   # v1: the generation follows; v0 ends here
+                        generation[0] = be32(c.p + c.pos)
+                elif self.strict:
+                    raise protocol_error(f"member {member_ids[m]!r} StickyAssignorUserData", &e)
+                else:  # Java ignores user data it cannot parse: no claims, unknown generation
+                    self.owned.size = owned_before
+                    self.dropped = dropped_before
+        elif self.mode == MODE_COOPERATIVE and gen_field < 0:
+            generation[0] = -1 if st.ud_len < 4 else be32(p + st.ud_at)
+        else:
+            generation[0] = gen_field
+        rack_out[0] = rack + 1
+        return self.owned.size > owned_before or self.dropped > dropped_before
+
+    # ---- the call
+
+    def decode(self, list member_ids, list blobs, dict counts, int mode, bint strict):
+        """Decode members (already in MemberInfo order); see kafkagroup.protocol.leader.decode_group.
+        ``counts`` maps topic name -> partition count (the metadata)."""
+        if self.busy:
+            raise RuntimeError("GroupDecoder.decode is already running on this decoder")
+        if len(member_ids) != len(blobs):
+            raise ValueError(f"{len(member_ids)} member ids for {len(blobs)} metadata blobs")
+        for m in range(len(blobs)):
+            if type(blobs[m]) is not bytes:
+                raise TypeError(f"member {member_ids[m]!r}: metadata must be bytes, got {type(blobs[m]).__name__}")
+        self.busy = True
+        try:
+            return self._decode(member_ids, blobs, counts, mode, strict)
+        finally:
+            self.counts = None
+            self.topics.reset()
+            self.racks.reset()
+            self.prev_bytes = NULL
+            vec_trim(&self.sub_ids, self.sub_ids.size)
+            vec_trim(&self.owned, self.owned.size)
+            vec_trim(&self.final_id, self.final_id.size)
+            self.busy = False
+
+    cdef dict _decode(self, list member_ids, list blobs, dict counts, int mode, bint strict):
+        cdef Py_ssize_t m_count = len(blobs), m, k, failed_at = m_count
+        cdef Err head_err
+        cdef bytes blob
+        self.mode = mode
+        self.strict = strict
+        self.counts = counts
+        self.topics.reset()
+        self.racks.reset()
+        self.sub_ids.size = 0
+        self.owned.size = 0
+        self.prev_bytes = NULL
+        self.prev_len = 0
+        self.prev_count = -1
+        self.prev_sub_start = 0
+        self.first_dup = -1
+        self.bad_member = -1
+        self.dropped = 0
+        if m_count > self.state_cap:
+            self.state = <MemberState*> _realloc_or_raise(self.state, m_count * sizeof(MemberState))
+            self.state_cap = m_count
+
+        sub_end_arr = np.empty(m_count, dtype=np.int64)
+        cdef cnp.int64_t[::1] sub_end = sub_end_arr
+        # phase 1
+        for m in range(m_count):
+            blob = <bytes> blobs[m]
+            if not self.head(m, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob), &head_err):
+                failed_at = m
+                break
+            sub_end[m] = self.sub_ids.size
+
+        cdef _Interner it = self.topics
+        cdef Py_ssize_t n_names = it.n, e
+        names = it.names
+        # the universe: subscribed and in the metadata, numbered in Java String.compareTo order
+        universe = []
+        unknown = []
+        for e in range(n_names):
+            if it.subscribed[e]:
+                (universe if it.count_of[e] >= 0 else unknown).append(e)
+        universe = _by_java_name(names, universe)
+        cdef Py_ssize_t n_topics = len(universe)
+        partition_count_arr = np.empty(n_topics, dtype=np.int32)
+        cdef cnp.int32_t[::1] partition_count = partition_count_arr
+        topic_base_arr = np.zeros(n_topics + 1, dtype=np.int64)
+        cdef cnp.int64_t[::1] topic_base = topic_base_arr
+        vec_reserve(&self.final_id, n_names)
+        self.final_id.size = n_names
+        cdef int32_t* final_id = self.final_id.data
+        for e in range(n_names):
+            final_id[e] = -1
+        cdef int32_t u
+        for k in range(n_topics):
+            u = universe[k]
+            final_id[u] = <int32_t>k
+            it.base_of[u] = topic_base[k]
+            partition_count[k] = <int32_t>it.count_of[u]
+            topic_base[k + 1] = topic_base[k] + it.count_of[u]
+
+        # phase 2 (members before a phase-1 failure are still checked: their errors come first)
+        generation_arr = np.empty(m_count, dtype=np.int32)
+        cdef cnp.int32_t[::1] generation = generation_arr
+        member_rack_arr = np.empty(m_count, dtype=np.int32)
+        cdef cnp.int32_t[::1] member_rack = member_rack_arr
+        own_off_arr = np.empty(m_count + 1, dtype=np.int64)
+        cdef cnp.int64_t[::1] own_off = own_off_arr
+        cdef bint record = failed_at == m_count, any_claims = False, any_generation = False, any_rack = False
+        own_off[0] = 0
+        for m in range(failed_at):
+            blob = <bytes> blobs[m]
+            any_claims |= self.rest(m, member_ids, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob),
+                                    sub_end[m - 1] if m else 0, sub_end[m], record, &generation[m], &member_rack[m])
+            own_off[m + 1] = self.owned.size
+            any_generation |= generation[m] != -1
+            any_rack |= member_rack[m] != 0
+        if failed_at < m_count:
+            raise protocol_error(f"member {member_ids[failed_at]!r} subscription", &head_err)
+
+        # Model rules, in the model's order: a topic listed twice, the partition total, invalid claims.
+        cdef const int32_t* sub_ids = self.sub_ids.data
+        if self.first_dup >= 0:
+            m = self.first_dup
+            topics = [names[sub_ids[k]] for k in range(sub_end[m - 1] if m else 0, sub_end[m])]
+            raise InvalidGroupError(f"member {member_ids[m]!r} lists a topic twice: {topics}")
+        if topic_base[n_topics] >= 2 ** 31:
+            raise InvalidGroupError(f"{int(topic_base[n_topics])} partitions in total exceed 2^31-1")
+        if self.bad_member >= 0:
+            count = it.count_of[self.bad_topic]
+            what = "an unknown topic" if count < 0 else f"a topic with {count} partitions"
+            raise InvalidGroupError(f"member {member_ids[self.bad_member]!r} claims partition "
+                                    f"{names[self.bad_topic]}-{self.bad_part} of {what}")
+
+        sub_offsets_arr, sub_topics_arr = self._subscriptions(m_count, sub_end)
+        owned_arr = None
+        if any_claims:
+            owned_arr = np.empty(self.owned.size, dtype=np.int32)
+            memcpy(cnp.PyArray_DATA(owned_arr), self.owned.data, self.owned.size * sizeof(int32_t))
+        return {
+            "topics": [names[x] for x in universe],
+            "partition_count": partition_count_arr,
+            "topic_base": topic_base_arr,
+            "sub_offsets": sub_offsets_arr,
+            "sub_topics": sub_topics_arr,
+            "owned_offsets": own_off_arr if any_claims else None,
+            "owned_partitions": owned_arr,
+            "generation": generation_arr if any_generation else None,
+            "member_rack": member_rack_arr if any_rack else None,
+            "rack_names": list(self.racks.names),
+            "unknown_topics": [names[x] for x in _by_java_name(names, unknown)],
+            "dropped_claims": int(self.dropped),
+        }
+
+    cdef tuple _subscriptions(self, Py_ssize_t m_count, cnp.int64_t[::1] sub_end):
+        """Per member, its subscribed topics in wire order, those outside the universe skipped."""
+        cdef const int32_t* sub_ids = self.sub_ids.data
+        cdef const int32_t* final_id = self.final_id.data
+        sub_offsets_arr = np.empty(m_count + 1, dtype=np.int64)
+        cdef cnp.int64_t[::1] sub_offsets = sub_offsets_arr
+        sub_topics_arr = np.empty(self.sub_ids.size, dtype=np.int32)
+        cdef int32_t* out = <int32_t*> cnp.PyArray_DATA(sub_topics_arr)
+        cdef Py_ssize_t m, k, o = 0, s0 = 0, s1, ps0 = 0, ps1 = 0
+        cdef int32_t f
+        sub_offsets[0] = 0
+        for m in range(m_count):
+            s1 = sub_end[m]
+            if (m > 0 and s1 - s0 == ps1 - ps0 and s1 > s0
+                    and memcmp(sub_ids + s0, sub_ids + ps0, (s1 - s0) * sizeof(int32_t)) == 0):
+                # same ids as the previous member: same output
+                memcpy(out + o, out + sub_offsets[m - 1], (sub_offsets[m] - sub_offsets[m - 1]) * sizeof(int32_t))
+                o += sub_offsets[m] - sub_offsets[m - 1]
+            else:
+                for k in range(s0, s1):
+                    f = final_id[sub_ids[k]]
+                    if f >= 0:
+                        out[o] = f
+                        o += 1
+            sub_offsets[m + 1] = o
+            ps0 = s0
+            ps1 = s1
+            s0 = s1
+        if o != self.sub_ids.size:
+            sub_topics_arr = sub_topics_arr[:o].copy()
+        return sub_offsets_arr, sub_topics_arr
 
 # ---------------------------------------------------------------------------------------------
 # encode
 
+cdef inline void _put32(char* w, uint32_t v) noexcept:
+    kg_store_be32(w, v)
+
+
+cdef inline void copy_small(char* dst, const char* src, Py_ssize_t n) noexcept:
+    """memcpy for short runs (topic name headers) without a libc call: 8-byte words, the last one
+    overlapping; under 8 bytes, byte by byte."""
+    cdef uint64_t x
+    cdef Py_ssize_t i = 0
+    if n >= 8:
+        while i + 8 < n:
+            memcpy(&x, src + i, 8)
+            memcpy(dst + i, &x, 8)
+            i += 8
+        memcpy(&x, src + n - 8, 8)
+        memcpy(dst + n - 8, &x, 8)
+        return
+    for i in range(n):
+        dst[i] = src[i]
+
+
+cdef struct Writer:   # one member's assignment being written
+    char* w           # next byte
+    char* group_count # where the current topic group's partition count goes
+    int32_t topic     # the current group's topic, -1 before the first
+    int32_t groups    # first pass: topic groups counted
+    int64_t size      # first pass: the exact byte size
+
+
 def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list names, int members,
                        int version, user_data):
     """One ConsumerProtocolAssignment per member from owner[]; see leader.encode_assignments."""
-    cdef Py_ssize_t P = owner.shape[0], T = base.shape[0] - 1, p, t, k, m
+    cdef Py_ssize_t P = owner.shape[0], T = base.shape[0] - 1, p, t, m, p0, p1
     cdef int32_t o
-    start_arr = np.zeros(members + 1, dtype=np.int64)
-    cdef cnp.int64_t[::1] start = start_arr
-    for p in range(P):
-        o = owner[p]
-        if o < -1 or o >= members:
-            raise InvariantError(f"owner[{p}] = {o} is not a member index in [-1, {members})")
-        start[o + 1] += 1
-    start[0] = 0
-    for m in range(members):
-        start[m + 1] += start[m]
-    fill_arr = start[:members].copy()
-    cdef cnp.int64_t[::1] fill = fill_arr
-    order_arr = np.empty(max(start[members], 1), dtype=np.int32)
-    cdef cnp.int32_t[::1] order = order_arr
-    topic_of_arr = np.empty(max(P, 1), dtype=np.int32)
-    cdef cnp.int32_t[::1] topic_of = topic_of_arr
-    for t in range(T):
-        for p in range(base[t], base[t + 1]):
-            topic_of[p] = <int32_t>t
-    for p in range(P):
-        o = owner[p]
-        if o >= 0:
-            order[fill[o]] = <int32_t>p
-            fill[o] += 1
-
-    cdef list name_list = names
-    cdef Py_ssize_t tail = 4 + (0 if user_data is None else len(user_data))
-    name_len_arr = np.empty(max(T, 1), dtype=np.int64)
-    cdef cnp.int64_t[::1] name_len = name_len_arr
-    for t in range(T):
-        name_len[t] = PyBytes_GET_SIZE(name_list[t])
-    cdef Py_ssize_t size, groups, a, b, at, group_at
-    cdef int32_t prev, tt, in_group
+    cdef Py_ssize_t tail, name_len, at
+    cdef Writer* wr = NULL
+    cdef Writer* x
+    cdef char* headers = NULL     # per topic: int16 length + name bytes, concatenated
+    cdef Py_ssize_t* header_at = NULL
+    cdef const char* header
+    cdef Py_ssize_t header_len
     cdef char* w
-    cdef const char* nm
-    cdef uint32_t v
-    out = []
-    for m in range(members):
-        a = start[m]
-        b = start[m + 1]
-        size = 2 + 4 + tail + 4 * (b - a)
-        groups = 0
-        prev = -1
-        for k in range(a, b):
-            tt = topic_of[order[k]]
-            if tt != prev:
-                groups += 1
-                size += 2 + name_len[tt] + 4
-                prev = tt
-        blob = PyBytes_FromStringAndSize(NULL, size)
-        w = PyBytes_AS_STRING(blob)
-        w[0] = <char>((version >> 8) & 0xFF)
-        w[1] = <char>(version & 0xFF)
-        _put32(w + 2, <uint32_t>groups)
-        at = 6
-        prev = -1
-        group_at = 0
-        in_group = 0
-        for k in range(a, b):
-            p = order[k]
-            tt = topic_of[p]
-            if tt != prev:
-                if prev >= 0:
-                    _put32(w + group_at, <uint32_t>in_group)
-                nm = PyBytes_AS_STRING(name_list[tt])
-                w[at] = <char>((name_len[tt] >> 8) & 0xFF)
-                w[at + 1] = <char>(name_len[tt] & 0xFF)
-                memcpy(w + at + 2, nm, name_len[tt])
-                at += 2 + name_len[tt]
-                group_at = at
-                at += 4
-                in_group = 0
-                prev = tt
-            _put32(w + at, <uint32_t>(p - base[tt]))
-            at += 4
-            in_group += 1
-        if prev >= 0:
-            _put32(w + group_at, <uint32_t>in_group)
-        if user_data is None:
-            _put32(w + at, 0xFFFFFFFFu)
-        else:
-            _put32(w + at, <uint32_t>len(user_data))
-            memcpy(w + at + 4, PyBytes_AS_STRING(user_data), len(user_data))
-        out.append(blob)
-    return out
-
-
-cdef inline void _put32(char* w, uint32_t v) noexcept:
-    w[0] = <char>((v >> 24) & 0xFF)
-    w[1] = <char>((v >> 16) & 0xFF)
-    w[2] = <char>((v >> 8) & 0xFF)
-    w[3] = <char>(v & 0xFF)
+    if len(names) != T:
+        raise ValueError(f"{len(names)} topic names for {T} topics")
+    at = 0
+    for t in range(T):
+        if type(names[t]) is not bytes:
+            raise TypeError(f"topic names must be bytes, got {type(names[t]).__name__}")
+        if PyBytes_GET_SIZE(names[t]) > 0x7FFF:
+            raise ValueError(f"topic name {names[t][:40]!r}... is {PyBytes_GET_SIZE(names[t])} bytes, "
+                             f"a Kafka string holds at most 32767")
+        at += 2 + PyBytes_GET_SIZE(names[t])
+    if user_data is not None and type(user_data) is not bytes:
+        raise TypeError(f"user_data must be bytes or None, got {type(user_data).__name__}")
+    if members < 0:
+        raise ValueError(f"negative member count {members}")
+    if T < 0 or base[0] != 0 or base[T] != P:
+        raise ValueError(f"topic_base does not span owner[] ({P} partitions)")
+    for t in range(T):
+        if base[t + 1] < base[t]:
+            raise ValueError(f"topic_base decreases at topic {t}")
+    tail = 4 + (0 if user_data is None else len(user_data))
+    wr = <Writer*> malloc(max(members, 1) * sizeof(Writer))
+    headers = <char*> malloc(max(at, 1))
+    header_at = <Py_ssize_t*> malloc((T + 1) * sizeof(Py_ssize_t))
+    try:
+        if wr == NULL or headers == NULL or header_at == NULL:
+            raise MemoryError()
+        at = 0
+        for t in range(T):
+            name_len = PyBytes_GET_SIZE(names[t])
+            header_at[t] = at
+            headers[at] = <char>((name_len >> 8) & 0xFF)
+            headers[at + 1] = <char>(name_len & 0xFF)
+            memcpy(headers + at + 2, PyBytes_AS_STRING(names[t]), name_len)
+            at += 2 + name_len
+        header_at[T] = at
+        for m in range(members):
+            wr[m].topic = -1
+            wr[m].size = 2 + 4 + tail
+            wr[m].groups = 0
+        # Pass 1: validate owner[], size every member's message.
+        for t in range(T):
+            header_len = header_at[t + 1] - header_at[t]
+            p0 = base[t]
+            p1 = base[t + 1]
+            for p in range(p0, p1):
+                o = owner[p]
+                if <uint32_t>o + 1u > <uint32_t>members:
+                    raise InvariantError(f"owner[{p}] = {o} is not a member index in [-1, {members})")
+                if o < 0:
+                    continue
+                x = &wr[o]
+                x.size += 4
+                if x.topic != t:
+                    x.topic = <int32_t>t
+                    x.groups += 1
+                    x.size += header_len + 4
+        # Allocate exactly; write version, group count and user data.
+        out = []
+        for m in range(members):
+            x = &wr[m]
+            blob = PyBytes_FromStringAndSize(NULL, x.size)
+            out.append(blob)
+            w = PyBytes_AS_STRING(blob)
+            w[0] = <char>((version >> 8) & 0xFF)
+            w[1] = <char>(version & 0xFF)
+            _put32(w + 2, <uint32_t>x.groups)
+            if user_data is None:
+                _put32(w + x.size - 4, 0xFFFFFFFFu)
+            else:
+                _put32(w + x.size - tail, <uint32_t>len(user_data))
+                memcpy(w + x.size - tail + 4, PyBytes_AS_STRING(user_data), len(user_data))
+            x.w = w + 6
+            x.topic = -1
+        # Pass 2: partitions in id order, so each member's come grouped by topic, ascending. A group's
+        # partition count is written when it closes: (bytes written after the count) / 4.
+        for t in range(T):
+            header = headers + header_at[t]
+            header_len = header_at[t + 1] - header_at[t]
+            p0 = base[t]
+            p1 = base[t + 1]
+            for p in range(p0, p1):
+                o = owner[p]
+                if o < 0:
+                    continue
+                x = &wr[o]
+                w = x.w
+                if x.topic != t:
+                    if x.topic >= 0:
+                        _put32(x.group_count, <uint32_t>((w - x.group_count - 4) >> 2))
+                    copy_small(w, header, header_len)
+                    x.group_count = w + header_len
+                    w += header_len + 4
+                    x.topic = <int32_t>t
+                _put32(w, <uint32_t>(p - p0))
+                x.w = w + 4
+        for m in range(members):
+            x = &wr[m]
+            if x.topic >= 0:
+                _put32(x.group_count, <uint32_t>((x.w - x.group_count - 4) >> 2))
+        return out
+    finally:
+        free(wr)
+        free(headers)
+        free(header_at)

@@ -34,6 +34,7 @@ in this module -- give identical results and identical error messages (the tests
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Optional
 
 import numpy as np
@@ -70,13 +71,14 @@ def native_available() -> bool:
 
 def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
     """Validate ids and sort into MemberInfo order (the messages match kafkagroup.model's)."""
-    members = [(m[0], m[1] or None, m[2]) if isinstance(m, tuple) and len(m) == 3 else m for m in members]
+    ordered: list[JoinedMember] = []
     seen: set[str] = set()
     instances: dict[str, str] = {}
     for entry in members:
         if not isinstance(entry, tuple) or len(entry) != 3:
             raise InvalidGroupError(f"expected (member_id, group_instance_id, metadata) tuples, got {entry!r}")
         member_id, instance_id, metadata = entry
+        instance_id = instance_id or None
         if not isinstance(member_id, str) or member_id == "":
             raise InvalidGroupError(f"member id must be a non-empty string, got {member_id!r}")
         if member_id in seen:
@@ -91,8 +93,23 @@ def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
             instances[instance_id] = member_id
         if not isinstance(metadata, bytes):
             raise TypeError(f"member {member_id!r}: metadata must be bytes, got {type(metadata).__name__}")
-    members.sort(key=lambda m: (0, java_order_key(m[1])) if m[1] is not None else (1, java_order_key(m[0])))
-    return members
+        ordered.append((member_id, instance_id, metadata))
+    static = [m for m in ordered if m[1] is not None]
+    dynamic = [m for m in ordered if m[1] is None] if static else ordered
+    _java_sort(static, 1)
+    _java_sort(dynamic, 0)
+    return static + dynamic if static else dynamic
+
+
+def _java_sort(entries: list[JoinedMember], index: int) -> None:
+    """Sort by the string at ``index`` in Java ``String.compareTo`` order. Without characters beyond
+    U+FFFF, UTF-16 code units are the code points, so Python's own str order is Java's and the
+    UTF-16 key (a bytes object per entry) is skipped."""
+    text = "".join(map(itemgetter(index), entries))
+    if text.isascii() or max(text, default="") < "\U00010000":
+        entries.sort(key=itemgetter(index))
+    else:
+        entries.sort(key=lambda e: java_order_key(e[index]))
 
 
 def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,
@@ -121,7 +138,12 @@ def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[
     if _codec is None:
         raise ImportError("kafkagroup._codec is not built (run `make build`)")
     counts = {topic: spec[0] for topic, spec in specs.items()}
-    out = _codec.decode_members([m[0] for m in ordered], [m[2] for m in ordered], counts, mode, strict)
+    member_ids = [m[0] for m in ordered]
+    decoder = _take_decoder()
+    try:
+        out = decoder.decode(member_ids, [m[2] for m in ordered], counts, mode, strict)
+    finally:
+        _give_back(decoder)
     group = CompactGroup(
         topics=out["topics"], members=[m[0] for m in ordered], racks=[None],
         partition_count=out["partition_count"], topic_base=out["topic_base"],
@@ -129,10 +151,36 @@ def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[
         owned_offsets=out["owned_offsets"], owned_partitions=out["owned_partitions"],
         generation=out["generation"], unknown_topics=out["unknown_topics"], dropped_claims=out["dropped_claims"],
     )
-    # Racks: per member, not per partition; interned exactly as kafkagroup.model interns them.
-    racks = [Member(m[0], (), rack=r, instance_id=m[1]) for m, r in zip(ordered, out["member_racks"])]
-    add_racks(group, racks, specs)
+    # Racks: the codec interns member racks in member order from 1, as kafkagroup.model does; replica
+    # racks (per partition, from the metadata) continue that numbering in model.add_racks.
+    if any(specs[t][1] is not None for t in group.topics):
+        names = out["rack_names"]
+        member_rack = out["member_rack"]
+        racks = [None if r == 0 else names[r - 1] for r in
+                 (member_rack.tolist() if member_rack is not None else [0] * len(ordered))]
+        add_racks(group, [Member(m[0], (), rack=r) for m, r in zip(ordered, racks)], specs)
+    elif out["member_rack"] is not None:
+        group.racks.extend(out["rack_names"])
+        group.member_rack = out["member_rack"]
     return group
+
+
+# Decoders keep their buffers between calls (a leader decodes every rebalance); a small pool gives each
+# concurrent caller its own (list.pop / list.append are atomic under the GIL).
+_DECODERS: list = []
+_POOL_SIZE = 2
+
+
+def _take_decoder():
+    try:
+        return _DECODERS.pop()
+    except IndexError:
+        return _codec.GroupDecoder()
+
+
+def _give_back(decoder) -> None:
+    if len(_DECODERS) < _POOL_SIZE:
+        _DECODERS.append(decoder)
 
 
 def _decode_group_python(ordered: list[JoinedMember], specs: Mapping[str, Any], mode: int, strict: bool,

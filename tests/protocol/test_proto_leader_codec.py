@@ -200,3 +200,19 @@ def test_encode_rejects_owner_outside_members():
     for codec in ("python", "native"):
         with pytest.raises(InvariantError, match=r"owner\[1\] = 3 is not a member index"):
             encode_assignments(group, [0, 3], codec=codec)
+
+
+@pytest.mark.parametrize("codec", ["python", "native"])
+def test_member_order_is_java_order_with_astral_characters(codec):
+    # Java compares UTF-16 units: U+1F600 is 0xD83D 0xDE00, so it sorts before U+E000 and U+FFFF (after
+    # them by code point, which is what a plain Python sort would give).
+    ids = ["a\uffff", "a\U0001F600", "a", "b", "a\ue000x"]
+    blob = encode_subscription(Subscription(["t0"]))
+    members = [(m, None, blob) for m in ids] + [("s\uffff", "i\uffff", blob), ("s\U0001F600", "i\U0001F600", blob)]
+    group = decode_group(members, {"t0": 1}, codec=codec)
+    expected = build_group({"t0": 1}, {m: {"topics": ["t0"], "instance": i} for m, i, _ in members})
+    assert group.members == expected.members
+    assert group.members[:2] == ["s\U0001F600", "s\uffff"]
+    assert group.members[2:] == ["a", "a\U0001F600", "a\ue000x", "a\uffff", "b"]
+    ascii_only = decode_group([(m, None, blob) for m in ["b", "a", "c"]], {"t0": 1}, codec=codec)
+    assert ascii_only.members == ["a", "b", "c"]

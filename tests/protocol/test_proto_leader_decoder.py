@@ -1,0 +1,148 @@
+"""The Cython GroupDecoder's own paths, each checked against the pure-Python twin: members whose topic
+bytes equal the previous member's (copied wholesale), owned topics far from the subscription cursor,
+the two-phase error order, and reuse of one decoder across calls and after errors."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from kafkagroup.errors import InvalidGroupError, ProtocolError
+from kafkagroup.protocol import Subscription, encode_subscription, sticky_user_data
+from kafkagroup.protocol.leader import decode_group, native_available
+from kafkagroup.structs import TopicPartition
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="kafkagroup._codec is not built")
+
+
+def _both(members, metadata, **kw):
+    """(python outcome, native outcome): the group's fields, or the error type and message."""
+    out = []
+    for codec in ("python", "native"):
+        try:
+            group = decode_group(members, metadata, codec=codec, **kw)
+        except (ProtocolError, InvalidGroupError) as exc:
+            out.append((type(exc).__name__, str(exc)))
+        else:
+            out.append(("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()}))
+    return out
+
+
+def _agree(members, metadata, **kw):
+    py, nat = _both(members, metadata, **kw)
+    assert py == nat
+    return py
+
+
+def _realistic_group(seed: int, members: int = 60, topics: int = 40, partitions: int = 7):
+    """Most members share one sorted subscription; some drop or add topics; ownership is sparse and
+    skips long runs of the subscription (past the decoder's resync window); a few claims are stale."""
+    rng = random.Random(seed)
+    names = [f"orders.{t:03d}.{'x' * (t % 23)}" for t in range(topics)]
+    metadata = {n: partitions for n in names[:-2]}          # the last two topics are not in the metadata
+    common = sorted(names)
+    out = []
+    for m in range(members):
+        subscribed = list(common)
+        if m % 7 == 3:
+            subscribed = [t for t in common if rng.random() < 0.8]
+        if m % 11 == 5:
+            subscribed = sorted(subscribed + ["late.topic"])
+        owned = []
+        for t in sorted(rng.sample(subscribed, k=min(len(subscribed), rng.choice([0, 1, 3, 25])))):
+            owned += [TopicPartition(t, p) for p in sorted(rng.sample(range(partitions + 2), k=rng.randint(1, 3)))]
+        if m % 13 == 0:
+            owned.append(TopicPartition("not.subscribed", 0))
+        user_data = sticky_user_data(owned[::2], 4) if m % 2 else None
+        sub = Subscription(subscribed, user_data, owned, 3 + m % 4, f"rack-{m % 3}" if m % 5 else None)
+        out.append((f"member-{(m * 37) % members:03d}", f"inst-{m}" if m % 9 == 0 else None,
+                    encode_subscription(sub, 3)))
+    return out, metadata
+
+
+@pytest.mark.parametrize("assignor", ["range", "sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("seed", range(4))
+def test_realistic_group_matches_the_python_twin(assignor, seed):
+    members, metadata = _realistic_group(seed)
+    outcome = _agree(members, metadata, assignor=assignor)
+    assert outcome[0] == "ok"
+    assert outcome[1]["dropped_claims"] > 0 and len(outcome[1]["unknown_topics"]) == 3
+
+
+def test_strict_realistic_group_reports_the_same_first_invalid_claim():
+    members, metadata = _realistic_group(1)
+    kind, message = _agree(members, metadata, assignor="cooperative-sticky", strict=True)
+    assert kind == "InvalidGroupError" and "claims partition" in message
+
+
+def test_identical_topic_bytes_are_shared_but_other_fields_are_not():
+    topics = ["a", "b", "c"]
+    members = [(f"m{i}", None, encode_subscription(Subscription(
+        topics, owned_partitions=[TopicPartition("b", i % 2)], generation_id=i, rack_id=f"r{i % 2}")))
+        for i in range(4)]
+    group = decode_group(members, {"a": 1, "b": 2, "c": 1}, assignor="cooperative-sticky", codec="native")
+    assert group.sub_topics.tolist() == [0, 1, 2] * 4
+    assert group.owned_partitions.tolist() == [1, 2, 1, 2] and group.generation.tolist() == [0, 1, 2, 3]
+    _agree(members, {"a": 1, "b": 2, "c": 1}, assignor="cooperative-sticky")
+
+
+def test_same_topic_count_but_different_bytes_is_not_shared():
+    one = encode_subscription(Subscription(["a", "b"]))
+    other = encode_subscription(Subscription(["a", "c"]))
+    longer = encode_subscription(Subscription(["a", "bb"]))
+    members = [("m0", None, one), ("m1", None, other), ("m2", None, one), ("m3", None, longer)]
+    outcome = _agree(members, {"a": 1, "b": 1, "c": 1, "bb": 1})
+    assert outcome[1]["sub_topics"] == [0, 1, 0, 3, 0, 1, 0, 2]   # a, b, bb, c in Java order
+
+
+def test_a_duplicate_topic_in_shared_bytes_is_still_reported():
+    dup = encode_subscription(Subscription(["a", "a"]))
+    members = [("m0", None, dup), ("m1", None, dup)]
+    assert _agree(members, {"a": 1}) == ("InvalidGroupError", "member 'm0' lists a topic twice: ['a', 'a']")
+
+
+def test_malformed_tail_of_an_earlier_member_wins_over_a_malformed_head_of_a_later_one():
+    good_head_bad_tail = encode_subscription(Subscription(["t0"], owned_partitions=[TopicPartition("t0", 0)]))[:-9]
+    bad_head = b"\x00\x01\x00\x00\x00\x05"  # topics count 5 with nothing after it
+    members = [("m0", None, good_head_bad_tail), ("m1", None, bad_head)]
+    kind, message = _agree(members, {"t0": 1})
+    assert kind == "ProtocolError" and message.startswith("member 'm0' subscription: owned_partitions")
+    kind, message = _agree(list(reversed([("m0", None, bad_head), ("m1", None, good_head_bad_tail)])), {"t0": 1})
+    assert message.startswith("member 'm0' subscription: topics at byte offset 2")
+
+
+def test_protocol_error_beats_duplicate_topic_and_strict_claim_of_earlier_members():
+    dup = encode_subscription(Subscription(["a", "a"], owned_partitions=[TopicPartition("a", 9)]))
+    broken = encode_subscription(Subscription(["a"]))[:-3]
+    kind, message = _agree([("m0", None, dup), ("m1", None, broken)], {"a": 1}, strict=True)
+    assert kind == "ProtocolError" and "member 'm1'" in message
+    kind, message = _agree([("m0", None, dup)], {"a": 1}, strict=True)
+    assert kind == "InvalidGroupError" and "lists a topic twice" in message
+
+
+def test_one_decoder_is_reused_across_groups_and_after_errors():
+    from kafkagroup import _codec
+
+    decoder = _codec.GroupDecoder()
+    big, big_meta = _realistic_group(2)
+    small = [("x", None, encode_subscription(Subscription(["q"], owned_partitions=[TopicPartition("q", 0)])))]
+    counts = {"q": 1}
+
+    def run(members, metadata):
+        ids = sorted(m[0] for m in members)
+        blobs = [dict((m[0], m[2]) for m in members)[i] for i in ids]
+        return decoder.decode(ids, blobs, dict(metadata), 0, False)
+
+    first = run(big, big_meta)
+    assert run(small, counts)["topics"] == ["q"]
+    with pytest.raises(ProtocolError):
+        run([("y", None, b"\x00")], counts)
+    again = run(big, big_meta)
+    for key, value in first.items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, again[key]), key
+        else:
+            assert value == again[key], key
+    fresh = _codec.GroupDecoder()
+    assert fresh.decode(["x"], [small[0][2]], counts, 0, False)["owned_partitions"].tolist() == [0]
