@@ -73,8 +73,10 @@ std::vector<int32_t> build_uniform(const Input& in) {
 
     // A valid sticky owner subscribes to the partition's topic, so every owned partition is in scope.
     std::vector<int64_t> owned(static_cast<std::size_t>(M), 0);
-    for (int32_t part = 0; part < in.P; ++part)
-        if (in.sticky_owner[part] >= 0) ++owned[in.sticky_owner[part]];
+    const bool any_owned = in.prepared.has_owned;
+    if (any_owned)
+        for (int32_t part = 0; part < in.P; ++part)
+            if (in.sticky_owner[part] >= 0) ++owned[in.sticky_owner[part]];
     std::vector<int64_t> quota(static_cast<std::size_t>(M), q);
     if (r > 0) {
         std::vector<int32_t> by_owned(static_cast<std::size_t>(M));
@@ -86,34 +88,39 @@ std::vector<int32_t> build_uniform(const Input& in) {
     }
 
     std::vector<int64_t> load(static_cast<std::size_t>(M), 0);
-    for (int32_t part = 0; part < in.P; ++part) {
-        const int32_t o = in.sticky_owner[part];
-        if (o >= 0 && load[o] < quota[o]) {
-            owner[part] = o;
-            ++load[o];
+    if (any_owned)
+        for (int32_t part = 0; part < in.P; ++part) {
+            const int32_t o = in.sticky_owner[part];
+            if (o >= 0 && load[o] < quota[o]) {
+                owner[part] = o;
+                ++load[o];
+            }
         }
-    }
 
-    std::vector<int32_t> free_parts;
-    free_parts.reserve(static_cast<std::size_t>(N));
-    auto collect_free = [&] {
-        free_parts.clear();
+    if (in.rack_aware) {
+        std::vector<int32_t> free_parts;
         for (int32_t t = 0; t < in.T; ++t)
             if (in.subscribed(t))
                 for (int32_t part = in.topic_begin(t); part < in.topic_end(t); ++part)
                     if (owner[part] == kUnassigned) free_parts.push_back(part);
-    };
-    collect_free();
-    if (in.rack_aware) {
         fill_rack_matching(in, free_parts, quota, load, owner);
-        collect_free();
     }
-    // Round out: members below quota, in id order, take the free partitions in partition order.
+    // Round out: members below quota, in id order, take the free partitions in partition order (one
+    // pass over the subscribed topics; no list of free partitions).
     int32_t m = 0;
-    for (int32_t part : free_parts) {
-        while (load[m] >= quota[m]) ++m;  // quotas sum to N, so a member below quota exists
-        owner[part] = m;
-        ++load[m];
+    for (int32_t t = 0; t < in.T; ++t) {
+        if (!in.subscribed(t)) continue;
+        for (int32_t part = in.topic_begin(t); part < in.topic_end(t); ++part) {
+            if (owner[part] != kUnassigned) continue;
+            while (load[m] >= quota[m]) ++m;  // quotas sum to N, so a member below quota exists
+            // Hand m a run of consecutive free partitions up to its quota.
+            int32_t end = part;
+            const int32_t limit = in.topic_end(t);
+            int64_t room = quota[m] - load[m];
+            while (end < limit && room > 0 && owner[end] == kUnassigned) owner[end++] = m, --room;
+            load[m] = quota[m] - room;
+            part = end - 1;
+        }
     }
     return owner;
 }
