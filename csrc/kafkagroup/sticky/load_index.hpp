@@ -27,12 +27,20 @@ public:
         grants.assign(s, 0);
         if (s == 0 || n <= 0) return;
         loads_.resize(s);
-        int64_t lo = load[subscribers[0]], hi = lo;
+        int64_t lo = load[subscribers[0]], hi = lo, at_lo = 0;
         for (std::size_t i = 0; i < s; ++i) {
             const int64_t l = load[subscribers[i]];
             loads_[i] = l;
-            lo = std::min(lo, l);
+            if (l < lo) lo = l, at_lo = 0;
+            at_lo += l == lo;
             hi = std::max(hi, l);
+        }
+        if (n < at_lo) {
+            // Fewer partitions than subscribers at the lowest load (e.g. a few freed by departed members):
+            // the lowest ids among those take one each.
+            for (std::size_t i = 0; n > 0; ++i)
+                if (loads_[i] == lo) grants[i] = 1, --n;
+            return;
         }
         const auto [level, rem0] = water_level(s, lo, hi, n);
         int64_t rem = rem0;
