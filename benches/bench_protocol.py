@@ -8,11 +8,23 @@
   (encode_assignments) vs kafka-python encoding the same assignments (ConsumerProtocolAssignment.encode
   per member, objects built outside the timed region).
 
-Inputs are built once, outside the timed regions; few rounds (the machine is shared). Run with
-``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py`` (prints its own table).
+Inputs are built once, outside the timed regions; few rounds (the machine is shared). The warm-up round
+fills decode_group's decoder pool, so the timed rounds are the steady state of a leader that decodes
+every rebalance. Run with ``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py``
+(prints its own table, with minor page faults per call, and encode once more with each call's output
+freed before the next call). When the ~23 MB of assignment bytes end up at the top of the heap and are
+freed, glibc returns them to the kernel and the next call faults them in again (about 5,600 faults,
+10-20 ms on the shared VM; seen in a process that only decodes and encodes, not in this one, whose
+heap top holds kafka-python's objects). That is the allocator's trim policy, removed by
+MALLOC_TRIM_THRESHOLD_ / MALLOC_TOP_PAD_; pytest-benchmark keeps the previous round's result alive,
+so it does not see it either.
+
+Repeatable instruction counts for one call: ``valgrind --tool=callgrind --toggle-collect=<the Cython
+wrapper symbol, e.g. __pyx_pw_10kafkagroup_6_codec_12GroupDecoder_5decode>`` on a script that decodes once.
 """
 from __future__ import annotations
 
+import resource
 import statistics
 import time
 
@@ -81,13 +93,19 @@ def test_leader_encode_1m(benchmark, report, inputs):
                120, "ConsumerProtocolAssignment.encode")
 
 
-def _median_ms(fn, rounds):
-    times = []
+def _median_ms(fn, rounds, keep_result=True):
+    """Median ms and median minor page faults per call. keep_result=False drops each call's result
+    before the next call (as a leader does between rebalances)."""
+    times, faults, result = [], [], None
     for _ in range(rounds):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
-        fn()
+        new = fn()
         times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        result = new if keep_result else None
+        del new
+    return statistics.median(times), statistics.median(faults)
 
 
 if __name__ == "__main__":
@@ -95,12 +113,15 @@ if __name__ == "__main__":
     group = decode_group(members, metadata, assignor="cooperative-sticky")
     owner = (np.arange(TOPICS * PARTITIONS, dtype=np.int64) % MEMBERS).astype(np.int32)
     kp_assignments = [ConsumerProtocolAssignment.decode(b) for b in encode_assignments(group, owner).values()]
+    peer_decode = _median_ms(lambda: kafka_python_decode(members), 2)[0]
+    peer_encode = _median_ms(lambda: kafka_python_encode(kp_assignments), 2)[0]
     rows = [
-        ("decode", _median_ms(lambda: decode_group(members, metadata, assignor="cooperative-sticky"), 5),
-         _median_ms(lambda: kafka_python_decode(members), 2)),
-        ("encode", _median_ms(lambda: encode_assignments(group, owner), 5),
-         _median_ms(lambda: kafka_python_encode(kp_assignments), 2)),
+        ("decode", _median_ms(lambda: decode_group(members, metadata, assignor="cooperative-sticky"), 7), peer_decode),
+        ("encode", _median_ms(lambda: encode_assignments(group, owner), 7), peer_encode),
+        ("encode, each output freed before the next call",
+         _median_ms(lambda: encode_assignments(group, owner), 7, keep_result=False), peer_encode),
     ]
-    print(f"{'leader path (2000 members, 1M partitions)':<44} {'kafkagroup ms':>14} {'kafka-python ms':>16} {'ratio':>8}")
-    for name, ours, peer in rows:
-        print(f"{name:<44} {ours:>14.1f} {peer:>16.1f} {peer / ours:>7.0f}x")
+    print(f"{'leader path (2000 members, 1M partitions)':<48} {'kafkagroup ms':>14} {'faults':>7} "
+          f"{'kafka-python ms':>16} {'ratio':>8}")
+    for name, (ours, faults), peer in rows:
+        print(f"{name:<48} {ours:>14.1f} {faults:>7.0f} {peer:>16.1f} {peer / ours:>7.0f}x")

@@ -4,13 +4,16 @@ Each input is used three ways:
 1. as one message for every object decoder (subscription, assignment, sticky and cooperative-sticky
    user data): the only acceptable failure is ProtocolError; anything else is a finding;
 2. split into 1-4 member metadata blobs for the leader's bulk decoder, run by the Cython codec and
-   its pure-Python twin (differential): both must give the same group or the same error message;
+   its pure-Python twin (differential): both must give the same group or the same error message
+   (the Cython side runs on pooled decoders, so every iteration also reuses buffers left by the last);
+   when the group decodes, an owner[] drawn from the input is encoded by both codecs (same bytes);
 3. whenever a message decodes, re-encoding and decoding it gives the same value (subscriptions: with
    topics and owned partitions sorted, as Java's encoder sorts them).
 """
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import atheris
 import numpy as np
@@ -27,9 +30,11 @@ with atheris.instrument_imports(include=["kafkagroup"]):
         encode_subscription,
     )
     from kafkagroup.protocol.java_order import java_string_key
-    from kafkagroup.protocol.leader import decode_group, native_available
+    from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+# How far inputs get (printed at exit): leader groups compared, of which decoded, of which encoded.
+REACHED = {"groups": 0, "decoded": 0, "encoded": 0}
 METADATA = {"t0": 3, "t1": 1, "foo": 2, "bar": 0}
 
 
@@ -37,8 +42,8 @@ def _outcome(fn):
     try:
         group = fn()
     except (ProtocolError, InvalidGroupError) as exc:
-        return (type(exc).__name__, str(exc))
-    return ("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()})
+        return (type(exc).__name__, str(exc)), None
+    return ("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()}), group
 
 
 def test_one_input(data: bytes) -> None:
@@ -69,13 +74,51 @@ def test_one_input(data: bytes) -> None:
         members = [(f"m{i}", "i1" if (selector >> 2) % 5 == i else None, b) for i, b in enumerate(blobs)]
         assignor = ASSIGNORS[(selector >> 4) % 4]
         strict = bool(selector & 0x40)
-        py = _outcome(lambda: decode_group(members, METADATA, assignor=assignor, strict=strict, codec="python"))
-        nat = _outcome(lambda: decode_group(members, METADATA, assignor=assignor, strict=strict, codec="native"))
+        py, _ = _outcome(lambda: decode_group(members, METADATA, assignor=assignor, strict=strict, codec="python"))
+        nat, group = _outcome(lambda: decode_group(members, METADATA, assignor=assignor, strict=strict, codec="native"))
         assert py == nat, (py, nat)
+        REACHED["groups"] += 1
+        if group is not None:
+            REACHED["decoded"] += 1
+            total = int(group.topic_base[-1])
+            owner = np.array([payload[i % len(payload)] % (len(members) + 1) - 1 if payload else -1
+                              for i in range(total)], dtype=np.int32)
+            version = selector % 5
+            user_data = None if selector & 0x80 else payload[:3]
+            assert (encode_assignments(group, owner, version=version, user_data=user_data, codec="python")
+                    == encode_assignments(group, owner, version=version, user_data=user_data, codec="native"))
+            REACHED["encoded"] += total > 0
+
+
+def _seed_corpus() -> str:
+    """build/fuzz-corpus, seeded with valid messages (so the fuzzer starts from groups that decode and
+    reaches the encoder); libFuzzer adds what it finds there. Written by code, not kept in the repo."""
+    from kafkagroup.protocol import Assignment, sticky_user_data
+    from kafkagroup.structs import TopicPartition as TP
+
+    corpus = Path(__file__).resolve().parents[1] / "build" / "fuzz-corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    owned = [TP("t0", 0), TP("t0", 2), TP("foo", 1), TP("t1", 0)]
+    messages = [encode_subscription(Subscription(["t0", "t1", "foo"], None, owned, 4, "r1"), v) for v in range(4)]
+    messages.append(encode_subscription(Subscription(["bar", "t0"], sticky_user_data(owned, 2), owned[:1]), 1))
+    messages.append(encode_assignment(Assignment(owned, b"\x00\x01"), 3))
+    for i, message in enumerate(messages):
+        for selector in (0x00, 0x21, 0x32, 0x43, 0x90):   # 1-4 members, each assignor, strict, user data
+            seed = corpus / f"seed-{i}-{selector:02x}"
+            if not seed.exists():
+                # FuzzedDataProvider takes the selector integer from the end of the input
+                seed.write_bytes(message * (selector % 4 + 1) + bytes([selector]))
+    return str(corpus)
 
 
 def main() -> None:
-    atheris.Setup(sys.argv, test_one_input)
+    argv = list(sys.argv)
+    if not any(not a.startswith("-") for a in argv[1:]):   # no corpus directory given: use the seeded one
+        argv.append(_seed_corpus())
+    import atexit
+
+    atexit.register(lambda: print(f"fuzz_protocol reached: {REACHED}", file=sys.stderr))
+    atheris.Setup(argv, test_one_input)
     atheris.Fuzz()
 
 
