@@ -24,7 +24,6 @@ import pandas as pd
 import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kafkagroup.engine import strategies as engine_strategies
@@ -47,10 +46,10 @@ class FleetAssignment:
     dropped_claims, error (one row per group);
     ``withheld``: group_id, topic, partition (cooperative assignors: held back this round).
 
-    Each is its own ``mapInArrow`` over ``groups`` (the nested group rows): an action on one runs the
+    Each is its own ``mapInArrow`` over ``groups`` (the prepared input): an action on one runs the
     engine for it alone. Running the engine again is cheaper than caching millions of output rows
     (the engine is a few percent of the work); ``persist=True`` caches ``groups`` instead, which
-    saves re-reading and re-nesting member rows when you use more than one output.
+    saves re-reading and re-sorting member rows when you use more than one output.
     """
 
     assignments: DataFrame
@@ -102,25 +101,38 @@ def _racks_column(topics: Mapping[str, Any]) -> pa.Array:
     return pa.array(values, pa.list_(pa.list_(pa.string())))
 
 
-def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[DataFrame, Any]:
-    """(normalised group rows, metadata source for the executors); raises for bad schemas before any job."""
+def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[DataFrame, Any, str]:
+    """(groups for the executors, metadata source, input form); raises for bad schemas before any job.
+
+    Member rows with shared metadata are hash-partitioned and sorted by group_id, and nested by the
+    executor (executor.group_batches): cheaper than nesting them in the JVM with collect_list, which
+    is what per-group metadata needs (its topic tables are joined per group).
+    """
     if not isinstance(groups_df, DataFrame):
         raise TypeError(f"groups_df must be a Spark DataFrame, got {type(groups_df).__name__}")
-    groups = schema.normalize_groups(groups_df)
+    per_group_topics = isinstance(topics, DataFrame) and "group_id" in topics.columns
+    form = executor.GROUP_ROWS
+    if schema.is_group_rows(groups_df) or per_group_topics:
+        groups = schema.normalize_groups(groups_df)
+    else:
+        groups = schema.normalize_member_rows(groups_df)
+        form = executor.SORTED_MEMBER_ROWS
     meta_source = None
     if topics is None:
         if "topic_table" not in groups.columns:
             raise schema.SchemaError("no topic metadata: pass topics=..., or give group rows a topic_table column")
-    elif isinstance(topics, DataFrame) and "group_id" in topics.columns:
+    elif per_group_topics:
         tables = schema.per_group_topic_tables(schema.normalize_topics(topics))
         groups = groups.drop("topic_table").join(tables, "group_id", "left")
     else:
         table = _shared_meta_table(topics)
         meta_source = groups.sparkSession.sparkContext.broadcast(table)
         groups = groups.drop("topic_table")
+    if form == executor.SORTED_MEMBER_ROWS:
+        groups = groups.repartition("group_id").sortWithinPartitions("group_id")
     if validate:
         schema.check_input(groups_df)
-    return groups, meta_source
+    return groups, meta_source, form
 
 
 def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: str = "range", strict: bool = True,
@@ -137,10 +149,10 @@ def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: s
     """
     _check_strategy(strategy)
     _check_on_error(on_error)
-    groups, meta_source = _prepare(groups_df, topics, validate)
+    groups, meta_source, form = _prepare(groups_df, topics, validate)
     if persist:
         groups = groups.persist(StorageLevel.MEMORY_AND_DISK)
-    options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
+    options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error, input_form=form)
 
     def run(function: Any, output: T.StructType) -> DataFrame:
         return groups.mapInArrow(functools.partial(function, meta_source=meta_source, options=options), output)
@@ -169,19 +181,11 @@ def compare_strategies(groups_df: DataFrame, topics: TopicsArg = None, *, strate
     _check_on_error(on_error)
     if baseline not in ("fresh", "input"):
         raise ValueError(f"baseline must be 'fresh' or 'input', got {baseline!r}")
-    groups, meta_source = _prepare(groups_df, topics, validate)
+    groups, meta_source, form = _prepare(groups_df, topics, validate)
     options = executor.CompareOptions(strategies=names, change=change or Change(), baseline=baseline,
-                                      strict=strict, on_error=on_error)
-    spark_schema = T.StructType.fromJson({"type": "struct", "fields": [
-        {"name": f.name, "type": _spark_type(f.type).jsonValue(), "nullable": True, "metadata": {}}
-        for f in executor.COMPARE_ARROW_SCHEMA]})
+                                      strict=strict, on_error=on_error, input_form=form)
     return groups.mapInArrow(functools.partial(executor.compare_arrow_batches, meta_source=meta_source,
-                                               options=options), spark_schema)
-
-
-def _spark_type(dtype: pa.DataType) -> T.DataType:
-    return {pa.string(): T.StringType(), pa.int32(): T.IntegerType(), pa.int64(): T.LongType(),
-            pa.float64(): T.DoubleType()}[dtype]
+                                               options=options), schema.COMPARE_SCHEMA)
 
 
 # ---------------------------------------------------------------------------------------------

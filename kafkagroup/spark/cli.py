@@ -179,13 +179,16 @@ def _print_assign(console: Any, table_cls: Any, metrics: Any, strategy: str, sec
                       F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
                       F.sum("engine_us").alias("engine_us")).first()
     table = table_cls(title=f"spark-plan: {strategy}")
-    for name in ("groups", "partitions", "assigned", "unassigned", "withheld", "moved", "failed groups",
-                 "engine s", "wall s", "groups/s"):
-        table.add_column(name, justify="right")
+    table.add_column("")
+    table.add_column("", justify="right")
     groups = row["groups"] or 0
-    table.add_row(str(groups), str(row["partitions"] or 0), str(row["assigned"] or 0), str(row["unassigned"] or 0),
-                  str(row["withheld"] or 0), str(row["moved"] or 0), str(row["failed"] or 0),
-                  f"{(row['engine_us'] or 0) / 1e6:.3f}", f"{seconds:.2f}", f"{groups / max(seconds, 1e-9):,.0f}")
+    for name, value in (("groups", f"{groups:,}"), ("partitions", f"{row['partitions'] or 0:,}"),
+                        ("assigned", f"{row['assigned'] or 0:,}"), ("unassigned", f"{row['unassigned'] or 0:,}"),
+                        ("withheld", f"{row['withheld'] or 0:,}"), ("moved", f"{row['moved'] or 0:,}"),
+                        ("failed groups", f"{row['failed'] or 0:,}"),
+                        ("engine time", f"{(row['engine_us'] or 0) / 1e6:.3f} s"),
+                        ("wall time", f"{seconds:.2f} s ({groups / max(seconds, 1e-9):,.0f} groups/s)")):
+        table.add_row(name, value)
     console.print(table)
     console.print(f"written: {out}/assignments, {out}/withheld, {out}/metrics")
 
@@ -199,8 +202,7 @@ def _print_compare(console: Any, table_cls: Any, summary: Any, change: str, seco
         F.sum("withheld").alias("withheld"), F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
         F.sum("engine_us").alias("engine_us")).orderBy("strategy").collect()
     table = table_cls(title=f"spark-plan --compare: {change} ({seconds:.1f} s)")
-    for name in ("strategy", "groups", "partitions moved", "groups with balance gap > 1", "withheld",
-                 "failed groups", "engine s"):
+    for name in ("strategy", "groups", "moved", "gap > 1", "withheld", "failed", "engine s"):
         table.add_column(name, justify="left" if name == "strategy" else "right")
     for r in rows:
         table.add_row(r["strategy"], str(r["groups"]), str(r["moved"] or 0), str(r["unbalanced"] or 0),

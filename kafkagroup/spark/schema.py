@@ -58,6 +58,13 @@ WITHHELD_SCHEMA = T.StructType([
     T.StructField("partition", T.IntegerType()),
 ])
 METRICS_SCHEMA = T.StructType([T.StructField("group_id", T.StringType())] + list(METRICS_STRUCT.fields))
+_LONG = ("partitions_before", "partitions_after", "balance_gap_before", "balance_gap", "moved", "moved_lower_bound",
+         "withheld", "unassigned", "max_load", "min_load")
+COMPARE_SCHEMA = T.StructType(
+    [T.StructField(n, T.StringType()) for n in ("group_id", "strategy", "change")]
+    + [T.StructField(n, T.IntegerType()) for n in ("members_before", "members_after")]
+    + [T.StructField(n, T.LongType()) for n in _LONG]
+    + [T.StructField("engine_us", T.DoubleType()), T.StructField("error", T.StringType())])
 
 
 class SchemaError(InvalidGroupError):
@@ -196,6 +203,19 @@ def normalize_groups(df: DataFrame) -> DataFrame:
     member = _member_struct({n: F.col(n) for n in present}, present)
     # collect_list order is arbitrary; the executor sorts members into Kafka's MemberInfo order anyway
     return df.groupBy("group_id").agg(F.collect_list(member).alias("members"))
+
+
+def normalize_member_rows(df: DataFrame) -> DataFrame:
+    """Member rows ``group_id, member_id, topics, owned, generation, rack, instance_id`` with exact
+    types (absent optional columns as typed nulls)."""
+    fields = _field_types(df.schema)
+    if "group_id" not in fields:
+        raise SchemaError("groups: missing column 'group_id'")
+    _check_string("groups.group_id", fields["group_id"])
+    check_member_fields("groups", fields)
+    present = set(fields) & {"member_id", "topics", *OPTIONAL_MEMBER_FIELDS}
+    member = _member_struct({n: F.col(n) for n in present}, present)
+    return df.select(F.col("group_id"), *[member[f.name].alias(f.name) for f in MEMBER_STRUCT.fields])
 
 
 def normalize_topics(df: DataFrame) -> DataFrame:

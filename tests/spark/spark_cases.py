@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kafkagroup.fleet import GROUPS_SCHEMA, MEMBER_TYPE
+from kafkagroup.fleet import GROUPS_SCHEMA
 
 TOPIC_TABLE_TYPE = pa.list_(pa.struct([("topic", pa.string()), ("partitions", pa.int32()),
                                        ("replica_racks", pa.list_(pa.list_(pa.string())))]))
@@ -84,5 +84,5 @@ def member_dicts(group: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"group_id": group["group_id"], **m} for m in nested_row(group)["members"]]
 
 
-__all__ = ["MEMBER_TYPE", "NESTED_WITH_TABLE_SCHEMA", "TOPIC_TABLE_TYPE", "member_dicts", "nested_row",
+__all__ = ["NESTED_WITH_TABLE_SCHEMA", "TOPIC_TABLE_TYPE", "member_dicts", "nested_row",
            "nested_table", "random_group"]

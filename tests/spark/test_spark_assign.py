@@ -10,7 +10,6 @@ import os
 import random
 import sys
 
-import pyarrow as pa
 import pytest
 
 import kafkagroup
@@ -298,5 +297,6 @@ def test_arrow_output_schemas_match_spark_schemas():
 
     for arrow, spark_schema in ((executor.ASSIGNMENT_ARROW_SCHEMA, schema.ASSIGNMENT_SCHEMA),
                                 (executor.WITHHELD_ARROW_SCHEMA, schema.WITHHELD_SCHEMA),
-                                (executor.METRICS_ARROW_SCHEMA, schema.METRICS_SCHEMA)):
+                                (executor.METRICS_ARROW_SCHEMA, schema.METRICS_SCHEMA),
+                                (executor.COMPARE_ARROW_SCHEMA, schema.COMPARE_SCHEMA)):
         assert to_arrow_schema(spark_schema).remove_metadata().equals(arrow, check_metadata=False), spark_schema

@@ -104,3 +104,19 @@ def test_invalid_shared_metadata_raises():
         build_batch(nested_table([]).drop_columns(["topic_table"]),
                     TopicMeta.from_arrow(pa.table({"topic": ["t"], "partitions": [3],
                                                    "replica_racks": [[["r"], ["r"]]]})))
+
+
+def test_sorted_member_rows_regroup_across_batch_boundaries():
+    from kafkagroup.fleet import generate_fleet, member_rows
+    from kafkagroup.spark.executor import GROUP_ROWS, SORTED_MEMBER_ROWS, group_batches
+
+    fleet = generate_fleet(30, seed=4, members=(1, 40), partitions=(5, 50))
+    rows = member_rows(fleet.groups).sort_by("group_id")
+    for size in (1, 7, 64, 10_000):     # Spark cuts batches by row count, through groups
+        regrouped = pa.Table.from_batches(list(group_batches(iter(rows.to_batches(max_chunksize=size)),
+                                                             SORTED_MEMBER_ROWS)))
+        assert regrouped.column("group_id").to_pylist() == fleet.groups.column("group_id").to_pylist()
+        expected = [sorted(m["member_id"] for m in ms) for ms in fleet.groups.column("members").to_pylist()]
+        assert [sorted(m["member_id"] for m in ms) for ms in regrouped.column("members").to_pylist()] == expected
+    assert list(group_batches(iter([]), SORTED_MEMBER_ROWS)) == []
+    assert len(list(group_batches(iter(fleet.groups.to_batches(max_chunksize=8)), GROUP_ROWS))) == 4
