@@ -30,6 +30,13 @@ Malformed bytes raise :class:`~kafkagroup.errors.ProtocolError` naming the membe
 byte offset, before any semantic check; checks run members in MemberInfo order, so the error reported
 is the first one in that order. Both codecs -- the Cython ``kafkagroup._codec`` and the pure-Python twin
 in this module -- give identical results and identical error messages (the tests compare them).
+
+Speed and memory: the Cython decoders are pooled here (at most two, one per concurrent caller) and keep
+their working buffers between calls, as a group leader decodes every rebalance; an idle decoder holds
+about 4 bytes per subscribed topic entry plus 4 per owned partition of the largest recent group (a buffer
+over four times what the last call needed is freed). At 2,000 members x 500 topics with 1M owned
+partitions, decoding reads ~38 MB of metadata in about 10 ms and encoding writes ~23 MB in about 9 ms
+(benches/bench_protocol.py).
 """
 from __future__ import annotations
 
@@ -207,7 +214,7 @@ def encode_assignments(group: CompactGroup, owner: Any, *, version: int = MAX_VE
     >>> from kafkagroup.model import build_group
     >>> g = build_group({"t0": 2, "t1": 1}, {"C0": ["t0", "t1"], "C1": ["t0"]})
     >>> encode_assignments(g, [0, 1, 0], version=0)["C0"].hex()
-    '00000000000200027430000000010000000000027431000000010000000000ffffffff'
+    '000000000002000274300000000100000000000274310000000100000000ffffffff'
     """
     owner = np.ascontiguousarray(owner, dtype=np.int32)
     total = int(group.topic_base[-1])
