@@ -423,6 +423,13 @@ cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
     int32_t ud_len         # user_data length, -1 = null
     int16_t version
 
+cdef struct Expect:        # one topic of the current member's subscription, for matching its claims
+    const uint8_t* name
+    int64_t base           # the interner's base_of
+    int32_t length
+    int32_t topic
+    uint32_t limit
+
 # How far past its cursor a claim's topic is looked for in the member's own subscription after a miss
 # (owned topics are a sorted subset of the sorted subscription; a longer gap costs a hash lookup).
 cdef enum:
@@ -446,6 +453,10 @@ cdef class GroupDecoder:
     cdef I32Vec final_id      # per interned topic: its id in the returned topic list, -1 = not in it
     cdef MemberState* state
     cdef Py_ssize_t state_cap
+    cdef Expect* expect             # the current member's subscription, resolved (phase 2)
+    cdef Py_ssize_t expect_cap
+    cdef Py_ssize_t expect_len
+    cdef Py_ssize_t expect_from     # where in sub_ids it was built from, -1 = not built
     cdef dict counts
     cdef int mode
     cdef bint strict
@@ -470,6 +481,7 @@ cdef class GroupDecoder:
         free(self.owned.data)
         free(self.final_id.data)
         free(self.state)
+        free(self.expect)
 
     cdef int32_t intern_topic(self, Cur* c, Err* e, int field, Py_ssize_t idx, Py_ssize_t start,
                               int32_t n) except -2:
@@ -560,54 +572,90 @@ cdef class GroupDecoder:
             self.bad_part = part
         self.dropped += 1
 
+    cdef int prepare_expect(self, Py_ssize_t sub_start, Py_ssize_t sub_end) except -1:
+        """Resolve the member's subscription for read_claims, unless it lists the same ids as the
+        list resolved last (most members of a group do)."""
+        cdef Py_ssize_t i, count = sub_end - sub_start
+        cdef const int32_t* ids = self.sub_ids.data
+        cdef _Interner it = self.topics
+        cdef Expect* x
+        cdef int32_t t
+        if (self.expect_from >= 0 and count == self.expect_len
+                and memcmp(ids + sub_start, ids + self.expect_from, count * sizeof(int32_t)) == 0):
+            return 0
+        if count > self.expect_cap:
+            self.expect = <Expect*> _realloc_or_raise(self.expect, count * sizeof(Expect))
+            self.expect_cap = count
+        for i in range(count):
+            t = ids[sub_start + i]
+            x = &self.expect[i]
+            x.name = it.ptrs[t]
+            x.length = it.lens[t]
+            x.topic = t
+            x.base = it.base_of[t]
+            x.limit = it.limit[t]
+        self.expect_len = count
+        self.expect_from = sub_start
+        return 0
+
     cdef bint read_claims(self, Cur* c, Err* e, int f_array, int f_topic, int f_parts,
-                          const int32_t* subs, Py_ssize_t sub_len, Py_ssize_t m, bint record) except -1:
+                          Py_ssize_t m, bint record) except -1:
         """[topic, [int32]] entries (owned partitions or sticky previous_assignment); with ``record``,
         valid claims go to ``owned`` as global ids (the caller reserved room for every partition the
         member's bytes can hold, 4 bytes each). This is the leader's hottest loop (one iteration per
-        owned topic of every member), so the cursor and the interner's arrays stay in locals."""
+        owned topic of every member): Java sends claims sorted, a subset of the sorted subscription, so
+        each topic is first compared, length prefix included, with the subscription entry at a cursor
+        (prepare_expect), and only on a miss parsed field by field and looked up by hash."""
         cdef _Interner it = self.topics
         cdef const uint8_t* p = c.p
         cdef Py_ssize_t n = c.n, pos, start, cursor = 0, j, stop
+        cdef Py_ssize_t n_expect = self.expect_len
+        cdef const Expect* expect = self.expect
+        cdef const Expect* x
         cdef int32_t groups, count, t, g, k, length, part
         cdef int32_t* w = self.owned.data + self.owned.size
-        cdef const uint8_t* name
         cdef int64_t base
         cdef uint32_t limit
-        cdef const int32_t* lens = it.lens
-        cdef const uint8_t** ptrs = it.ptrs
+        cdef bint matched
         if not rd_count(c, e, f_array, 0, 6, &groups):
             return False
         pos = c.pos
         for g in range(groups):
             # topic: a non-null string
             start = pos
-            if n - pos < 2:
-                fail(e, E_TRUNC16, f_topic, g, pos, n - pos, 0, 0)
-                return False
-            length = be16(p + pos)
-            pos += 2
-            if <uint64_t><int64_t>length > <uint64_t>(n - pos):   # negative or past the end
-                if length < 0:
-                    fail(e, E_STR_LEN, f_topic, g, start, length, 0, 0)
-                else:
-                    fail(e, E_STR_EXCEEDS, f_topic, g, start, length, n - pos, 0)
-                return False
-            name = p + pos
-            pos += length
-            if cursor < sub_len and lens[subs[cursor]] == length and bytes_equal(ptrs[subs[cursor]], name, length):
-                t = subs[cursor]
-                cursor += 1
-            else:
+            matched = False
+            if cursor < n_expect:
+                x = &expect[cursor]
+                length = x.length
+                if n - pos >= length + 6 and be16(p + pos) == length and bytes_equal(x.name, p + pos + 2, length):
+                    t = x.topic
+                    base = x.base
+                    limit = x.limit
+                    pos += 2 + length
+                    cursor += 1
+                    matched = True
+            if not matched:
+                if n - pos < 2:
+                    fail(e, E_TRUNC16, f_topic, g, pos, n - pos, 0, 0)
+                    return False
+                length = be16(p + pos)
+                pos += 2
+                if <uint64_t><int64_t>length > <uint64_t>(n - pos):   # negative or past the end
+                    if length < 0:
+                        fail(e, E_STR_LEN, f_topic, g, start, length, 0, 0)
+                    else:
+                        fail(e, E_STR_EXCEEDS, f_topic, g, start, length, n - pos, 0)
+                    return False
+                pos += length
                 c.pos = pos
                 t = self.intern_topic(c, e, f_topic, g, start, length)
                 if t < 0:
                     return False
-                lens = it.lens   # interning may have grown the arrays
-                ptrs = it.ptrs
-                stop = min(cursor + RESYNC_WINDOW, sub_len)
+                base = it.base_of[t]
+                limit = it.limit[t]
+                stop = min(cursor + RESYNC_WINDOW, n_expect)
                 for j in range(cursor, stop):
-                    if subs[j] == t:
+                    if expect[j].topic == t:
                         cursor = j + 1
                         break
             # partitions: an int32 array
@@ -624,8 +672,6 @@ cdef class GroupDecoder:
                     fail(e, E_ARRAY_SIZE, f_parts, g, start, count, <int64_t>count * 4, n - pos)
                 return False
             if record:
-                base = it.base_of[t]
-                limit = it.limit[t]
                 if count == 1 and base >= 0:   # the common shape of a large group (one per topic)
                     part = be32(p + pos)
                     if <uint32_t>part < limit:
@@ -663,15 +709,14 @@ cdef class GroupDecoder:
         cdef Py_ssize_t start, owned_before = self.owned.size
         cdef int64_t dropped_before = self.dropped
         cdef int32_t rack = -1
-        cdef const int32_t* subs = self.sub_ids.data + sub_start
         cdef bint ok = True
         c.p = p
         c.n = n
         c.pos = st.rest
         vec_reserve(&self.owned, self.owned.size + n // 4)   # a partition takes 4 bytes
+        self.prepare_expect(sub_start, sub_end)
         if st.version >= 1:
-            ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, subs, sub_end - sub_start,
-                                  m, record and self.mode != MODE_STICKY)
+            ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, m, record and self.mode != MODE_STICKY)
         if ok and st.version >= 2:
             ok = rd_i32(&c, &e, F_GENERATION, 0, &gen_field)
         if ok and st.version >= 3:
@@ -693,8 +738,7 @@ cdef class GroupDecoder:
                 c.p = p + st.ud_at
                 c.n = st.ud_len
                 c.pos = 0
-                if self.read_claims(&c, &e, F_PREV, F_PREV_TOPIC, F_PREV_PARTS, subs, sub_end - sub_start,
-                                    m, record):
+                if self.read_claims(&c, &e, F_PREV, F_PREV_TOPIC, F_PREV_PARTS, m, record):
                     if c.n - c.pos >= 4:   # v1: the generation follows; v0 ends here
                         generation[0] = be32(c.p + c.pos)
                 elif self.strict:
@@ -750,6 +794,7 @@ cdef class GroupDecoder:
         self.prev_count = -1
         self.prev_sub_start = 0
         self.first_dup = -1
+        self.expect_from = -1
         self.bad_member = -1
         self.dropped = 0
         if m_count > self.state_cap:
