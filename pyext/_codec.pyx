@@ -87,12 +87,17 @@ cdef void* _realloc_or_raise(void* p, size_t size) except NULL:
 # ---------------------------------------------------------------------------------------------
 # string interning by raw bytes
 
-cdef inline uint64_t fnv1a(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ p[i]) * 1099511628211ULL
-    return h
+cdef extern from *:
+    """
+    /* CPython's keyed hash of a byte string (SipHash, seeded per process like str hashes), so a
+       member cannot pick names that collide in the interning table. Py_HashBuffer from 3.14 on. */
+    #if PY_VERSION_HEX >= 0x030E0000
+    #define kg_hash_bytes(p, n) Py_HashBuffer((const void*)(p), (n))
+    #else
+    #define kg_hash_bytes(p, n) _Py_HashBytes((const void*)(p), (n))
+    #endif
+    """
+    Py_hash_t kg_hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept
 
 
 cdef inline bint bytes_equal(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
@@ -196,7 +201,7 @@ cdef class _Interner:
         cdef int32_t e
         if (self.n + 1) * 2 > self.mask + 1:
             self._grow_table()
-        h = fnv1a(p, n)
+        h = <uint64_t>kg_hash_bytes(p, n)
         slot = <Py_ssize_t>(h & <uint64_t>self.mask)
         while True:
             e = self.table[slot]

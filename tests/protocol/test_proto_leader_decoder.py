@@ -146,3 +146,16 @@ def test_one_decoder_is_reused_across_groups_and_after_errors():
             assert value == again[key], key
     fresh = _codec.GroupDecoder()
     assert fresh.decode(["x"], [small[0][2]], counts, 0, False)["owned_partitions"].tolist() == [0]
+
+
+def test_thousands_of_distinct_names_grow_the_interner():
+    rng = random.Random(7)
+    names = [f"t{i}-{rng.randrange(10**6)}" for i in range(3000)]
+    metadata = {n: 1 + i % 3 for i, n in enumerate(names) if i % 10}
+    members = []
+    for m in range(3):
+        subscribed = names[m * 1000: m * 1000 + 1500]
+        owned = [TopicPartition(t, 0) for t in subscribed[::7]] + [TopicPartition(names[-1 - m], 0)]
+        members.append((f"m{m}", None, encode_subscription(Subscription(subscribed, None, owned), 1)))
+    outcome = _agree(members, metadata)
+    assert outcome[0] == "ok" and len(outcome[1]["topics"]) + len(outcome[1]["unknown_topics"]) == 2500
