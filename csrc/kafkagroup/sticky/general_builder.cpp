@@ -14,7 +14,8 @@
 //  3. while a member u at the highest improvable level can reach, through a chain of moves, a member v
 //     with load(v) <= load(u) - 2, move one partition along a cheapest chain to such a v;
 //  4. cost clean-up: move along negative-cost chains from a member at level l + 1 to one at level l
-//     (load vector unchanged as a multiset, fewer moved partitions) until none exists.
+//     (load vector unchanged as a multiset, fewer moved partitions) until none exists;
+//  5. rack-aware mode: align racks within each topic without changing any count (rack_alignment.cpp).
 // Every chain is a shortest path of the residual graph, so the residual graph never has a negative
 // cycle; after 3 and 4 the residual graph with the convex node costs has none either, which is the
 // optimality condition of convex-cost flow: balance optimal, and `moved` minimal for that balance.
@@ -69,6 +70,7 @@ public:
         fill_free();
         balance();
         reduce_moves();
+        if (in_.rack_aware) align_racks(in_, owner_);
         return std::move(owner_);
     }
 

@@ -3,12 +3,13 @@
 //
 // Files of this directory, one concern each:
 //   sticky.hpp / sticky.cpp   entry points; picks the uniform or the general builder
-//   sticky_input.hpp/.cpp     what both builders read: subscribers per topic, sticky owners, racks
+//   sticky_input.hpp          what both builders read: subscribed topics, sticky owners, racks
 //   rack_awareness.cpp        Kafka's rule for when racks matter, and "does member m match partition p"
 //   uniform_builder.cpp       every member subscribes to the same topics: quotas, O(P + M log M)
 //   load_index.hpp            bucket queue of members by load (array based, O(1) amortised per step)
 //   general_builder.cpp       different subscriptions: fill, then min-cost augmenting paths to the
 //                             optimal (decreasingly minimal) load vector, keeping the most owned
+//   rack_alignment.cpp        general path, KIP-881: most rack matches within each topic, counts fixed
 //   cooperative.cpp           withhold every partition whose owner changes (KIP-429)
 #pragma once
 
