@@ -158,4 +158,4 @@ def test_thousands_of_distinct_names_grow_the_interner():
         owned = [TopicPartition(t, 0) for t in subscribed[::7]] + [TopicPartition(names[-1 - m], 0)]
         members.append((f"m{m}", None, encode_subscription(Subscription(subscribed, None, owned), 1)))
     outcome = _agree(members, metadata)
-    assert outcome[0] == "ok" and len(outcome[1]["topics"]) + len(outcome[1]["unknown_topics"]) == 2500
+    assert outcome[0] == "ok" and len(outcome[1]["topics"]) + len(outcome[1]["unknown_topics"]) == 3000
