@@ -24,6 +24,7 @@ from kafkagroup.client.member import (
     GroupMember,
     MemberState,
     RebalanceInProgressError,
+    UnexpectedCoordinatorError,
 )
 from kafkagroup.client.ownership import (
     CooperativeAssignmentViolation,
@@ -37,5 +38,5 @@ __all__ = [
     "CallbackSet", "ClusterMetadata", "CommitFailedError", "CooperativeAssignmentViolation", "DEFAULT_ASSIGNORS",
     "FatalMemberError", "Generation", "GroupMember", "GroupTransport", "InProcessTransport", "MemberConfig",
     "MemberState", "MetadataSnapshot", "NO_GENERATION", "RebalanceCallbackError", "RebalanceInProgressError",
-    "RebalanceProtocol", "assignment_delta", "select_rebalance_protocol", "validate_cooperative_assignment",
+    "RebalanceProtocol", "UnexpectedCoordinatorError", "assignment_delta", "select_rebalance_protocol", "validate_cooperative_assignment",
 ]

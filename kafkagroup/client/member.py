@@ -79,6 +79,7 @@ __all__ = [
     "FatalMemberError",
     "CommitFailedError",
     "RebalanceInProgressError",
+    "UnexpectedCoordinatorError",
     "PROTOCOL_TYPE",
 ]
 
@@ -94,6 +95,8 @@ _JOIN_FATAL = frozenset({
     _E.FENCED_INSTANCE_ID, _E.INCONSISTENT_GROUP_PROTOCOL, _E.INVALID_SESSION_TIMEOUT, _E.INVALID_GROUP_ID,
     _E.GROUP_AUTHORIZATION_FAILED, _E.GROUP_MAX_SIZE_REACHED,
 })
+# SyncGroup errors that are fatal for the consumer (SyncGroupResponseHandler; 30 is GroupAuthorizationException)
+_SYNC_FATAL = frozenset({_E.FENCED_INSTANCE_ID, _E.GROUP_AUTHORIZATION_FAILED})
 # Kafka's JoinGroup request timeout is rebalance timeout + this margin (AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE)
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5_000
 
@@ -130,6 +133,20 @@ class FatalMemberError(KafkaGroupError, RuntimeError):
         self.code = ErrorCode(code)
         self.api = api
         super().__init__(f"member {member!r}: {api} failed with {self.code.name} ({int(self.code)}), fatal")
+
+
+class UnexpectedCoordinatorError(KafkaGroupError, RuntimeError):
+    """Kafka's ``KafkaException("Unexpected error in join group response ...")``: a JoinGroup/SyncGroup error the
+    consumer has no specific reaction for (e.g. UNKNOWN_SERVER_ERROR after a failed group-metadata write, §2.9).
+    Raised once from :meth:`GroupMember.poll`; not fatal: the member rejoins after ``retry.backoff.ms``."""
+
+    def __init__(self, code: ErrorCode, api: str, member: str) -> None:
+        self.code = ErrorCode(code)
+        self.api = api
+        super().__init__(
+            f"member {member!r}: unexpected error in {api} response: {self.code.name} ({int(self.code)}); "
+            f"the member rejoins"
+        )
 
 
 class CommitFailedError(KafkaGroupError, RuntimeError):
@@ -500,8 +517,10 @@ class GroupMember:
             self._fail_round()
         elif err is _E.COORDINATOR_LOAD_IN_PROGRESS or err in _COORDINATOR_GONE:
             self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
-        else:  # _JOIN_FATAL and anything unexpected
+        elif err in _JOIN_FATAL:
             self._fatal(err, "JoinGroup")
+        else:
+            self._unexpected_error(err, "JoinGroup")
 
     def _on_leader_elected(self, resp: JoinGroupResponse) -> dict[str, bytes]:
         """§6.5; returns the assignments to send (empty when told to skip the assignment, KIP-814)."""
@@ -589,8 +608,10 @@ class GroupMember:
             self._fail_round()
         elif err is _E.COORDINATOR_LOAD_IN_PROGRESS or err in _COORDINATOR_GONE:
             self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
-        else:  # FENCED_INSTANCE_ID and anything unexpected
+        elif err in _SYNC_FATAL:
             self._fatal(err, "SyncGroup")
+        else:
+            self._unexpected_error(err, "SyncGroup")
 
     def _on_join_complete(self, gen: Generation, assignment_bytes: bytes) -> None:
         """§6.7."""
@@ -636,6 +657,12 @@ class GroupMember:
             self._arm("backoff", retry_after_ms, self._after_backoff)
         else:
             self._schedule_poll(0)   # Kafka's join loop retries within the same poll()
+
+    def _unexpected_error(self, code: ErrorCode, api: str) -> None:
+        """§6.9 "other -> KafkaException": raised from the next poll(); the rejoin flag stays set and the member
+        joins again after retry.backoff.ms (Kafka's join loop rethrows it; the application's next poll rejoins)."""
+        self._surface_error(UnexpectedCoordinatorError(code, api, self.name))
+        self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
 
     def _after_backoff(self) -> None:
         self._timers.pop("backoff", None)

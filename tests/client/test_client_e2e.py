@@ -96,6 +96,30 @@ def test_member_leaves_cleanly(strategy):
             assert h.ledger.members[name].revoked == 0
 
 
+# ------------------------------------------------------------------------------------------ write failure
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+def test_group_recovers_after_a_failed_group_metadata_write(strategy):
+    """§2.9: the leader's SyncGroup write fails with MESSAGE_TOO_LARGE -> every member of the round gets
+    UNKNOWN_SERVER_ERROR (-1); §6.9: that is not fatal, the members rejoin and the group becomes Stable."""
+    from kafkagroup.client import UnexpectedCoordinatorError
+    from kafkagroup.coordinator.errors import ErrorCode
+
+    h = harness(strategy)
+    for _ in range(3):
+        h.add()
+    assert h.settle() is not None
+    gen = h.generation()
+    h.coordinator.store.inject_failure(ErrorCode.MESSAGE_TOO_LARGE, kind="group")
+    h.add()
+    assert h.settle(60_000) is not None
+    assert h.generation() > gen + 1                     # the failed generation, then the one that completed
+    assert all(m.fatal_error is None for m in h.members.values()) and len(h.running) == 4
+    failed = [e for m in h.members.values() for e in m.errors if isinstance(e, UnexpectedCoordinatorError)]
+    assert failed and {e.code for e in failed} == {ErrorCode.UNKNOWN_SERVER_ERROR}
+    assert_complete_and_balanced(h)
+    assert h.ledger.violations == []
+
+
 # ------------------------------------------------------------------------------------------ crash
 @pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
 def test_crash_is_noticed_by_session_expiry(strategy):
