@@ -495,11 +495,10 @@ class GroupMember:
             if resp.leader == resp.member_id:
                 try:
                     assignments = self._on_leader_elected(resp)
-                except (KafkaGroupError, ValueError) as exc:
-                    # Kafka: the exception surfaces from poll(); the next poll rejoins
-                    self.errors.append(exc)
-                    self._pending_error = self._pending_error or exc
-                    self._notify("error", exc)
+                except Exception as exc:  # noqa: BLE001 - the assignor may be a user plug-in
+                    # Kafka's onJoinLeader fails the join future with any RuntimeException: it surfaces from
+                    # poll() as it is and the member rejoins (here after retry.backoff.ms)
+                    self._surface_error(exc)
                     self._fail_round(retry_after_ms=self.config.retry_backoff_ms)
                     return
             else:
@@ -640,7 +639,10 @@ class GroupMember:
             self._request_rejoin()   # "need to revoke partitions and re-join"
         state = self._assignor_state.get(gen.protocol_name or "")
         if state is not None:
-            state.on_assignment(sorted(assigned, key=lambda tp: (tp.topic, tp.partition)), gen.generation_id)
+            try:   # invokeOnAssignment: a plug-in's error is kept like a callback's, the remaining steps still run
+                state.on_assignment(sorted(assigned, key=lambda tp: (tp.topic, tp.partition)), gen.generation_id)
+            except Exception as exc:  # noqa: BLE001 - user code
+                errs.keep(exc)
         self.assignment = assigned
         self._invoke("assigned", delta.added, errs)  # invoked even when empty
         self._surface(errs)
