@@ -5,24 +5,24 @@ Called through kafkagroup.protocol.leader (decode_group / encode_assignments), w
 arguments, orders the members and documents the rules; its pure-Python twin is the reference this
 module must equal, error messages included.
 
-GroupDecoder.decode: one pass over every member's ConsumerProtocolSubscription bytes, reading fields
-in place (no Python object per member, per topic occurrence or per partition), then one pass over the
-decoded ids to renumber them into the engine's arrays.
+GroupDecoder.decode reads every member's ConsumerProtocolSubscription in place (no Python object per
+member, per topic occurrence or per partition), in two phases over the members (see the class):
 
-- Subscribed topics: Java members send their topic list sorted, so most members of a group send the
-  same bytes. When a member's topic array (count and bytes) equals the previous member's, its ids are
-  copied wholesale after one memcmp. Otherwise each name is matched against a hint (the topic at the
-  same position in the previous member's list) and, failing that, an open-addressing hash table keyed
-  by the raw bytes; a name is decoded to str (strict UTF-8) once, when first seen, and its partition
-  count looked up in the metadata then.
-- Owned partitions (or sticky previous_assignment): each topic is matched against the member's own
-  subscription at a cursor (both lists are sorted by the sender); partitions are byte-swapped straight
-  into a claim stream [topic, count, p0, p1, ...] kept by the decoder.
+- Subscribed topics (phase 1): Java members send their topic list sorted, so most members of a group
+  send the same bytes. When a member's topic array (count and bytes) equals the previous member's,
+  its ids are copied wholesale after one memcmp. Otherwise each name is matched against a hint (the
+  topic at the same position in the previous member's list) and, failing that, looked up in an
+  open-addressing table keyed by CPython's seeded hash of the raw bytes; a name is decoded to str
+  (strict UTF-8) once, when first seen, and its partition count looked up in the metadata then.
+- Owned partitions or sticky previous_assignment (phase 2, after the topic universe is known): each
+  topic is compared, length prefix included, with the member's own subscription entry at a cursor
+  (claims are a sorted subset of the sorted subscription), and each partition is byte-swapped,
+  range-checked and written straight as a global partition id.
 
 The decoder keeps its buffers between calls (a group leader decodes every rebalance), so the steady
 state allocates only the arrays it returns. Retained memory is about 4 bytes per subscription entry
-plus 4 bytes per owned partition plus 8 bytes per owned topic group of the largest recent group;
-a buffer more than 4x larger than the last call needed is freed.
+plus 4 bytes per owned partition of the largest recent group; a buffer more than 4x larger than the
+last call needed is freed.
 
 Limits: every count read from the wire is checked against the bytes left (count * smallest element
 size) before it is used, and buffers grow by at most a fixed fraction of each member's byte length,
