@@ -190,25 +190,52 @@ private:
         }
     }
 
-    // KIP-881 (Kafka's maybeAssign with rack info, then without): each partition goes to the least
-    // loaded subscriber whose rack holds a replica, else to the least loaded subscriber. O(s) each.
+    // KIP-881 (Kafka's maybeAssign with rack info, then without): each partition goes to the least loaded
+    // (ties: lowest id) subscriber that does not mismatch it -- a member in one of its replica racks, or a
+    // member without rack (Kafka's racksMismatch is false for it) -- else to the least loaded subscriber.
+    // Subscribers are kept in one min-heap per rack (plus one for "no rack"): O(replicas + log s) per
+    // partition.
     void fill_with_racks(int32_t t, const std::vector<int32_t>& free_parts) {
         const int64_t lo = tsub_off_[t], hi = tsub_off_[t + 1];
+        fill_racks_.clear();
+        for (int64_t k = lo; k < hi; ++k)
+            if (p_.member_rack[tsub_member_[k]] != kNoRack) fill_racks_.push_back(p_.member_rack[tsub_member_[k]]);
+        std::sort(fill_racks_.begin(), fill_racks_.end());
+        fill_racks_.erase(std::unique(fill_racks_.begin(), fill_racks_.end()), fill_racks_.end());
+        const std::size_t no_rack = fill_racks_.size();
+        auto group_of = [&](int32_t rack) -> std::size_t {
+            if (rack == kNoRack) return no_rack;
+            auto it = std::lower_bound(fill_racks_.begin(), fill_racks_.end(), rack);
+            return it != fill_racks_.end() && *it == rack ? static_cast<std::size_t>(it - fill_racks_.begin()) : no_rack + 1;
+        };
+        // (load, subscriber index) min-heaps; index order is id order.
+        using Item = std::pair<int32_t, int64_t>;
+        fill_heaps_.resize(std::max(fill_heaps_.size(), no_rack + 1));
+        for (std::size_t g = 0; g <= no_rack; ++g) fill_heaps_[g].clear();
+        for (int64_t k = lo; k < hi; ++k) fill_heaps_[group_of(p_.member_rack[tsub_member_[k]])].emplace_back(load_[tsub_member_[k]], k);
+        for (std::size_t g = 0; g <= no_rack; ++g)
+            std::make_heap(fill_heaps_[g].begin(), fill_heaps_[g].end(), std::greater<Item>());
+        auto consider = [&](std::size_t g, std::size_t& best) {
+            if (g > no_rack || fill_heaps_[g].empty()) return;
+            if (best > no_rack || fill_heaps_[g].front() < fill_heaps_[best].front()) best = g;
+        };
         for (int32_t part : free_parts) {
-            int64_t best = -1, any = -1;
-            for (int64_t k = lo; k < hi; ++k) {
-                const int32_t m = tsub_member_[k];
-                if (any < 0 || load_[m] < load_[tsub_member_[any]]) any = k;
-                if (p_.member_rack[m] != kNoRack && in_.racks_match(m, part) &&
-                    (best < 0 || load_[m] < load_[tsub_member_[best]]))
-                    best = k;
-            }
-            const int64_t k = best >= 0 ? best : any;
+            std::size_t best = no_rack + 1;
+            consider(no_rack, best);
+            for (int64_t i = p_.replica_offsets[part]; i < p_.replica_offsets[part + 1]; ++i)
+                consider(group_of(p_.replica_racks[i]), best);
+            if (best > no_rack)
+                for (std::size_t g = 0; g < no_rack; ++g) consider(g, best);
+            auto& heap = fill_heaps_[best];
+            std::pop_heap(heap.begin(), heap.end(), std::greater<Item>());
+            const int64_t k = heap.back().second;
             const int32_t m = tsub_member_[k], e = tsub_entry_[k];
             owner_[part] = m;
             ++load_[m];
             ++held_[e];
             ++foreign_[e];
+            heap.back().first = load_[m];
+            std::push_heap(heap.begin(), heap.end(), std::greater<Item>());
         }
     }
 
@@ -461,6 +488,8 @@ private:
     int64_t pot_offset_ = 0;
     bool pot_dirty_ = false;
     std::vector<int32_t> parent_, via_, touched_, path_, zero_;
+    std::vector<int32_t> fill_racks_;                                    // rack-aware fill, reused
+    std::vector<std::vector<std::pair<int32_t, int64_t>>> fill_heaps_;
     std::vector<char> settled_, stuck_;
     std::vector<std::pair<int64_t, int32_t>> heap_;
 };
