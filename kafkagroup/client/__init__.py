@@ -23,6 +23,7 @@ from kafkagroup.client.member import (
     Generation,
     GroupMember,
     MemberState,
+    OffsetCommitError,
     RebalanceInProgressError,
     UnexpectedCoordinatorError,
 )
@@ -37,6 +38,6 @@ from kafkagroup.client.transport import GroupTransport, InProcessTransport
 __all__ = [
     "CallbackSet", "ClusterMetadata", "CommitFailedError", "CooperativeAssignmentViolation", "DEFAULT_ASSIGNORS",
     "FatalMemberError", "Generation", "GroupMember", "GroupTransport", "InProcessTransport", "MemberConfig",
-    "MemberState", "MetadataSnapshot", "NO_GENERATION", "RebalanceCallbackError", "RebalanceInProgressError",
+    "MemberState", "MetadataSnapshot", "NO_GENERATION", "OffsetCommitError", "RebalanceCallbackError", "RebalanceInProgressError",
     "RebalanceProtocol", "UnexpectedCoordinatorError", "assignment_delta", "select_rebalance_protocol", "validate_cooperative_assignment",
 ]

@@ -37,6 +37,7 @@ _INT_KEYS = (
     "max_poll_interval_ms",
     "retry_backoff_ms",
     "metadata_max_age_ms",
+    "default_api_timeout_ms",
 )
 
 
@@ -54,6 +55,8 @@ class MemberConfig:
     client_id: str = "consumer"
     retry_backoff_ms: int = 100
     metadata_max_age_ms: int = 300_000
+    #: how long commit_offsets keeps retrying retriable errors (Kafka's commitSync() bound)
+    default_api_timeout_ms: int = 60_000
     #: derived in __post_init__ from the assignors' supported protocols (§6.1)
     rebalance_protocol: RebalanceProtocol = field(init=False)
 

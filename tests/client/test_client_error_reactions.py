@@ -147,3 +147,124 @@ def test_plugin_assign_exception_fails_the_join_and_the_leader_rejoins(scripted,
     transport.answer("join_group", join_ok(1, "m", "m", "mock", members))
     transport.answer("sync_group", sync_ok([T1P], "mock"))
     assert member.state is MemberState.STABLE and member.assignment == {T1P}
+
+
+# ------------------------------------------------------------- OffsetCommit error classes (§6.9)
+def _commit_response(code, partitions=(T1P,)):
+    from kafkagroup.coordinator.messages import (
+        OffsetCommitResponse,
+        OffsetCommitResponsePartition,
+        OffsetCommitResponseTopic,
+    )
+
+    return OffsetCommitResponse([OffsetCommitResponseTopic(p.topic, [OffsetCommitResponsePartition(p.partition, code)])
+                                 for p in partitions])
+
+
+def _stable_member(scripted, **kw):
+    member, transport, rec = scripted(**kw)
+    member.poll()
+    transport.answer("join_group", join_ok(3, "m", "other", "range"))
+    transport.answer("sync_group", sync_ok([T1P], "range"))
+    assert member.state is MemberState.STABLE
+    return member, transport, rec
+
+
+@pytest.mark.parametrize("code", [E.COORDINATOR_LOAD_IN_PROGRESS, E.UNKNOWN_TOPIC_OR_PARTITION,
+                                  E.COORDINATOR_NOT_AVAILABLE, E.NOT_COORDINATOR, E.REQUEST_TIMED_OUT])
+def test_retriable_commit_errors_are_retried_after_backoff(scripted, clock, code):
+    member, transport, rec = _stable_member(scripted)
+    outcome = []
+    member.commit_offsets({T1P: 7}, outcome.append)
+    transport.answer("offset_commit", _commit_response(code))
+    assert outcome == []                                          # not reported: retried
+    clock.advance(BACKOFF - 1)
+    assert transport.pending("offset_commit") == []
+    clock.advance(1)
+    retry = transport.pending("offset_commit")
+    assert len(retry) == 1 and retry[0].request.generation_id == 3
+    transport.answer("offset_commit", _commit_response(E.NONE))
+    assert outcome == [None]
+    assert member.generation.generation_id == 3 and not member.rejoin_pending   # nothing else happened
+
+
+@pytest.mark.parametrize("via", ["argument", "config"])
+def test_retriable_commit_error_gives_up_at_the_timeout(scripted, clock, via):
+    from kafkagroup.client import CommitFailedError, OffsetCommitError
+
+    if via == "config":
+        member, transport, rec = _stable_member(scripted, default_api_timeout_ms=350)
+        kw = {}
+    else:
+        member, transport, rec = _stable_member(scripted)
+        kw = {"timeout_ms": 350}
+    outcome = []
+    member.commit_offsets({T1P: 7}, outcome.append, **kw)
+    for _ in range(4):                                            # t = 0, 100, 200, 300
+        transport.answer("offset_commit", _commit_response(E.COORDINATOR_LOAD_IN_PROGRESS))
+        clock.advance(BACKOFF)
+    assert transport.pending("offset_commit") == [] and len(transport.requests("offset_commit")) == 4
+    assert len(outcome) == 1 and isinstance(outcome[0], OffsetCommitError)
+    assert not isinstance(outcome[0], CommitFailedError)
+    assert outcome[0].retriable and outcome[0].code is E.COORDINATOR_LOAD_IN_PROGRESS
+
+
+@pytest.mark.parametrize("code", [E.OFFSET_METADATA_TOO_LARGE, E.INVALID_COMMIT_OFFSET_SIZE,
+                                  E.GROUP_AUTHORIZATION_FAILED, E.TOPIC_AUTHORIZATION_FAILED,
+                                  E.UNKNOWN_SERVER_ERROR])
+def test_non_retriable_commit_errors_are_surfaced_as_they_are(scripted, clock, code):
+    """12/28 'raise the error to the user'; 29/30 authorization; anything else 'Unexpected error in commit'.
+    None of them is a CommitFailedException, none is retried, the generation is kept."""
+    from kafkagroup.client import CommitFailedError, OffsetCommitError
+
+    member, transport, rec = _stable_member(scripted)
+    outcome = []
+    member.commit_offsets({T1P: 7}, outcome.append)
+    transport.answer("offset_commit", _commit_response(code))
+    assert len(outcome) == 1 and isinstance(outcome[0], OffsetCommitError)
+    assert not isinstance(outcome[0], CommitFailedError)
+    assert outcome[0].code is code and not outcome[0].retriable
+    clock.advance(10 * BACKOFF)
+    assert transport.pending("offset_commit") == []
+    assert member.generation.generation_id == 3 and member.state is MemberState.STABLE
+
+
+def test_retriable_error_on_one_partition_retries_the_whole_commit(scripted, clock):
+    member, transport, rec = _stable_member(scripted, topics=["test1", "test2"])
+    t2p = tp("test2", 0)
+    outcome = []
+    member.commit_offsets({T1P: 1, t2p: 2}, outcome.append)
+    from kafkagroup.coordinator.messages import (
+        OffsetCommitResponse,
+        OffsetCommitResponsePartition,
+        OffsetCommitResponseTopic,
+    )
+    transport.answer("offset_commit", OffsetCommitResponse([
+        OffsetCommitResponseTopic("test1", [OffsetCommitResponsePartition(0, E.NONE)]),
+        OffsetCommitResponseTopic("test2", [OffsetCommitResponsePartition(0, E.NOT_COORDINATOR)]),
+    ]))
+    clock.advance(BACKOFF)
+    retry = transport.pending("offset_commit")[0].request
+    assert {(t.name, p.partition_index, p.committed_offset) for t in retry.topics for p in t.partitions} == {
+        ("test1", 0, 1), ("test2", 0, 2)}
+
+
+def test_illegal_generation_commit_keeps_member_id_and_fails_the_commit(scripted):
+    from kafkagroup.client import CommitFailedError
+
+    member, transport, rec = _stable_member(scripted)
+    outcome = []
+    member.commit_offsets({T1P: 7}, outcome.append)
+    transport.answer("offset_commit", _commit_response(E.ILLEGAL_GENERATION))
+    assert isinstance(outcome[0], CommitFailedError)
+    assert (member.generation.generation_id, member.generation.member_id) == (-1, "m") and member.rejoin_pending
+
+
+def test_fenced_commit_with_unchanged_generation_is_fatal(scripted):
+    from kafkagroup.client import FatalMemberError
+
+    member, transport, rec = _stable_member(scripted, group_instance_id="i-1")
+    outcome = []
+    member.commit_offsets({T1P: 7}, outcome.append)
+    transport.answer("offset_commit", _commit_response(E.FENCED_INSTANCE_ID))
+    assert isinstance(outcome[0], FatalMemberError) and member.fatal_error is outcome[0]
