@@ -617,15 +617,18 @@ class GroupMember:
         err = ErrorCode(resp.error_code)
         if err is _E.NONE:
             gen = self.generation
+            if gen.is_reset or self.state is not MemberState.COMPLETING_REBALANCE:
+                # The generation/state changed while the SyncGroup was in flight (an OffsetCommit answered
+                # 22/25 reset it): the round failed, rejoin.  No second reset: the one that changed the
+                # generation already decided whether the member id is kept (22 keeps it).  Checked before the
+                # protocol name, which Kafka compares with the already-reset generation (null) and so reports
+                # as INCONSISTENT_GROUP_PROTOCOL in this race.
+                self._fail_round()
+                return
             if (resp.protocol_type is not None and resp.protocol_type != PROTOCOL_TYPE) or (
                 resp.protocol_name is not None and resp.protocol_name != gen.protocol_name
             ):
                 self._fatal(_E.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup")
-                return
-            if gen.is_reset or self.state is not MemberState.COMPLETING_REBALANCE:
-                # the generation/state changed (heartbeat error) while the SyncGroup was in flight
-                self._reset_generation(reset_member_id=True)
-                self._fail_round()
                 return
             self.state = MemberState.STABLE
             self._rejoin_needed = False

@@ -268,3 +268,46 @@ def test_fenced_commit_with_unchanged_generation_is_fatal(scripted):
     member.commit_offsets({T1P: 7}, outcome.append)
     transport.answer("offset_commit", _commit_response(E.FENCED_INSTANCE_ID))
     assert isinstance(outcome[0], FatalMemberError) and member.fatal_error is outcome[0]
+
+
+# ------------------------------------------------------------- a commit error racing the join round
+@pytest.mark.parametrize("code, keeps_id", [(E.ILLEGAL_GENERATION, True), (E.UNKNOWN_MEMBER_ID, False)])
+def test_commit_error_while_sync_in_flight_fails_the_round_once(scripted, clock, code, keeps_id):
+    """The commit of generation 3 is answered 22/25 after the member's JoinGroup of generation 4 succeeded:
+    the commit resets the generation (22 keeps the member id); the SyncGroup answer that follows only fails
+    the round (Kafka: 'generation/state was modified ... before the sync group response was received') and
+    must not reset a second time -- dropping the kept id would leave the old id behind in the group."""
+    from kafkagroup.client import CommitFailedError
+
+    member, transport, rec = _stable_member(scripted)
+    outcome = []
+    member.commit_offsets({T1P: 7}, outcome.append)                 # generation 3, in flight
+    member.request_rejoin()
+    clock.advance(0)
+    transport.answer("join_group", join_ok(4, "m", "other", "range"))
+    assert member.state is MemberState.COMPLETING_REBALANCE
+    transport.answer("offset_commit", _commit_response(code))
+    assert isinstance(outcome[0], CommitFailedError)
+    assert member.generation.member_id == ("m" if keeps_id else "")
+    transport.answer("sync_group", sync_ok([T1P], "range"))
+    assert member.generation.member_id == ("m" if keeps_id else "")
+    clock.advance(0)
+    rejoin = transport.pending("join_group")
+    assert len(rejoin) == 1 and rejoin[0].request.member_id == ("m" if keeps_id else "")
+
+
+def test_commit_error_while_join_in_flight_rejoins_with_the_kept_id(scripted, clock):
+    member, transport, rec = _stable_member(scripted)
+    outcome = []
+    member.commit_offsets({T1P: 7}, outcome.append)
+    member.request_rejoin()
+    clock.advance(0)
+    transport.answer("offset_commit", _commit_response(E.ILLEGAL_GENERATION))   # generation unchanged: reset
+    transport.answer("join_group", join_ok(4, "m", "other", "range"))           # answer of the old round
+    assert transport.pending("sync_group") == []
+    clock.advance(0)
+    rejoin = transport.pending("join_group")
+    assert len(rejoin) == 1 and rejoin[0].request.member_id == "m"
+    transport.answer("join_group", join_ok(4, "m", "other", "range"))
+    transport.answer("sync_group", sync_ok([T1P], "range"))
+    assert member.state is MemberState.STABLE and member.generation.member_id == "m"
