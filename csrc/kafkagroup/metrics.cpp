@@ -83,6 +83,8 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
         const int32_t T = pr.num_topics;
         std::vector<int64_t> holder_off(static_cast<std::size_t>(T) + 1, 0);
         std::vector<int32_t> holders, held;  // (member, partitions of the topic it holds), topic by topic
+        holders.reserve(static_cast<std::size_t>(out.assigned));  // at most one holder per assigned partition
+        held.reserve(static_cast<std::size_t>(out.assigned));
         std::vector<int32_t> stamp(M, -1), slot(M, 0);
         for (int32_t t = 0; t < T; ++t) {
             for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {

@@ -39,8 +39,9 @@
 //
 // Per (member, topic) counts live in "subscription entries": entry e is the e-th element of the caller's
 // sub_topics array (member m's entries are [sub_offsets[m], sub_offsets[m+1])); a per-topic CSR lists the
-// (member, entry) pairs of its subscribers. No allocation per search or per move once the buffers are warm;
-// memory O(P + M + T + subscriptions).
+// subscribers (and, once counts exist, their entries). The counts are built only when a chain has to be
+// searched: most groups are optimal right after the fill and never pay for them. No allocation per
+// search or per move once the buffers are warm; memory O(P + M + T + subscriptions).
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -68,7 +69,7 @@ public:
         index_subscriptions();
         keep_owned();
         fill_free();
-        balance();
+        balance();  // builds the per-entry counts only if some chain has to be searched
         reduce_moves();
         if (in_.rack_aware) align_racks(in_, owner_);
         return std::move(owner_);
@@ -82,17 +83,43 @@ private:
         for (std::size_t e = 0; e < S; ++e) ++tsub_off_[p_.sub_topics[e] + 1];
         for (int32_t t = 0; t < T_; ++t) tsub_off_[t + 1] += tsub_off_[t];
         tsub_member_.resize(S);
-        tsub_entry_.resize(S);
         std::vector<int64_t> fill(tsub_off_.begin(), tsub_off_.end() - 1);
         // Members in ascending id, so each topic's list is in id order (the water-filling's tie-break).
         for (int32_t m = 0; m < M_; ++m)
-            for (int64_t e = p_.sub_offsets[m]; e < p_.sub_offsets[m + 1]; ++e) {
-                const int64_t k = fill[p_.sub_topics[e]]++;
-                tsub_member_[k] = m;
-                tsub_entry_[k] = static_cast<int32_t>(e);
-            }
+            for (int64_t e = p_.sub_offsets[m]; e < p_.sub_offsets[m + 1]; ++e) tsub_member_[fill[p_.sub_topics[e]]++] = m;
+    }
+
+    // The per-entry counts and each subscriber's entry, from owner_: needed by the chain searches only.
+    // O(subscriptions + P). (After the fill nothing is displaced: every sticky partition is kept by its owner.)
+    void build_counts() {
+        const std::size_t S = p_.sub_topics.size;
+        tsub_entry_.resize(S);
+        {
+            std::vector<int64_t> fill(tsub_off_.begin(), tsub_off_.end() - 1);
+            for (int32_t m = 0; m < M_; ++m)
+                for (int64_t e = p_.sub_offsets[m]; e < p_.sub_offsets[m + 1]; ++e)
+                    tsub_entry_[fill[p_.sub_topics[e]]++] = static_cast<int32_t>(e);
+        }
         held_.assign(S, 0);
         foreign_.assign(S, 0);
+        // slot[m]: m's entry for the topic being scanned (stamped with the topic to catch misuse).
+        std::vector<int32_t> slot(static_cast<std::size_t>(M_), -1), slot_topic(static_cast<std::size_t>(M_), -1);
+        for (int32_t t = 0; t < T_; ++t) {
+            if (!in_.subscribed(t)) continue;
+            for (int64_t k = tsub_off_[t]; k < tsub_off_[t + 1]; ++k)
+                slot[tsub_member_[k]] = tsub_entry_[k], slot_topic[tsub_member_[k]] = t;
+            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
+                const int32_t m = owner_[part];
+                if (m < 0) continue;
+                if (slot_topic[m] != t) throw std::logic_error("sticky: partition held by a member not subscribed to its topic");
+                ++held_[slot[m]];
+                if (sticky_[part] != m) {
+                    ++foreign_[slot[m]];
+                    if (sticky_[part] >= 0) displaced_[m].push_back(part), ++displaced_total_;
+                }
+            }
+        }
+        counts_built_ = true;
     }
 
     int32_t subscriber_count(int32_t t) const { return static_cast<int32_t>(tsub_off_[t + 1] - tsub_off_[t]); }
@@ -132,24 +159,16 @@ private:
 
     // ---- 1. keep, 2. fill --------------------------------------------------------------------
     void keep_owned() {
+        topic_kept_.assign(static_cast<std::size_t>(T_), 0);
         if (!in_.prepared.has_owned) return;
-        // slot_[m]: m's entry for the topic being scanned (stamped with the topic to catch misuse).
-        std::vector<int32_t> slot(static_cast<std::size_t>(M_), -1), slot_topic(static_cast<std::size_t>(M_), -1);
         for (int32_t t = 0; t < T_; ++t) {
             if (!in_.subscribed(t)) continue;
-            bool stamped = false;
             for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
                 const int32_t o = sticky_[part];
                 if (o < 0) continue;
-                if (!stamped) {
-                    for (int64_t k = tsub_off_[t]; k < tsub_off_[t + 1]; ++k)
-                        slot[tsub_member_[k]] = tsub_entry_[k], slot_topic[tsub_member_[k]] = t;
-                    stamped = true;
-                }
-                if (slot_topic[o] != t) throw std::logic_error("sticky: previous owner does not subscribe");
                 owner_[part] = o;
                 ++load_[o];
-                ++held_[slot[o]];
+                ++topic_kept_[t];
             }
         }
     }
@@ -165,27 +184,38 @@ private:
         std::vector<int64_t> grants;
         std::vector<int32_t> free_parts;
         for (int32_t t : topics) {
-            free_parts.clear();
-            for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part)
-                if (owner_[part] == kUnassigned) free_parts.push_back(part);
-            if (free_parts.empty()) continue;
-            const int64_t off = tsub_off_[t];
-            const std::size_t s = static_cast<std::size_t>(subscriber_count(t));
+            const int32_t begin = in_.topic_begin(t), end = in_.topic_end(t);
+            // Free partitions: the whole topic when nothing was kept (no list needed), else a list.
+            const bool whole = topic_kept_[t] == 0;
+            if (!whole) {
+                free_parts.clear();
+                for (int32_t part = begin; part < end; ++part)
+                    if (owner_[part] == kUnassigned) free_parts.push_back(part);
+            }
+            const int64_t n = whole ? end - begin : static_cast<int64_t>(free_parts.size());
+            if (n == 0) continue;
             if (in_.rack_aware) {
+                if (whole)
+                    for (int32_t part = begin; part < end; ++part) free_parts.push_back(part);
                 fill_with_racks(t, free_parts);
+                free_parts.clear();
                 continue;
             }
-            index.fill_levels(tsub_member_.data() + off, s, load_.data(), static_cast<int64_t>(free_parts.size()),
-                              grants);
-            std::size_t next = 0;
+            const int64_t off = tsub_off_[t];
+            const std::size_t s = static_cast<std::size_t>(subscriber_count(t));
+            index.fill_levels(tsub_member_.data() + off, s, load_.data(), n, grants);
+            int64_t next = 0;
             for (std::size_t i = 0; i < s; ++i) {
                 const int32_t g = static_cast<int32_t>(grants[i]);
                 if (g == 0) continue;
-                const int32_t m = tsub_member_[off + i], e = tsub_entry_[off + i];
+                const int32_t m = tsub_member_[off + i];
                 load_[m] += g;
-                held_[e] += g;
-                foreign_[e] += g;  // free partitions have no sticky owner
-                for (int32_t j = 0; j < g; ++j) owner_[free_parts[next++]] = m;
+                if (whole) {
+                    std::fill(owner_.begin() + begin + next, owner_.begin() + begin + next + g, m);
+                    next += g;
+                } else {
+                    for (int32_t j = 0; j < g; ++j) owner_[free_parts[static_cast<std::size_t>(next++)]] = m;
+                }
             }
         }
     }
@@ -228,12 +258,9 @@ private:
                 for (std::size_t g = 0; g < no_rack; ++g) consider(g, best);
             auto& heap = fill_heaps_[best];
             std::pop_heap(heap.begin(), heap.end(), std::greater<Item>());
-            const int64_t k = heap.back().second;
-            const int32_t m = tsub_member_[k], e = tsub_entry_[k];
+            const int32_t m = tsub_member_[heap.back().second];
             owner_[part] = m;
             ++load_[m];
-            ++held_[e];
-            ++foreign_[e];
             heap.back().first = load_[m];
             std::push_heap(heap.begin(), heap.end(), std::greater<Item>());
         }
@@ -421,6 +448,7 @@ private:
                 if (!stuck_[x]) top = std::max<int64_t>(top, load_[x]);
             }
             if (top < 0 || top - lo <= 1) return;  // no member can be two above another: optimal
+            if (!counts_built_) build_counts();
             sources.clear();
             for (int32_t x = 0; x < M_; ++x)
                 if (!stuck_[x] && load_[x] == top) sources.push_back(x);
@@ -481,6 +509,8 @@ private:
     std::vector<int32_t> tsub_member_, tsub_entry_;
     // per entry (member, topic): partitions held, and of those, partitions the member does not own
     std::vector<int32_t> held_, foreign_;
+    bool counts_built_ = false;
+    std::vector<int32_t> topic_kept_;  // partitions kept by their sticky owner, per topic
     std::vector<std::vector<int32_t>> displaced_;  // partitions held whose sticky owner is another member
     int64_t displaced_total_ = 0;
     // search state, reused
