@@ -1,13 +1,15 @@
-"""What runs inside Spark's Python workers: Arrow batches of nested groups in, Arrow batches out.
+"""What runs inside Spark's Python workers: Arrow batches of groups in, Arrow batches out.
 
-Why ``mapInArrow`` over one row per group (measured with pyspark 4.3.0 on local[2], 10,000 groups,
-see benches/bench_spark.py and the issue): ``groupBy().applyInPandas`` on member rows pays a fixed
-~0.65 ms per group (one pandas DataFrame per group: 9-23 s in all); ``mapInPandas`` over nested group
-rows builds Python objects per member and partition (~1 s); ``mapInArrow`` hands us the Arrow list
-offsets and string buffers directly, so interning is a handful of numpy / pyarrow.compute calls per
-batch (:mod:`kafkagroup.spark.arrow_builder`) and the output columns are built the same way (~0.3 s).
-Many groups travel in one batch (``spark.sql.execution.arrow.maxRecordsPerBatch`` groups); the only
-Python loop is over groups, one engine call per group, with the GIL released inside the engine.
+Why ``mapInArrow`` (measured with pyspark 4.3.0 on local[2], benches/bench_spark.py; the issue's own
+figures for 10,000 groups agree): ``groupBy().applyInPandas`` on member rows pays a fixed cost per
+group (one pandas DataFrame each: 9-23 s for 10,000 groups in the issue); ``mapInPandas`` over
+nested group rows builds Python objects per member and partition (2.3x slower than mapInArrow on the
+same 1,000 groups here); ``mapInArrow`` hands us the Arrow list offsets and string buffers directly,
+so interning is a handful of numpy / pyarrow.compute calls per batch
+(:mod:`kafkagroup.spark.arrow_builder`) and the output columns are built the same way. Many groups
+travel in one batch; the only Python loop is over groups, one engine call per group, with the GIL
+released inside the engine. Member rows arrive sorted by group_id and are regrouped here
+(:func:`group_batches`), which is cheaper than nesting them in the JVM.
 
 The native engine is ``kafkagroup._core``, imported once per Python worker as an installed module
 (Spark reuses workers, and these functions are pickled by reference to this module, so neither the
@@ -59,6 +61,7 @@ class AssignOptions:
     input_form: str = GROUP_ROWS  # or SORTED_MEMBER_ROWS (see group_batches)
 
 
+OUTPUT_BATCH_ROWS = 1 << 18
 _MEMBER_COLUMNS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
 
 
@@ -254,7 +257,11 @@ def assignment_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, opti
     meta = resolve_meta(meta_source)
     for batch in group_batches(batches, options.input_form):
         plan = run_batch(batch, meta, options)
-        yield pa.RecordBatch.from_arrays(assignment_columns(plan), schema=ASSIGNMENT_ARROW_SCHEMA)
+        rows = pa.RecordBatch.from_arrays(assignment_columns(plan), schema=ASSIGNMENT_ARROW_SCHEMA)
+        # A batch of thousands of groups can hold tens of millions of partitions: hand them to the
+        # JVM in slices so it never allocates one giant Arrow batch.
+        for start in range(0, rows.num_rows, OUTPUT_BATCH_ROWS):
+            yield rows.slice(start, OUTPUT_BATCH_ROWS)
 
 
 def metrics_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
