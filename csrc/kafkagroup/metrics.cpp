@@ -75,78 +75,81 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
         kept += std::min(r, above_quota);
         out.moved_lower_bound = total_owned - kept;
     } else {
-        // Partitions that could still move, directly or through a chain of moves, to a member with >= 2
-        // fewer partitions: 0 exactly when the load vector is optimal (decreasingly minimal). reach[x] is
-        // the lowest load x can pass a partition to (itself included): members in ascending load, each
-        // unlabelled one labels every member that can reach it; a topic is expanded once.
-        // One pass over the partitions (holders of each topic with their counts), two over subscriptions.
-        const int32_t T = pr.num_topics;
-        std::vector<int64_t> holder_off(static_cast<std::size_t>(T) + 1, 0);
-        std::vector<int32_t> holders, held;  // (member, partitions of the topic it holds), topic by topic
-        holders.reserve(static_cast<std::size_t>(out.assigned));  // at most one holder per assigned partition
-        held.reserve(static_cast<std::size_t>(out.assigned));
-        std::vector<int32_t> stamp(M, -1), slot(M, 0);
-        for (int32_t t = 0; t < T; ++t) {
-            for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
-                const int32_t m = owner[part];
-                if (m < 0) continue;
-                if (stamp[m] != t) {
-                    stamp[m] = t;
-                    slot[m] = static_cast<int32_t>(holders.size());
-                    holders.push_back(m);
-                    held.push_back(0);
-                }
-                ++held[slot[m]];
-            }
-            holder_off[t + 1] = static_cast<int64_t>(holders.size());
-        }
-        // Members by ascending load, ties by id: a counting sort when loads span a small range.
-        std::vector<int32_t> by_load(M);
-        {
-            const int64_t range = out.max_load - out.min_load + 1;
-            if (range <= static_cast<int64_t>(4 * M + 64)) {
-                std::vector<int64_t> start(static_cast<std::size_t>(range) + 1, 0);
-                for (std::size_t m = 0; m < M; ++m) ++start[static_cast<std::size_t>(load[m] - out.min_load) + 1];
-                for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-                for (std::size_t m = 0; m < M; ++m)
-                    by_load[static_cast<std::size_t>(start[static_cast<std::size_t>(load[m] - out.min_load)]++)] =
-                        static_cast<int32_t>(m);
-            } else {
-                for (std::size_t m = 0; m < M; ++m) by_load[m] = static_cast<int32_t>(m);
-                std::stable_sort(by_load.begin(), by_load.end(), [&](int32_t a, int32_t b) { return load[a] < load[b]; });
-            }
-        }
-        constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
-        std::vector<int64_t> reach(M, kNone);
-        std::vector<char> topic_done(static_cast<std::size_t>(T), 0);
-        std::vector<int32_t> queue;
-        queue.reserve(M);
-        for (int32_t v : by_load) {
-            if (reach[v] != kNone) continue;
-            reach[v] = load[v];
-            queue.assign(1, v);
-            for (std::size_t head = 0; head < queue.size(); ++head) {
-                const int32_t y = queue[head];
-                for (int64_t i = p.sub_offsets[y]; i < p.sub_offsets[y + 1]; ++i) {
-                    const int32_t t = p.sub_topics[i];
-                    if (topic_done[t]) continue;
-                    topic_done[t] = 1;
-                    for (int64_t k = holder_off[t]; k < holder_off[t + 1]; ++k)
-                        if (reach[holders[k]] == kNone) reach[holders[k]] = load[v], queue.push_back(holders[k]);
-                }
-            }
-        }
-        std::vector<int64_t> min_subscriber_reach(static_cast<std::size_t>(T), kNone);
-        for (std::size_t m = 0; m < M; ++m)
-            for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) {
-                int64_t& best = min_subscriber_reach[p.sub_topics[i]];
-                best = std::min(best, reach[m]);
-            }
+        // With max - min <= 1 no member is two below another: nothing can improve (gap 0) without a pass.
         int64_t gap = 0;
-        for (int32_t t = 0; t < T; ++t) {
-            if (!topic_subscribed[t]) continue;
-            for (int64_t k = holder_off[t]; k < holder_off[t + 1]; ++k)
-                if (min_subscriber_reach[t] <= load[holders[k]] - 2) gap += held[k];
+        if (out.max_load - out.min_load > 1) {
+            // Partitions that could still move, directly or through a chain of moves, to a member with >= 2
+            // fewer partitions: 0 exactly when the load vector is optimal (decreasingly minimal). reach[x] is
+            // the lowest load x can pass a partition to (itself included): members in ascending load, each
+            // unlabelled one labels every member that can reach it; a topic is expanded once.
+            // One pass over the partitions (holders of each topic with their counts), two over subscriptions.
+            const int32_t T = pr.num_topics;
+            std::vector<int64_t> holder_off(static_cast<std::size_t>(T) + 1, 0);
+            std::vector<int32_t> holders, held;  // (member, partitions of the topic it holds), topic by topic
+            holders.reserve(static_cast<std::size_t>(out.assigned));  // at most one holder per assigned partition
+            held.reserve(static_cast<std::size_t>(out.assigned));
+            std::vector<int32_t> stamp(M, -1), slot(M, 0);
+            for (int32_t t = 0; t < T; ++t) {
+                for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
+                    const int32_t m = owner[part];
+                    if (m < 0) continue;
+                    if (stamp[m] != t) {
+                        stamp[m] = t;
+                        slot[m] = static_cast<int32_t>(holders.size());
+                        holders.push_back(m);
+                        held.push_back(0);
+                    }
+                    ++held[slot[m]];
+                }
+                holder_off[t + 1] = static_cast<int64_t>(holders.size());
+            }
+            // Members by ascending load, ties by id: a counting sort when loads span a small range.
+            std::vector<int32_t> by_load(M);
+            {
+                const int64_t range = out.max_load - out.min_load + 1;
+                if (range <= static_cast<int64_t>(4 * M + 64)) {
+                    std::vector<int64_t> start(static_cast<std::size_t>(range) + 1, 0);
+                    for (std::size_t m = 0; m < M; ++m) ++start[static_cast<std::size_t>(load[m] - out.min_load) + 1];
+                    for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+                    for (std::size_t m = 0; m < M; ++m)
+                        by_load[static_cast<std::size_t>(start[static_cast<std::size_t>(load[m] - out.min_load)]++)] =
+                            static_cast<int32_t>(m);
+                } else {
+                    for (std::size_t m = 0; m < M; ++m) by_load[m] = static_cast<int32_t>(m);
+                    std::stable_sort(by_load.begin(), by_load.end(), [&](int32_t a, int32_t b) { return load[a] < load[b]; });
+                }
+            }
+            constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+            std::vector<int64_t> reach(M, kNone);
+            std::vector<char> topic_done(static_cast<std::size_t>(T), 0);
+            std::vector<int32_t> queue;
+            queue.reserve(M);
+            for (int32_t v : by_load) {
+                if (reach[v] != kNone) continue;
+                reach[v] = load[v];
+                queue.assign(1, v);
+                for (std::size_t head = 0; head < queue.size(); ++head) {
+                    const int32_t y = queue[head];
+                    for (int64_t i = p.sub_offsets[y]; i < p.sub_offsets[y + 1]; ++i) {
+                        const int32_t t = p.sub_topics[i];
+                        if (topic_done[t]) continue;
+                        topic_done[t] = 1;
+                        for (int64_t k = holder_off[t]; k < holder_off[t + 1]; ++k)
+                            if (reach[holders[k]] == kNone) reach[holders[k]] = load[v], queue.push_back(holders[k]);
+                    }
+                }
+            }
+            std::vector<int64_t> min_subscriber_reach(static_cast<std::size_t>(T), kNone);
+            for (std::size_t m = 0; m < M; ++m)
+                for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) {
+                    int64_t& best = min_subscriber_reach[p.sub_topics[i]];
+                    best = std::min(best, reach[m]);
+                }
+            for (int32_t t = 0; t < T; ++t) {
+                if (!topic_subscribed[t]) continue;
+                for (int64_t k = holder_off[t]; k < holder_off[t + 1]; ++k)
+                    if (min_subscriber_reach[t] <= load[holders[k]] - 2) gap += held[k];
+            }
         }
         out.balance_gap = gap;
         // With an optimal load vector the maximum load is the least any valid assignment can have, so a
