@@ -11,7 +11,7 @@ member, per topic occurrence or per partition), in two phases over the members (
 - Subscribed topics (phase 1): Java members send their topic list sorted, so most members of a group
   send the same bytes. When a member's topic array (count and bytes) equals the previous member's,
   its ids are copied wholesale after one memcmp. Otherwise each name is matched against a hint (the
-  topic at the same position in the previous member's list) and, failing that, looked up in an
+  previous member's list at a cursor advanced as in a merge) and, failing that, looked up in an
   open-addressing table keyed by CPython's seeded hash of the raw bytes; a name is decoded to str
   (strict UTF-8) once, when first seen, and its partition count looked up in the metadata then.
 - Owned partitions or sticky previous_assignment (phase 2, after the topic universe is known): each
@@ -431,9 +431,20 @@ cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
 cdef struct Expect:        # one topic of the current member's subscription, for matching its claims
     const uint8_t* name
     int64_t base           # the interner's base_of
+    uint64_t tail          # name_tail(name): a cheap first test while scanning
     int32_t length
     int32_t topic
     uint32_t limit
+
+
+cdef inline uint64_t name_tail(const uint8_t* p, Py_ssize_t n) noexcept:
+    """The last 8 bytes of a name (zero-padded when shorter): where names of one family differ."""
+    cdef uint64_t x = 0
+    if n >= 8:
+        memcpy(&x, p + n - 8, 8)
+    else:
+        memcpy(&x, p, n)
+    return x
 
 # How far past its cursor a claim's topic is looked for in the member's own subscription after a miss
 # (owned topics are a sorted subset of the sorted subscription; a longer gap costs a hash lookup).
@@ -508,40 +519,75 @@ cdef class GroupDecoder:
     cdef bint read_topics(self, Cur* c, Err* e, int32_t count, int32_t stamp) except -1:
         """The subscription's topic names -> sub_ids (capacity reserved by the caller)."""
         cdef _Interner it = self.topics
-        cdef int32_t i, n, t, hint
+        cdef const uint8_t* p = c.p
+        cdef Py_ssize_t n = c.n, pos = c.pos, first = c.pos, start, cursor = 0, j, stop
+        cdef Py_ssize_t prev_count = self.prev_count
+        cdef int32_t i, t, hint, length
         cdef int32_t* out = self.sub_ids.data + self.sub_ids.size
         cdef const int32_t* prev = self.sub_ids.data + self.prev_sub_start
-        cdef Py_ssize_t start
-        cdef Py_ssize_t first = c.pos
+        cdef const int32_t* lens = it.lens
+        cdef const uint8_t** ptrs = it.ptrs
+        cdef int32_t* stamps = it.stamp
+        cdef uint8_t* subscribed = it.subscribed
         # Wholesale: the same count and bytes as the previous member decode to the same ids (and the
         # same duplicate-topic verdict, already recorded).
-        if (count > 0 and count == self.prev_count and c.n - c.pos >= self.prev_len
-                and memcmp(c.p + c.pos, self.prev_bytes, self.prev_len) == 0):
+        if (count > 0 and count == prev_count and n - pos >= self.prev_len
+                and memcmp(p + pos, self.prev_bytes, self.prev_len) == 0):
             memcpy(out, prev, count * sizeof(int32_t))
             c.pos += self.prev_len
             self.sub_ids.size += count
             return True
         for i in range(count):
-            if not rd_str(c, e, F_TOPIC_I, i, False, &start, &n):
-                return False
+            start = pos
+            # hint: the previous member's list at a cursor that advances like a merge of two sorted
+            # lists (compared length prefix included), then the entry after it (this member lacks
+            # one topic the previous had), so a topic added costs one hash lookup, not one per later
+            # topic, and a topic dropped none
             t = -1
-            if i < self.prev_count:
-                hint = prev[i]
-                if it.same(hint, c.p + c.pos - n, n):
+            for j in range(cursor, min(cursor + 2, prev_count)):
+                hint = prev[j]
+                length = lens[hint]
+                if n - pos >= length + 2 and be16(p + pos) == length and bytes_equal(ptrs[hint], p + pos + 2, length):
                     t = hint
+                    pos += 2 + length
+                    cursor = j + 1
+                    break
             if t < 0:
-                t = self.intern_topic(c, e, F_TOPIC_I, i, start, n)
+                if n - pos < 2:
+                    fail(e, E_TRUNC16, F_TOPIC_I, i, pos, n - pos, 0, 0)
+                    return False
+                length = be16(p + pos)
+                pos += 2
+                if <uint64_t><int64_t>length > <uint64_t>(n - pos):   # negative or past the end
+                    if length < 0:
+                        fail(e, E_STR_LEN, F_TOPIC_I, i, start, length, 0, 0)
+                    else:
+                        fail(e, E_STR_EXCEEDS, F_TOPIC_I, i, start, length, n - pos, 0)
+                    return False
+                pos += length
+                c.pos = pos
+                t = self.intern_topic(c, e, F_TOPIC_I, i, start, length)
                 if t < 0:
                     return False
-            if it.stamp[t] == stamp and self.first_dup < 0:
+                lens = it.lens   # interning may have grown the arrays
+                ptrs = it.ptrs
+                stamps = it.stamp
+                subscribed = it.subscribed
+                stop = min(cursor + RESYNC_WINDOW, prev_count)
+                for j in range(cursor, stop):
+                    if prev[j] == t:
+                        cursor = j + 1
+                        break
+            if stamps[t] == stamp and self.first_dup < 0:
                 self.first_dup = stamp - 1
-            it.stamp[t] = stamp
-            it.subscribed[t] = 1
+            stamps[t] = stamp
+            subscribed[t] = 1
             out[i] = t
+        c.pos = pos
         self.sub_ids.size += count
         self.prev_count = count
-        self.prev_bytes = c.p + first
-        self.prev_len = c.pos - first
+        self.prev_bytes = p + first
+        self.prev_len = pos - first
         self.prev_sub_start = self.sub_ids.size - count
         return True
 
@@ -599,6 +645,7 @@ cdef class GroupDecoder:
             x.topic = t
             x.base = it.base_of[t]
             x.limit = it.limit[t]
+            x.tail = name_tail(x.name, x.length)
         self.expect_len = count
         self.expect_from = sub_start
         return 0
@@ -621,6 +668,7 @@ cdef class GroupDecoder:
         cdef int32_t* w = self.owned.data + self.owned.size
         cdef int64_t base
         cdef uint32_t limit
+        cdef uint64_t tail
         cdef bint matched
         if not rd_count(c, e, f_array, 0, 6, &groups):
             return False
@@ -651,18 +699,27 @@ cdef class GroupDecoder:
                     else:
                         fail(e, E_STR_EXCEEDS, f_topic, g, start, length, n - pos, 0)
                     return False
-                pos += length
-                c.pos = pos
-                t = self.intern_topic(c, e, f_topic, g, start, length)
-                if t < 0:
-                    return False
-                base = it.base_of[t]
-                limit = it.limit[t]
+                # a member owning a subset of its topics skips some: look a little further ahead
+                # (last 8 bytes and length first), then hash
+                tail = name_tail(p + pos, length)
                 stop = min(cursor + RESYNC_WINDOW, n_expect)
-                for j in range(cursor, stop):
-                    if expect[j].topic == t:
+                for j in range(cursor + 1, stop):
+                    x = &expect[j]
+                    if x.tail == tail and x.length == length and bytes_equal(x.name, p + pos, length):
+                        t = x.topic
+                        base = x.base
+                        limit = x.limit
                         cursor = j + 1
+                        matched = True
                         break
+                pos += length
+                if not matched:
+                    c.pos = pos
+                    t = self.intern_topic(c, e, f_topic, g, start, length)
+                    if t < 0:
+                        return False
+                    base = it.base_of[t]
+                    limit = it.limit[t]
             # partitions: an int32 array
             start = pos
             if n - pos < 4:
