@@ -1,12 +1,18 @@
-"""The coordinator live on a real asyncio loop (tiny timeouts; nothing asserts on wall time)."""
+"""The coordinator live on an asyncio loop.
+
+The loop is a :class:`VirtualTimeLoop`: its time jumps to the next timer instead of waiting, so the
+coordinator's real ``loop.call_at`` timers fire at exactly their deadlines, ``await advance(ms)`` lets a
+known amount of loop time pass, and no test waits on wall time.
+"""
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Callable
+from typing import Any, Coroutine
 
 import pytest
 
+from coord_virtual_loop import VirtualTimeLoop
 from kafkagroup.coordinator import (
     ErrorCode, GroupCoordinator, GroupState, HeartbeatRequest, JoinGroupRequest, ManualClock, NotReadyError,
     OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest,
@@ -18,12 +24,14 @@ CONFIG = {"group.initial.rebalance.delay.ms": 5, "group.min.session.timeout.ms":
           "offsets.topic.num.partitions": 1}
 
 
-async def _until(condition: Callable[[], bool], *, bound_s: float = 5.0) -> None:
-    """Yield to the loop until ``condition`` holds (the bound only guards against a hang)."""
-    async def poll() -> None:
-        while not condition():
-            await asyncio.sleep(0.002)
-    await asyncio.wait_for(poll(), bound_s)
+def run(main: Coroutine[Any, Any, None]) -> None:
+    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
+        runner.run(main)
+
+
+async def advance(ms: int) -> None:
+    """Let ``ms`` of (virtual) loop time pass; every timer due meanwhile fires in deadline order."""
+    await asyncio.sleep(ms / 1000.0)
 
 
 async def _join(coord: AsyncGroupCoordinator, **kw) -> tuple[str, asyncio.Task]:
@@ -49,13 +57,17 @@ def test_live_group_joins_syncs_heartbeats_and_expires(tmp_path) -> None:
         commit = await coord.offset_commit(OffsetCommitRequest.of("g", {("t", 0): 7}, generation_id=1, member_id=a))
         assert commit.errors() == {("t", 0): E.NONE}
 
-        # A keeps heartbeating, B goes silent: B's session timer (300 ms) removes it and the group rebalances
+        # A keeps heartbeating, B goes silent: B's session timer (300 ms from now) removes it and the group
+        # rebalances
         async def heartbeats() -> None:
             while True:
                 await coord.heartbeat(HeartbeatRequest("g", group.generation_id, a))
-                await asyncio.sleep(0.01)
+                await advance(10)
         beating = asyncio.ensure_future(heartbeats())
-        await _until(lambda: b not in group.members)
+        await advance(295)
+        assert b in group.members and group.state is GroupState.STABLE
+        await advance(10)
+        assert b not in group.members
         assert a in group.members and group.state is GroupState.PREPARING_REBALANCE
         rejoin = await coord.join_group(JoinGroupRequest("g", a, protocols=[("range", b"")], session_timeout_ms=3000,
                                                          rebalance_timeout_ms=3000))
@@ -69,14 +81,14 @@ def test_live_group_joins_syncs_heartbeats_and_expires(tmp_path) -> None:
         assert fetched.offsets()[("t", 0)].committed_offset == 7
         await again.close()
 
-    asyncio.run(scenario())
+    run(scenario())
 
 
 def test_superseded_join_raises_instead_of_hanging() -> None:
     async def scenario() -> None:
         coord = AsyncGroupCoordinator.create({**CONFIG, "group.initial.rebalance.delay.ms": 50})
         m, first = await _join(coord, session_timeout_ms=1000)
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)                              # one loop iteration: the first join is parked
         second = asyncio.ensure_future(coord.join_group(JoinGroupRequest(
             "g", m, protocols=[("range", b"")], session_timeout_ms=1000)))
         with pytest.raises(NotReadyError):
@@ -84,7 +96,7 @@ def test_superseded_join_raises_instead_of_hanging() -> None:
         assert (await second).generation_id == 1
         await coord.close()
 
-    asyncio.run(scenario())
+    run(scenario())
 
 
 def test_async_driver_requires_a_loop_clock() -> None:
@@ -105,4 +117,4 @@ def test_asyncio_clock_is_epoch_based_and_fires_timers() -> None:
         clock.call_at(now + 5, lambda: fired.set_result(clock.now_ms()))
         assert await asyncio.wait_for(fired, 5) >= now + 5     # a callback never sees itself early
 
-    asyncio.run(scenario())
+    run(scenario())

@@ -4,9 +4,15 @@ Invariants (spec §1): the O(1) counters equal a recount; Empty has no members; 
 JoinGroup outside PreparingRebalance nor in SyncGroup outside CompletingRebalance; pending-sync members are
 members; the leader is a member iff the group has members; the static map mirrors the members; a join
 timer runs exactly while PreparingRebalance; no request ever ends in UNKNOWN_SERVER_ERROR (the sequences
-here are all legal client behaviour).  Plus config parsing.
+here are all legal client behaviour).  Durability (DESIGN §10): the coordinator runs on a file store and is
+restarted at random; what OffsetFetch returns is exactly the commits it acknowledged, before and after every
+restart.  Plus config parsing.
 """
 from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -16,6 +22,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from coord_harness import RANGE, RANGE_RR, Harness
 
 from kafkagroup.coordinator import CoordinatorConfig, ErrorCode, GroupState, MemberIdentity
+from kafkagroup.coordinator.store import GroupStore
+from kafkagroup.structs import TopicPartition
 
 E = ErrorCode
 S = GroupState
@@ -25,9 +33,27 @@ PROTOCOLS = [RANGE, RANGE_RR, [("roundrobin", b""), ("range", b"")]]
 class GroupMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.h = Harness("S", **{"group.max.size": 5})
+        # a RAM-backed directory when there is one: the store is reopened hundreds of times per run
+        shm = Path("/dev/shm")
+        self.dir = tempfile.mkdtemp(prefix="coord-invariants-", dir=shm if shm.is_dir() else None)
+        self.store_path = str(Path(self.dir) / "groups.db")
+        self.h = Harness("S", store=self._open_store(), **{"group.max.size": 5})
         self.known: list[str] = []          # member ids handed out (current or stale)
         self.replies: list = []
+        self.acked: dict[TopicPartition, int] = {}   # the last acknowledged commit of every partition
+
+    def _open_store(self) -> GroupStore:
+        # synchronous=NORMAL: WAL commits survive the end of the process (what a restart tests) without an
+        # fsync per commit, which would make this test disk-bound
+        return GroupStore(self.store_path, synchronous="NORMAL")
+
+    def _stop(self) -> None:
+        self.h.coord.shutdown()
+        self.h.coord.store.close()
+
+    def teardown(self) -> None:
+        self._stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def _record(self, reply) -> None:
         self.replies.append(reply)
@@ -89,12 +115,27 @@ class GroupMachine(RuleBasedStateMachine):
     def advance(self, ms) -> None:
         self.h.advance(ms)
 
-    @rule(data=st.data())
-    def commit(self, data) -> None:
+    @rule(data=st.data(), as_member=st.booleans(), partition=st.integers(0, 2), offset=st.integers(0, 1000))
+    def commit(self, data, as_member, partition, offset) -> None:
         g = self.h.coord.group("groupId")
-        member_id = data.draw(st.sampled_from(self.known)) if self.known else ""
-        codes = self.h.commit({("t", 0): 1}, member_id=member_id, generation=g.generation_id if g else -1)
+        member_id = data.draw(st.sampled_from(self.known)) if self.known and as_member else ""
+        generation = g.generation_id if (g is not None and member_id) else -1
+        codes = self.h.commit({("t", partition): offset}, member_id=member_id, generation=generation)
         assert E.UNKNOWN_SERVER_ERROR not in codes.values()
+        for tp, code in codes.items():
+            if code == E.NONE:
+                self.acked[tp] = offset
+
+    @rule()
+    def restart(self) -> None:
+        """The process stops and a new coordinator opens the same file (the clock keeps running)."""
+        self._stop()
+        self.h = Harness("S", store=self._open_store(), clock=self.h.clock, **{"group.max.size": 5})
+
+    @invariant()
+    def offsets_are_exactly_the_acknowledged_commits(self) -> None:
+        fetched = self.h.fetch(None).offsets()
+        assert {tp: p.committed_offset for tp, p in fetched.items()} == self.acked
 
     @invariant()
     def group_invariants(self) -> None:
