@@ -7,7 +7,7 @@ the injected clock (timers) or of the transport (responses, which also arrive th
 ``AsyncioClock`` drives them live.  Example (the group settles after the initial rebalance delay)::
 
     clock = ManualClock()
-    coordinator = GroupCoordinator(clock=clock, group_initial_rebalance_delay_ms=0)
+    coordinator = GroupCoordinator(clock=clock, store=":memory:", group_initial_rebalance_delay_ms=0)
     cluster = ClusterMetadata({"orders": 6})
     a = GroupMember(coordinator, clock=clock, cluster=cluster, topics=["orders"],
                     config={"group.id": "g", "partition.assignment.strategy": "cooperative-sticky"},

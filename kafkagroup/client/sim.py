@@ -98,8 +98,8 @@ class GroupHarness:
         self.group_id = group_id
         counter = itertools.count(1)
         cc = {"group.initial.rebalance.delay.ms": 3000, **(coordinator_config or {})}
-        self.coordinator = GroupCoordinator(
-            cc, clock=self.clock, enable_offset_expiration=False,
+        self.coordinator = GroupCoordinator(   # a simulation keeps nothing across runs: in-memory store
+            cc, clock=self.clock, store=":memory:", enable_offset_expiration=False,
             member_id_factory=lambda prefix: f"{prefix}-{next(counter):06d}",
         )
         self.cluster = ClusterMetadata(dict(topics))

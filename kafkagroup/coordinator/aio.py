@@ -49,10 +49,12 @@ class AsyncGroupCoordinator:
 
     @classmethod
     def create(cls, config: Mapping[str, Any] | CoordinatorConfig | None = None, *,
-               store: GroupStore | str = ":memory:", owned_partitions: Iterable[int] | None = None,
+               store: GroupStore | str, owned_partitions: Iterable[int] | None = None,
                request_timeout_ms: int | None = None, enable_offset_expiration: bool = True,
                **config_kwargs: Any) -> "AsyncGroupCoordinator":
-        """Build a coordinator on the running loop (call from a coroutine)."""
+        """Build a coordinator on the running loop (call from a coroutine).  ``store`` is required, as for
+        :class:`GroupCoordinator`: a file path for durable offsets, ``":memory:"`` only when losing them on
+        restart is intended."""
         clock = AsyncioClock(asyncio.get_running_loop())
         coordinator = GroupCoordinator(config, clock=clock, store=store, owned_partitions=owned_partitions,
                                        enable_offset_expiration=enable_offset_expiration, **config_kwargs)

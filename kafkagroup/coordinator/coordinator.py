@@ -16,13 +16,15 @@ Design (one thread, injected time, synchronous durable writes):
 * State is written to a :class:`~kafkagroup.coordinator.store.GroupStore` (SQLite) where Kafka appends to
   ``__consumer_offsets``; a coordinator constructed on the same file loads every group and acknowledged
   offset of the partitions it owns (§2.10): groups with members come back Stable, others Empty, sessions
-  restart at load time.
+  restart at load time.  ``store`` is required: a file path (or an open ``GroupStore``) for a coordinator
+  whose acknowledged commits must survive a restart, ``":memory:"`` -- asked for explicitly -- for tests and
+  simulations, where everything is lost with the process.
 
 Example (one member, two-step join, initial delay 50 ms)::
 
     >>> from kafkagroup.coordinator import ManualClock, JoinGroupRequest, SyncGroupRequest
     >>> clock = ManualClock()
-    >>> coord = GroupCoordinator({"group.initial.rebalance.delay.ms": 50}, clock=clock)
+    >>> coord = GroupCoordinator({"group.initial.rebalance.delay.ms": 50}, clock=clock, store=":memory:")
     >>> ask = JoinGroupRequest("g", protocols=[("range", b"")], session_timeout_ms=10_000, client_id="C0")
     >>> first = coord.join_group(ask).result()
     >>> first.error_code.name, first.member_id.startswith("C0-")
@@ -112,7 +114,7 @@ class GroupCoordinator:
         config: Mapping[str, Any] | CoordinatorConfig | None = None,
         *,
         clock: Clock,
-        store: GroupStore | str = ":memory:",
+        store: GroupStore | str,
         owned_partitions: Iterable[int] | None = None,
         enable_offset_expiration: bool = True,
         member_id_factory: Callable[[str], str] | None = None,

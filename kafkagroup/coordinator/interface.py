@@ -18,7 +18,9 @@ In-process (tests, simulator) with :class:`~kafkagroup.coordinator.clock.ManualC
 The implementation, ``kafkagroup.coordinator.GroupCoordinator``, is built as::
 
     GroupCoordinator(config=None | {"group.max.size": 4, ...} | CoordinatorConfig,
-                     *, clock=ManualClock() | AsyncioClock(), store=":memory:" | "/path/groups.db" | GroupStore,
+                     *, clock=ManualClock() | AsyncioClock(),
+                     store="/path/groups.db" | GroupStore | ":memory:" (required: no default, so that
+                           an in-memory store that loses commits on restart is always a visible choice),
                      owned_partitions=None (= all offsets-topic partitions) | iterable of ints,
                      enable_offset_expiration=True, member_id_factory=None (= prefix + "-" + uuid4),
                      **underscore_config_keys)          # e.g. group_initial_rebalance_delay_ms=50

@@ -15,7 +15,8 @@ coordinator maps it to response codes (§2.9, §2.6).  ``inject_failure`` makes 
 
 Durability: a file database runs in WAL mode with ``synchronous=FULL`` by default, so an acknowledged
 write survives a process or OS crash (pass ``synchronous="NORMAL"`` to trade OS-crash durability for
-speed).  ``":memory:"`` is for tests.  The connection is used from one thread (the coordinator's).
+speed).  ``":memory:"`` is for tests and simulations and must be given explicitly (there is no default
+path: a forgotten one would silently lose acknowledged commits on restart).  The connection is used from one thread (the coordinator's).
 
 Limits: the offsets-topic partition of a group is stored with its rows to load one partition at a time;
 it assumes ``offsets.topic.num.partitions`` does not change for an existing database (Kafka cannot
@@ -111,7 +112,7 @@ WriteKind = Literal["group", "offsets", "any"]
 class GroupStore:
     """SQLite-backed store of group metadata and committed offsets, opened by path (``":memory:"`` ok)."""
 
-    def __init__(self, path: str = ":memory:", *, synchronous: str = "FULL") -> None:
+    def __init__(self, path: str, *, synchronous: str = "FULL") -> None:
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
         self.path = path

@@ -14,7 +14,7 @@ def test_group_forms_live_on_asyncio():
     async def main() -> None:
         clock = AsyncioClock()
         coordinator = GroupCoordinator({"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 10},
-                                       clock=clock, enable_offset_expiration=False)
+                                       clock=clock, store=":memory:", enable_offset_expiration=False)
         cluster = ClusterMetadata({"t": 6})
         done = asyncio.Event()
         members: list[GroupMember] = []

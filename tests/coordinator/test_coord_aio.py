@@ -86,7 +86,7 @@ def test_live_group_joins_syncs_heartbeats_and_expires(tmp_path) -> None:
 
 def test_superseded_join_raises_instead_of_hanging() -> None:
     async def scenario() -> None:
-        coord = AsyncGroupCoordinator.create({**CONFIG, "group.initial.rebalance.delay.ms": 50})
+        coord = AsyncGroupCoordinator.create({**CONFIG, "group.initial.rebalance.delay.ms": 50}, store=":memory:")
         m, first = await _join(coord, session_timeout_ms=1000)
         await asyncio.sleep(0)                              # one loop iteration: the first join is parked
         second = asyncio.ensure_future(coord.join_group(JoinGroupRequest(
@@ -99,9 +99,17 @@ def test_superseded_join_raises_instead_of_hanging() -> None:
     run(scenario())
 
 
+def test_create_requires_an_explicit_store() -> None:
+    async def scenario() -> None:
+        with pytest.raises(TypeError, match="store"):
+            AsyncGroupCoordinator.create(CONFIG)   # type: ignore[call-arg]
+
+    run(scenario())
+
+
 def test_async_driver_requires_a_loop_clock() -> None:
     with pytest.raises(TypeError):
-        AsyncGroupCoordinator(GroupCoordinator(clock=ManualClock()))
+        AsyncGroupCoordinator(GroupCoordinator(clock=ManualClock(), store=":memory:"))
 
 
 def test_asyncio_clock_is_epoch_based_and_fires_timers() -> None:

@@ -198,7 +198,7 @@ def test_periodic_retention_task_runs_on_the_clock() -> None:
     from kafkagroup.coordinator import GroupCoordinator, ManualClock
     clock = ManualClock()
     coord = GroupCoordinator({"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1000},
-                             clock=clock)
+                             clock=clock, store=":memory:")
     coord.offset_commit(OffsetCommitRequest.of("g", {("t", 0): 1}))
     for _ in range(59):
         clock.advance(1000)   # checks at t=1000 ... 59000

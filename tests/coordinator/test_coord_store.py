@@ -193,3 +193,19 @@ def test_acknowledged_commits_survive_a_killed_process(tmp_path: Path) -> None:
     offsets = coord.offset_fetch(OffsetFetchRequest.of("crash-group", None)).offsets()
     assert {tp: p.committed_offset for tp, p in offsets.items()} == {("t", p): acked for p in range(10)}
     coord.shutdown()
+
+
+def test_the_store_is_an_explicit_choice() -> None:
+    """DESIGN §10: a coordinator without ``store=`` would silently keep acknowledged commits in memory only
+    and lose them on restart; so there is no default -- ``":memory:"`` has to be asked for."""
+    import pytest
+
+    from kafkagroup.coordinator import GroupCoordinator
+
+    with pytest.raises(TypeError, match="store"):
+        GroupCoordinator(clock=ManualClock())
+    with pytest.raises(TypeError, match="path"):
+        GroupStore()   # type: ignore[call-arg]
+    coord = GroupCoordinator(clock=ManualClock(), store=":memory:", enable_offset_expiration=False)
+    assert coord.store.path == ":memory:"
+    coord.shutdown()
