@@ -181,7 +181,6 @@ private:
         std::stable_sort(topics.begin(), topics.end(),
                          [&](int32_t a, int32_t b) { return subscriber_count(a) < subscriber_count(b); });
         LoadIndex index;
-        std::vector<int64_t> grants;
         std::vector<int32_t> free_parts;
         for (int32_t t : topics) {
             const int32_t begin = in_.topic_begin(t), end = in_.topic_end(t);
@@ -203,15 +202,17 @@ private:
             }
             const int64_t off = tsub_off_[t];
             const std::size_t s = static_cast<std::size_t>(subscriber_count(t));
-            index.fill_levels(tsub_member_.data() + off, s, load_.data(), n, grants);
+            LoadIndex::Level w = index.water_level(tsub_member_.data() + off, s, load_.data(), n);
+            const std::vector<int64_t>& loads = index.loads();
             int64_t next = 0;
-            for (std::size_t i = 0; i < s; ++i) {
-                const int32_t g = static_cast<int32_t>(grants[i]);
+            for (std::size_t i = 0; i < s && next < n; ++i) {
+                const int32_t g = static_cast<int32_t>(LoadIndex::grant(loads[i], w));
                 if (g == 0) continue;
                 const int32_t m = tsub_member_[off + i];
                 load_[m] += g;
                 if (whole) {
-                    std::fill(owner_.begin() + begin + next, owner_.begin() + begin + next + g, m);
+                    int32_t* out = owner_.data() + begin + next;
+                    for (int32_t j = 0; j < g; ++j) out[j] = m;  // usually one or two: no std::fill call
                     next += g;
                 } else {
                     for (int32_t j = 0; j < g; ++j) owner_[free_parts[static_cast<std::size_t>(next++)]] = m;

@@ -5,14 +5,17 @@
 // id) ends in a known shape: with L the highest level such that raising every subscriber below L to L
 // needs at most n partitions, every subscriber below L is raised to L, and the rem = n - need(L)
 // partitions left over go, one each, to the lowest ids among the subscribers then at L (rem is smaller
-// than their number, else L + 1 would fit). fill_levels computes that shape directly from a histogram
+// than their number, else L + 1 would fit). water_level computes that shape directly from a histogram
 // of the loads when they span a small range (the usual case: subscribers' loads differ by a few
 // partitions), from the sorted loads otherwise. O(s + range) or O(s log s) per topic for s subscribers,
-// independent of n; buffers are reused across calls (no allocation once warm).
+// independent of n; buffers are reused across calls (no allocation once warm). The caller hands the
+// partitions out in the same pass that reads each subscriber's grant (no per-subscriber grant array).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 namespace kafkagroup {
@@ -20,13 +23,17 @@ namespace sticky {
 
 class LoadIndex {
 public:
-    // grants[i] receives how many of the n partitions subscribers[i] gets. `subscribers` must be in
-    // ascending id order; `load` is indexed by member id.
-    void fill_levels(const int32_t* subscribers, std::size_t s, const int32_t* load, int64_t n,
-                     std::vector<int64_t>& grants) {
-        grants.assign(s, 0);
-        if (s == 0 || n <= 0) return;
+    struct Level {
+        int64_t level;  // every subscriber below it rises to it
+        int64_t rem;    // then the `rem` lowest ids among those at or below it get one more
+    };
+
+    // The water level for n partitions over subscribers[0..s) (ascending ids; `load` indexed by member id).
+    // A subscriber with load l gets 0 if l > level, else level - l, plus one while `rem` lasts in id
+    // order (see grant()). Keeps a copy of the loads for the caller's pass (loads()).
+    Level water_level(const int32_t* subscribers, std::size_t s, const int32_t* load, int64_t n) {
         loads_.resize(s);
+        if (s == 0 || n <= 0) return {std::numeric_limits<int64_t>::min(), 0};
         int64_t lo = load[subscribers[0]], hi = lo, at_lo = 0;
         for (std::size_t i = 0; i < s; ++i) {
             const int64_t l = load[subscribers[i]];
@@ -35,27 +42,26 @@ public:
             at_lo += l == lo;
             hi = std::max(hi, l);
         }
-        if (n < at_lo) {
-            // Fewer partitions than subscribers at the lowest load (e.g. a few freed by departed members):
-            // the lowest ids among those take one each.
-            for (std::size_t i = 0; n > 0; ++i)
-                if (loads_[i] == lo) grants[i] = 1, --n;
-            return;
-        }
-        const auto [level, rem0] = water_level(s, lo, hi, n);
-        int64_t rem = rem0;
-        for (std::size_t i = 0; i < s; ++i) {
-            const int64_t l = loads_[i];
-            if (l > level) continue;
-            int64_t g = level - l;
-            if (rem > 0) ++g, --rem;
-            grants[i] = g;
-        }
+        // Fewer partitions than subscribers at the lowest load (e.g. a few freed by departed members):
+        // the lowest ids among those take one each.
+        if (n < at_lo) return {lo, n};
+        const auto [level, rem] = solve(s, lo, hi, n);
+        return {level, rem};
+    }
+
+    const std::vector<int64_t>& loads() const { return loads_; }
+
+    // Partitions for a subscriber of load l, in id order (consumes `rem`).
+    static int64_t grant(int64_t l, Level& w) {
+        if (l > w.level) return 0;
+        int64_t g = w.level - l;
+        if (w.rem > 0) ++g, --w.rem;
+        return g;
     }
 
 private:
     // (L, rem) for loads_[0..s) with minimum lo and maximum hi.
-    std::pair<int64_t, int64_t> water_level(std::size_t s, int64_t lo, int64_t hi, int64_t n) {
+    std::pair<int64_t, int64_t> solve(std::size_t s, int64_t lo, int64_t hi, int64_t n) {
         const int64_t range = hi - lo + 1;
         const int64_t S = static_cast<int64_t>(s);
         int64_t level = lo, need = 0, at_or_below = 0;  // need(level); subscribers with load <= level
