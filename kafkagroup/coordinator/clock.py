@@ -96,9 +96,6 @@ class ManualClock:
         heapq.heappush(self._heap, (timer.deadline, next(self._seq), timer))
         return timer
 
-    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> _ManualTimer:
-        return self.call_at(self._now + int(delay_ms), callback)
-
     def advance(self, ms: int) -> None:
         """``now += ms``, then run every timer that is due (deadline <= now), earliest first."""
         if ms < 0:
@@ -191,5 +188,3 @@ class AsyncioClock:
 
         return self.loop.call_at(deadline_ms / 1000.0 - self._epoch_offset(), fire)
 
-    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> asyncio.TimerHandle:
-        return self.call_at(self.now_ms() + int(delay_ms), callback)

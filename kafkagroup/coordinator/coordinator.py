@@ -44,7 +44,6 @@ Example (one member, two-step join, initial delay 50 ms)::
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Any, Callable, Iterable, Mapping
 
 from kafkagroup.coordinator.clock import Clock
@@ -137,7 +136,7 @@ class GroupCoordinator:
         self._active = True
         self.engine = RebalanceEngine(clock, config, self._persist_group)
         self.membership = MembershipHandlers(config, self.engine, self.groups, self._create_group,
-                                             member_id_factory or (lambda prefix: f"{prefix}-{uuid.uuid4()}"))
+                                             member_id_factory)
         self.offsets = OffsetHandlers(clock, config, self.engine, self.store, self.groups, self._create_group,
                                       self.partition_for)
         self._expiry_timer: Any = None

@@ -51,13 +51,6 @@ class Deferred(Generic[T]):
         group_id, member_id = getattr(what, "group_id", "?"), getattr(what, "member_id", "?")
         return f"{type(what).__name__.removesuffix('Request')}({group_id}, {member_id!r})"
 
-    @classmethod
-    def completed(cls, value: T) -> "Deferred[T]":
-        d: Deferred[T] = cls()
-        d._value = value
-        d._done = True
-        return d
-
     def done(self) -> bool:
         return self._done
 

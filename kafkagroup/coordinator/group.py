@@ -22,6 +22,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from kafkagroup.coordinator.errors import IllegalGroupStateError
+from kafkagroup.coordinator.messages import JoinGroupResponseMember
 from kafkagroup.coordinator.partitioning import java_string_hashcode
 from kafkagroup.coordinator.subscriptions import group_subscribed_topics
 from kafkagroup.protocol.java_order import java_hashmap_order
@@ -116,14 +117,6 @@ class ClassicGroupMember:
     def is_static(self) -> bool:
         return self.group_instance_id is not None
 
-    @property
-    def is_awaiting_join(self) -> bool:
-        return self.awaiting_join is not None
-
-    @property
-    def is_awaiting_sync(self) -> bool:
-        return self.awaiting_sync is not None
-
     def protocol_names(self) -> list[str]:
         return [name for name, _ in self.protocols]
 
@@ -191,9 +184,6 @@ class ClassicGroup:
 
     # ------------------------------------------------------------------ state
 
-    def is_state(self, state: GroupState) -> bool:
-        return self.state is state
-
     def can_rebalance(self) -> bool:
         return self.state in VALID_PREVIOUS_STATES[GroupState.PREPARING_REBALANCE]
 
@@ -208,15 +198,6 @@ class ClassicGroup:
         self.state_timestamp = now_ms
 
     # ---------------------------------------------------------------- members
-
-    def has(self, member_id: str) -> bool:
-        return member_id in self.members
-
-    def get(self, member_id: str) -> ClassicGroupMember:
-        return self.members[member_id]
-
-    def size(self) -> int:
-        return len(self.members)
 
     def is_leader(self, member_id: str) -> bool:
         return self.leader_id == member_id
@@ -393,9 +374,6 @@ class ClassicGroup:
         """Max of the members' rebalance timeouts, 0 without members."""
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
-    def current_static_member_id(self, group_instance_id: str) -> str | None:
-        return self.static_members.get(group_instance_id)
-
     # -------------------------------------------------------------- protocols
 
     def _count_protocols(self, member: ClassicGroupMember, delta: int) -> None:
@@ -440,14 +418,16 @@ class ClassicGroup:
         counts = self.supported_protocols
         return self.protocol_type == protocol_type and any(counts.get(name, 0) == n for name in names)
 
-    def current_member_metadata(self) -> list[tuple[str, str | None, bytes]]:
-        """``[(member id, group.instance.id, metadata for the selected protocol)]`` for the leader's response."""
+    def current_member_metadata(self) -> list[JoinGroupResponseMember]:
+        """The leader's JoinGroup member list: (member id, group.instance.id, metadata for the selected
+        protocol) of every member, in member-map order."""
         if self.state in (GroupState.DEAD, GroupState.PREPARING_REBALANCE):
             raise IllegalGroupStateError(f"cannot obtain member metadata for group {self.group_id} in state {self.state}")
         protocol = self.protocol_name
         if protocol is None:
             raise IllegalGroupStateError(f"group {self.group_id} has no selected protocol")
-        return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in self.members.values()]
+        return [JoinGroupResponseMember(m.member_id, m.group_instance_id, m.metadata(protocol))
+                for m in self.members.values()]
 
     def snapshot_subscriptions(self) -> None:
         """Record the members' metadata for the selected protocol (Kafka computes the subscribed topics at
@@ -466,9 +446,6 @@ class ClassicGroup:
             self._subscribed_topics = group_subscribed_topics(*snapshot)
             self._subscription_snapshot = None
         return self._subscribed_topics
-
-    def is_consumer_group(self) -> bool:
-        return self.protocol_type == "consumer"
 
     def __repr__(self) -> str:
         return (f"ClassicGroup({self.group_id!r}, {self.state}, generation={self.generation_id}, "

@@ -15,7 +15,7 @@ from kafkagroup.coordinator.deferred import Deferred
 from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
 from kafkagroup.coordinator.messages import (
-    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember, LeaveGroupMemberResponse,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupMemberResponse,
     LeaveGroupRequest, LeaveGroupResponse, SyncGroupRequest, SyncGroupResponse,
 )
 from kafkagroup.coordinator.rebalance import RebalanceEngine
@@ -40,6 +40,11 @@ def validate_current_member(group: ClassicGroup, member_id: str, group_instance_
     return None
 
 
+def random_member_id(prefix: str) -> str:
+    """Kafka's member id: the client id (or group.instance.id) + "-" + a random UUID."""
+    return f"{prefix}-{uuid.uuid4()}"
+
+
 class MembershipHandlers:
     """The group-membership requests, given the group registry and the rebalance engine."""
 
@@ -50,7 +55,7 @@ class MembershipHandlers:
         self.engine = engine
         self.groups = groups
         self.create_group = create_group
-        self.new_member_id = new_member_id or (lambda prefix: f"{prefix}-{uuid.uuid4()}")
+        self.new_member_id = new_member_id or random_member_id
 
     # ================================================================== JoinGroup
 
@@ -167,16 +172,12 @@ class MembershipHandlers:
         else:  # Empty (Dead was answered above): let the member reset its generation and rejoin
             reply.set_result(JoinGroupResponse(_E.UNKNOWN_MEMBER_ID, member_id=member_id))
 
-    @staticmethod
-    def _leader_view(group: ClassicGroup) -> list[JoinGroupResponseMember]:
-        return [JoinGroupResponseMember(mid, inst, meta) for mid, inst, meta in group.current_member_metadata()]
-
     def _current_generation_response(self, group: ClassicGroup, member_id: str, *, with_members: bool,
                                      leader: str | None = None, skip_assignment: bool = False) -> JoinGroupResponse:
         return JoinGroupResponse(
             _E.NONE, group.generation_id, group.protocol_type, group.protocol_name,
             (group.leader_id if leader is None else leader) or "", skip_assignment, member_id,
-            self._leader_view(group) if with_members else [])
+            group.current_member_metadata() if with_members else [])
 
     def _replace_static_member(self, group: ClassicGroup, old_member_id: str, new_member_id: str,
                                req: JoinGroupRequest, reply: Deferred[JoinGroupResponse]) -> None:

@@ -33,7 +33,7 @@ from kafkagroup.coordinator.config import NEW_MEMBER_JOIN_TIMEOUT_MS, Coordinato
 from kafkagroup.coordinator.deferred import Deferred
 from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from kafkagroup.coordinator.messages import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
+from kafkagroup.coordinator.messages import JoinGroupResponse, SyncGroupResponse
 
 __all__ = ["RebalanceEngine"]
 
@@ -234,7 +234,7 @@ class RebalanceEngine:
             if error is not _E.NONE:  # as Kafka: only warned; the previous record stays the latest
                 log.warning("failed to write empty metadata for group %s: %s", group.group_id, error.name)
             return
-        leader_view = [JoinGroupResponseMember(mid, inst, meta) for mid, inst, meta in group.current_member_metadata()]
+        leader_view = group.current_member_metadata()
         generation, protocol_type, protocol_name, leader = (
             group.generation_id, group.protocol_type, group.protocol_name, group.leader_id)
         for member in list(group.members.values()):
