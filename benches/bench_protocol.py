@@ -4,6 +4,9 @@
   partition i of every topic owned by member i --, generation, rack) -> the engine's arrays
   (kafkagroup.protocol.leader.decode_group, Cython codec) vs kafka-python 3.0.12 decoding the same bytes
   (ConsumerProtocolSubscription.decode per member);
+- decode, mixed subscriptions: the same shape, but each member subscribes to its own random ~90% of
+  the topics (and owns partition i of each), so no two members send the same topic list -- the path
+  where topics are matched one by one against the previous member's list;
 - encode: owner[] (partition g -> member g mod 2000) -> 2,000 ConsumerProtocolAssignment v3 byte strings
   (encode_assignments) vs kafka-python encoding the same assignments (ConsumerProtocolAssignment.encode
   per member, objects built outside the timed region).
@@ -24,6 +27,7 @@ wrapper symbol, e.g. __pyx_pw_10kafkagroup_6_codec_12GroupDecoder_5decode>`` on 
 """
 from __future__ import annotations
 
+import random
 import resource
 import statistics
 import time
@@ -47,6 +51,18 @@ def build_inputs():
         sub = Subscription(topics, None, [TopicPartition(t, i) for t in topics], 7, f"rack-{i % 3}")
         members.append((f"consumer-{i:04d}-{(i * 104729) % 99991:05d}", None, encode_subscription(sub, 3)))
     return topics, metadata, members
+
+
+def build_mixed_inputs():
+    rng = random.Random(5)
+    topics = [f"topic-{t:03d}-{(t * 7919) % 1000:03d}" for t in range(TOPICS)]
+    metadata = {t: PARTITIONS for t in topics}
+    members = []
+    for i in range(MEMBERS):
+        subscribed = [t for t in topics if rng.random() < 0.9]
+        sub = Subscription(subscribed, None, [TopicPartition(t, i) for t in subscribed], 7, f"rack-{i % 3}")
+        members.append((f"consumer-{i:04d}-{(i * 104729) % 99991:05d}", None, encode_subscription(sub, 3)))
+    return metadata, members
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +95,18 @@ def test_leader_decode_1m(benchmark, report, inputs):
     assert group.owned_partitions.shape[0] == TOPICS * MEMBERS
     report.add("wire decode 2000 members, 500x2000 partitions", benchmark,
                "kafka-python 3.0.12", time_peer(lambda: kafka_python_decode(members), rounds=2, cap_s=120),
+               120, "ConsumerProtocolSubscription.decode")
+
+
+def test_leader_decode_mixed_subscriptions(benchmark, report):
+    from conftest import time_peer
+
+    metadata, members = build_mixed_inputs()
+    group = benchmark.pedantic(lambda: decode_group(members, metadata, assignor="cooperative-sticky"),
+                               rounds=5, warmup_rounds=1)
+    assert group.sub_topics.shape[0] == group.owned_partitions.shape[0] > 0.85 * TOPICS * MEMBERS
+    report.add("wire decode 2000 members, own ~90% topic subsets each", benchmark,
+               "kafka-python 3.0.12", time_peer(lambda: kafka_python_decode(members), rounds=1, cap_s=120),
                120, "ConsumerProtocolSubscription.decode")
 
 
@@ -115,8 +143,12 @@ if __name__ == "__main__":
     kp_assignments = [ConsumerProtocolAssignment.decode(b) for b in encode_assignments(group, owner).values()]
     peer_decode = _median_ms(lambda: kafka_python_decode(members), 2)[0]
     peer_encode = _median_ms(lambda: kafka_python_encode(kp_assignments), 2)[0]
+    mixed_metadata, mixed = build_mixed_inputs()
     rows = [
         ("decode", _median_ms(lambda: decode_group(members, metadata, assignor="cooperative-sticky"), 7), peer_decode),
+        ("decode, mixed subscriptions",
+         _median_ms(lambda: decode_group(mixed, mixed_metadata, assignor="cooperative-sticky"), 7),
+         _median_ms(lambda: kafka_python_decode(mixed), 1)[0]),
         ("encode", _median_ms(lambda: encode_assignments(group, owner), 7), peer_encode),
         ("encode, each output freed before the next call",
          _median_ms(lambda: encode_assignments(group, owner), 7, keep_result=False), peer_encode),

@@ -159,3 +159,17 @@ def test_thousands_of_distinct_names_grow_the_interner():
         members.append((f"m{m}", None, encode_subscription(Subscription(subscribed, None, owned), 1)))
     outcome = _agree(members, metadata)
     assert outcome[0] == "ok" and len(outcome[1]["topics"]) + len(outcome[1]["unknown_topics"]) == 3000
+
+
+@pytest.mark.parametrize("length", [1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 63, 64, 65, 100])
+def test_names_differing_in_any_one_byte_stay_distinct(length):
+    # Consecutive members' names are compared word by word (the hint path): a difference at any byte
+    # position of any length class must be seen.
+    base = "n" * length
+    variants = [base] + [base[:k] + "m" + base[k + 1:] for k in range(length)]
+    members = [(f"m{i:03d}", None, encode_subscription(Subscription([name], owned_partitions=[TopicPartition(name, 0)])))
+               for i, name in enumerate(variants)]
+    metadata = {name: 1 for name in variants}
+    outcome = _agree(members, metadata)
+    assert outcome[0] == "ok" and len(outcome[1]["topics"]) == length + 1
+    assert sorted(outcome[1]["owned_partitions"]) == list(range(length + 1))
