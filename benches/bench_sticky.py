@@ -2,9 +2,12 @@
 issue's target table (arrays in / owner[] out, median) plus the certificate of every row.
 
 Rows: 10k (100 x 100) x 100 fresh / -10; 10k (200 x 50) x 500 on a random 50% fresh / -10; 1M (500 x 2000)
-x 2000 fresh / -200 / +200; 1M x 2000 with the last member on one topic. kafka-python runs are capped
-(KAFKAGROUP_PEER_CAP_S, default 60 s) and shown as "> N s". Peak memory above the input at 1M partitions
-is measured in a subprocess (ru_maxrss delta). Java / franz-go figures are ANCHORS.md's, not this run.
+x 2000 fresh / -200 / +200; 1M x 2000 with the last member on one topic; and the rack-aware axis (KIP-881:
+members on 3 racks, every partition on 2 of them): the random 10k x 500 fresh / -10 and 1M x 2000 -200.
+kafka-python runs are capped (KAFKAGROUP_PEER_CAP_S, default 60 s) and shown as "> N s"; kafka-python 3.0.12
+has no rack-aware sticky, so on the rack rows it assigns the same group without racks (1M: no peer run).
+Peak memory above the input at 1M partitions is measured in a subprocess (VmHWM delta). Java / franz-go
+figures are ANCHORS.md's, not this run.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from conftest import time_peer
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor as KpSticky
@@ -28,7 +32,24 @@ TARGETS = {
     "10k x 500 random50 fresh": (1.5, "6-9", "350-590"), "10k x 500 random50 -10": (1.0, "5-8", "16-18"),
     "1M x 2000 fresh": (30, "141-160", "131-206"), "1M x 2000 -200": (40, "135-1000", "1180-1780"),
     "1M x 2000 +200": (40, "207-1000", "1390-1860"), "1M x 2000 last member on one topic": (60, "1000-2300", "4600-5200"),
+    # rack-aware rows: no target in the issue, no anchor figures
+    "10k x 500 random50 racks fresh": (None, "-", "-"), "10k x 500 random50 racks -10": (None, "-", "-"),
+    "1M x 2000 racks -200": (None, "-", "-"),
 }
+RACKS = 3
+
+
+def with_racks(group, arrays: dict, seed: int = 7) -> dict:
+    """KIP-881 inputs: member i of the original numbering on rack i % 3 + 1 (read from its name, so churned
+    groups keep each member's rack), every partition replicated on 2 of the 3 racks (seeded)."""
+    rng = np.random.default_rng(seed)
+    P = int(group.partition_count.sum())
+    first = rng.integers(1, RACKS + 1, size=P)
+    second = (first + rng.integers(0, RACKS - 1, size=P)) % RACKS + 1  # a different rack
+    replica_racks = np.stack([np.minimum(first, second), np.maximum(first, second)], axis=1).ravel().astype(np.int32)
+    member_rack = np.array([int(m[1:]) % RACKS + 1 for m in group.members], dtype=np.int32)
+    return dict(arrays, member_rack=member_rack, replica_offsets=np.arange(0, 2 * P + 1, 2, dtype=np.int64),
+                replica_racks=replica_racks)
 
 
 def _scenarios():
@@ -43,6 +64,9 @@ def _scenarios():
     yield "1M x 2000 -200", big, dict(remove=200)
     yield "1M x 2000 +200", big, dict(add=200)
     yield "1M x 2000 last member on one topic", last_member_on_one_topic(topics=500, partitions=2000, members=2000), None
+    yield "10k x 500 random50 racks fresh", r50, None
+    yield "10k x 500 random50 racks -10", r50, dict(remove=10)
+    yield "1M x 2000 racks -200", big, dict(remove=200)
 
 
 SCENARIOS = list(_scenarios())
@@ -79,11 +103,13 @@ def kafka_python_inputs(group):
 @pytest.mark.parametrize("name,base,churn", SCENARIOS, ids=[s[0] for s in SCENARIOS])
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
 def test_sticky_engine_vs_kafka_python(benchmark, report, strategy, name, base, churn):
+    racks = "racks" in name
     group = base
     if churn is not None:
-        fresh = kafkagroup.assign_arrays("sticky", **base.arrays())
+        before = base.arrays() if not racks else with_racks(base, base.arrays())
+        fresh = kafkagroup.assign_arrays("sticky", **before)
         group = next_generation(base, fresh.owner, seed=3, **churn)
-    arrays = group.arrays()
+    arrays = group.arrays() if not racks else with_racks(group, group.arrays())
     big = int(group.partition_count.sum()) >= 1_000_000
     result = benchmark.pedantic(lambda: kafkagroup.assign_arrays(strategy, **arrays),
                                 rounds=5 if big else 15, warmup_rounds=1)
@@ -91,18 +117,23 @@ def test_sticky_engine_vs_kafka_python(benchmark, report, strategy, name, base, 
     assert m.unassigned == 0
     if strategy == "sticky":
         assert m.balance_gap == 0
-        if "random50" not in name and "last member" not in name:
+        # uniform rows without racks: the exact minimum (racks may revoke owners on a mismatched rack)
+        if "random50" not in name and "last member" not in name and not racks:
             assert m.moved == m.moved_lower_bound
     target, franz, java = TARGETS[name]
     ours = benchmark.stats.stats.median * 1000
-    note = (f"target <= {target} ms {'MET' if ours <= target else 'missed'}; gap={m.balance_gap} moved={m.moved} "
-            f"lb={m.moved_lower_bound} withheld={m.withheld}; franz-go {franz} ms, Java {java} ms (ANCHORS)")
+    goal = "no target" if target is None else f"target <= {target} ms {'MET' if ours <= target else 'missed'}"
+    note = (f"{goal}; gap={m.balance_gap} moved={m.moved} lb={m.moved_lower_bound} withheld={m.withheld}; "
+            f"franz-go {franz} ms, Java {java} ms (ANCHORS)")
+    run_peer = strategy == "sticky" and not (racks and big)
     peer_ms = None
-    if strategy == "sticky":
-        cluster, kp_members = kafka_python_inputs(group)
+    if run_peer:
+        cluster, kp_members = kafka_python_inputs(group)  # kafka-python has no KIP-881: same group, no racks
         peer_ms = time_peer(lambda: KpSticky().assign(cluster, kp_members), rounds=1, cap_s=CAP_S)
-    report.add(f"{strategy} {name}", benchmark, "kafka-python 3.0.12" if strategy == "sticky" else "-",
-               peer_ms if strategy == "sticky" else "n/a", CAP_S, note)
+        if racks:
+            note += "; peer ignores racks"
+    report.add(f"{strategy} {name}", benchmark, "kafka-python 3.0.12" if run_peer else "-",
+               peer_ms if run_peer else "n/a", CAP_S, note)
 
 
 _MEMORY_PROBE = """

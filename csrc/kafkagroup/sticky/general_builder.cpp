@@ -228,16 +228,24 @@ private:
     // partition.
     void fill_with_racks(int32_t t, const std::vector<int32_t>& free_parts) {
         const int64_t lo = tsub_off_[t], hi = tsub_off_[t + 1];
-        fill_racks_.clear();
-        for (int64_t k = lo; k < hi; ++k)
-            if (p_.member_rack[tsub_member_[k]] != kNoRack) fill_racks_.push_back(p_.member_rack[tsub_member_[k]]);
-        std::sort(fill_racks_.begin(), fill_racks_.end());
-        fill_racks_.erase(std::unique(fill_racks_.begin(), fill_racks_.end()), fill_racks_.end());
-        const std::size_t no_rack = fill_racks_.size();
+        // Group of each rack among this topic's subscribers: a dense array stamped with the topic.
+        if (rack_group_.empty()) {
+            int32_t max_rack = 0;
+            for (int32_t m = 0; m < M_; ++m) max_rack = std::max(max_rack, p_.member_rack[m]);
+            rack_group_.assign(static_cast<std::size_t>(max_rack) + 1, 0);
+            rack_stamp_.assign(static_cast<std::size_t>(max_rack) + 1, -1);
+        }
+        std::size_t groups = 0;
+        for (int64_t k = lo; k < hi; ++k) {
+            const int32_t r = p_.member_rack[tsub_member_[k]];
+            if (r != kNoRack && rack_stamp_[r] != t) rack_stamp_[r] = t, rack_group_[r] = static_cast<int32_t>(groups++);
+        }
+        const std::size_t no_rack = groups;
         auto group_of = [&](int32_t rack) -> std::size_t {
             if (rack == kNoRack) return no_rack;
-            auto it = std::lower_bound(fill_racks_.begin(), fill_racks_.end(), rack);
-            return it != fill_racks_.end() && *it == rack ? static_cast<std::size_t>(it - fill_racks_.begin()) : no_rack + 1;
+            // A replica rack no member sits in (ids beyond every member rack) has no group.
+            if (static_cast<std::size_t>(rack) >= rack_stamp_.size() || rack_stamp_[rack] != t) return no_rack + 1;
+            return static_cast<std::size_t>(rack_group_[rack]);
         };
         // (load, subscriber index) min-heaps; index order is id order.
         using Item = std::pair<int32_t, int64_t>;
@@ -519,7 +527,7 @@ private:
     int64_t pot_offset_ = 0;
     bool pot_dirty_ = false;
     std::vector<int32_t> parent_, via_, touched_, path_, zero_;
-    std::vector<int32_t> fill_racks_;                                    // rack-aware fill, reused
+    std::vector<int32_t> rack_group_, rack_stamp_;                       // rack-aware fill, reused
     std::vector<std::vector<std::pair<int32_t, int64_t>>> fill_heaps_;
     std::vector<char> settled_, stuck_;
     std::vector<std::pair<int64_t, int32_t>> heap_;

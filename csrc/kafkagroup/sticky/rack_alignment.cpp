@@ -71,13 +71,16 @@ public:
     void align(int32_t t, std::vector<int32_t>& owner) {
         pool_.clear();
         holders_.clear();
+        bool mismatch = false;
         for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
             const int32_t m = owner[part];
             if (m < 0 || in_.sticky_owner[part] >= 0) continue;
             pool_.push_back(part);
+            mismatch = mismatch || !in_.racks_match(m, part);
             if (holder_index_[m] < 0) holder_index_[m] = 0, holders_.push_back(m);
         }
-        if (pool_.size() >= 2 && holders_.size() >= 2) solve(owner);
+        // Every such partition already on a matching member: nothing can improve (the usual case).
+        if (mismatch && pool_.size() >= 2 && holders_.size() >= 2) solve(owner);
         for (int32_t m : holders_) holder_index_[m] = -1;
     }
 
