@@ -2,9 +2,8 @@
 
 Each member's ``on_assign`` / ``on_revoke`` / ``on_lost`` report to the ledger (:meth:`OwnershipLedger.callbacks`);
 a crashed process is reported with :meth:`OwnershipLedger.crashed` (a dead consumer stops consuming without a
-callback).  The ledger records every transition with its time, and flags the moment a partition is assigned to
-a member while another member still owns it -- the thing the cooperative protocol (KIP-429) promises never
-happens::
+callback).  The ledger flags the moment a partition is assigned to a member while another member still owns
+it -- the thing the cooperative protocol (KIP-429) promises never happens::
 
     ledger = OwnershipLedger(clock)
     member = GroupMember(..., **ledger.callbacks("m1"))
@@ -12,7 +11,12 @@ happens::
     ledger.assert_exclusive()          # InvariantError naming the partition and both owners otherwise
 
 It also keeps per-partition "unowned since" and per-member "owns nothing since" times so that a simulator can
-report pauses (:meth:`pause_report`).  Cost: O(partitions in the callback) per callback.
+report pauses, and per topic the number of partitions not owned by exactly one member (:meth:`unsettled`, what
+"the group is settled" needs without scanning every partition).
+
+Cost: O(partitions in the callback) per callback.  Memory: O(partitions + members); no per-callback history is
+kept, and only the first :attr:`OwnershipLedger.KEPT_VIOLATIONS` double-ownership incidents are kept in full
+(all are counted in :attr:`OwnershipLedger.violation_count`).
 """
 from __future__ import annotations
 
@@ -23,14 +27,7 @@ from kafkagroup.coordinator.clock import Clock
 from kafkagroup.errors import InvariantError
 from kafkagroup.structs import TopicPartition
 
-__all__ = ["OwnershipLedger", "LedgerEvent", "DoubleOwnership", "PartitionStats", "MemberStats"]
-
-
-class LedgerEvent(NamedTuple):
-    time_ms: int
-    member: str
-    kind: str                          # "assigned" | "revoked" | "lost" | "crashed"
-    partitions: frozenset[TopicPartition]
+__all__ = ["OwnershipLedger", "DoubleOwnership", "PartitionStats", "MemberStats"]
 
 
 class DoubleOwnership(NamedTuple):
@@ -62,15 +59,24 @@ class MemberStats:
 
 
 class OwnershipLedger:
-    """Partition ownership from callbacks, with exclusivity checks and pause accounting (module docstring)."""
+    """Partition ownership from callbacks, with exclusivity checks and pause accounting (module docstring).
+
+    ``owners`` holds the partitions that exist now (each with its current owners); ``partitions`` keeps the
+    statistics of every partition ever seen, including removed ones (their pauses stay in the report).
+    """
+
+    #: double-ownership incidents kept in full in :attr:`violations`; later ones are only counted
+    KEPT_VIOLATIONS = 100
 
     def __init__(self, clock: Clock, *, strict: bool = False) -> None:
         self.clock = clock
         self.strict = strict                 # raise at the offending callback instead of recording
         self.owners: dict[TopicPartition, set[str]] = {}
         self._shared: set[TopicPartition] = set()   # partitions with more than one owner right now
-        self.events: list[LedgerEvent] = []
+        self._topic_partitions: dict[str, int] = {}  # existing partitions per topic
+        self._unsettled: dict[str, int] = {}         # ... of which not owned by exactly one member
         self.violations: list[DoubleOwnership] = []
+        self.violation_count = 0
         self.partitions: dict[TopicPartition, PartitionStats] = {}
         self.members: dict[str, MemberStats] = {}
         self.window_start = clock.now_ms()
@@ -100,19 +106,59 @@ class OwnershipLedger:
         self._close_member(st)
 
     def stopped(self, member: str) -> None:
-        """The member closed cleanly (its callbacks already released everything)."""
+        """The member closed cleanly.  Its callbacks normally released everything already; whatever is left
+        is released as *revoked* (an orderly hand-over, as Kafka's close() revokes), not as lost."""
         st = self.members.setdefault(member, MemberStats())
         if st.owned:
-            self._release(member, frozenset(st.owned), "crashed")
+            self._release(member, frozenset(st.owned), "revoked")
         self._close_member(st)
 
     def add_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         """Partitions that exist from now on (unowned until assigned)."""
         now = self.clock.now_ms()
         for tp in partitions:
-            if tp not in self.partitions:
-                self.partitions[tp] = PartitionStats(unowned_since=now)
-                self.owners.setdefault(tp, set())
+            if tp not in self.owners:
+                self._register(tp, now)
+
+    def remove_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        """Partitions that no longer exist (a topic shrank or was deleted): their owners stop owning them
+        without a callback; their statistics so far are kept.  Later callbacks naming them are ignored."""
+        now = self.clock.now_ms()
+        for tp in partitions:
+            owners = self.owners.pop(tp, None)
+            if owners is None:
+                continue
+            self._topic_partitions[tp.topic] -= 1
+            if len(owners) != 1:
+                self._unsettled[tp.topic] -= 1
+            self._shared.discard(tp)
+            for member in owners:
+                st = self.members[member]
+                st.owned.discard(tp)
+                if not st.owned and st.alive and st.empty_since is None:
+                    st.empty_since = now
+            ps = self.partitions[tp]
+            if ps.unowned_since is not None:
+                pause = now - max(ps.unowned_since, self.window_start)
+                ps.unowned_ms += pause
+                ps.max_pause_ms = max(ps.max_pause_ms, pause)
+                ps.unowned_since = None
+
+    def _register(self, tp: TopicPartition, now: int) -> set[str]:
+        owners: set[str] = set()
+        self.owners[tp] = owners
+        ps = self.partitions.get(tp)
+        if ps is None:
+            self.partitions[tp] = PartitionStats(unowned_since=now)
+        else:   # it existed before, was removed, and exists again
+            ps.unowned_since = now
+        self._topic_partitions[tp.topic] = self._topic_partitions.get(tp.topic, 0) + 1
+        self._unsettled[tp.topic] = self._unsettled.get(tp.topic, 0) + 1   # no owner yet
+        return owners
+
+    def _owner_count_changed(self, tp: TopicPartition, before: int, after: int) -> None:
+        if (before == 1) != (after == 1):
+            self._unsettled[tp.topic] += 1 if before == 1 else -1
 
     def reset_window(self) -> None:
         """Start measuring now: pause counters restart, ownership is kept."""
@@ -131,17 +177,19 @@ class OwnershipLedger:
     def assigned(self, member: str, partitions: frozenset[TopicPartition]) -> None:
         now = self.clock.now_ms()
         st = self.members.setdefault(member, MemberStats(alive=True))
-        self.events.append(LedgerEvent(now, member, "assigned", frozenset(partitions)))
         for tp in partitions:
-            owners = self.owners.setdefault(tp, set())
+            owners = self.owners.get(tp)
+            if owners is None:
+                owners = self._register(tp, now)
             others = owners - {member}
             if others:
-                v = DoubleOwnership(now, tp, (*sorted(others), member))
-                self.violations.append(v)
+                self.violation_count += 1
+                if len(self.violations) < self.KEPT_VIOLATIONS:
+                    self.violations.append(DoubleOwnership(now, tp, (*sorted(others), member)))
                 if self.strict:
                     raise InvariantError(f"t={now}: partition {tp!r} assigned to {member!r} while owned by "
                                          f"{sorted(others)}")
-            ps = self.partitions.setdefault(tp, PartitionStats(unowned_since=now))
+            ps = self.partitions[tp]
             if member not in owners:
                 st.gained += 1
                 if ps.unowned_since is not None:
@@ -154,7 +202,8 @@ class OwnershipLedger:
                     ps.moves += 1
                     st.moved_in += 1
                 ps.last_owner = member
-            owners.add(member)
+                owners.add(member)
+                self._owner_count_changed(tp, len(owners) - 1, len(owners))
             if len(owners) > 1:
                 self._shared.add(tp)
             st.owned.add(tp)
@@ -168,12 +217,12 @@ class OwnershipLedger:
     def _release(self, member: str, partitions: frozenset[TopicPartition], kind: str) -> None:
         now = self.clock.now_ms()
         st = self.members.setdefault(member, MemberStats(alive=True))
-        self.events.append(LedgerEvent(now, member, kind, partitions))
         for tp in partitions:
             owners = self.owners.get(tp)
             if owners is None or member not in owners:
                 continue   # Kafka may call revoke/lost with partitions already dropped (e.g. empty eager revoke)
             owners.discard(member)
+            self._owner_count_changed(tp, len(owners) + 1, len(owners))
             if len(owners) <= 1:
                 self._shared.discard(tp)
             st.owned.discard(tp)
@@ -181,9 +230,8 @@ class OwnershipLedger:
                 st.revoked += 1
             elif kind in ("lost", "crashed"):
                 st.lost += 1
-            ps = self.partitions.setdefault(tp, PartitionStats())
             if not owners:
-                ps.unowned_since = now
+                self.partitions[tp].unowned_since = now
         if not st.owned and st.alive and st.empty_since is None:
             st.empty_since = now
 
@@ -195,6 +243,14 @@ class OwnershipLedger:
         st.alive = False
 
     # ------------------------------------------------------------------ queries
+    def partition_count(self, topic: str) -> int:
+        """Partitions of ``topic`` that exist now."""
+        return self._topic_partitions.get(topic, 0)
+
+    def unsettled(self, topic: str) -> int:
+        """Partitions of ``topic`` not owned by exactly one member right now (kept incrementally: O(1))."""
+        return self._unsettled.get(topic, 0)
+
     def owner_of(self, tp: TopicPartition) -> set[str]:
         return set(self.owners.get(tp, ()))
 
@@ -215,7 +271,7 @@ class OwnershipLedger:
             first = self.violations[0] if self.violations else None
             raise InvariantError(
                 f"double ownership: now {sorted((repr(k), sorted(v)) for k, v in now.items())[:5]}; "
-                f"{len(self.violations)} violation(s) recorded, first {first}"
+                f"{self.violation_count} violation(s) recorded, first {first}"
             )
 
     def unowned(self) -> set[TopicPartition]:
@@ -225,7 +281,7 @@ class OwnershipLedger:
         """Account the open intervals up to now (call before reading the stats)."""
         now = self.clock.now_ms()
         for ps in self.partitions.values():
-            if ps.unowned_since is not None:
+            if ps.unowned_since is not None:   # only existing partitions have an open interval
                 pause = now - max(ps.unowned_since, self.window_start)
                 ps.unowned_ms += pause
                 ps.max_pause_ms = max(ps.max_pause_ms, pause)

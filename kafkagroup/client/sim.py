@@ -215,7 +215,7 @@ class GroupHarness:
         target = self.clock.now_ms() + int(ms)
         next_check = self.clock.now_ms() + self.check_every_ms
         while True:
-            due = self.clock.next_deadline()   # O(live timers) per call: see the report's note on ManualClock
+            due = self.clock.next_deadline()   # amortised O(log timers): cancelled timers leave the heap top
             step_to = target if due is None or due > target else max(due, self.clock.now_ms())
             self.clock.advance_to(step_to)
             if self.exclusive and step_to >= next_check:
@@ -252,7 +252,10 @@ class GroupHarness:
 
     def is_stable(self) -> bool:
         """Coordinator Stable; every running member STABLE in its generation with nothing pending; every
-        partition of a subscribed topic owned by exactly one running member."""
+        partition of a subscribed topic owned by exactly one running member.
+
+        Cost O(members + subscribed topics): the ledger keeps per topic the count of partitions without a
+        single owner, so nothing scans the partitions (this runs after every event while settling)."""
         g = self.coordinator.group(self.group_id)
         if g is not None and g.state in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE):
             return False   # cheap exit first: this runs after every event while settling
@@ -269,16 +272,27 @@ class GroupHarness:
             if m.rejoin_pending:
                 return False
         subscribed = set().union(*(m.subscription for m in running))
-        for tp in self._all_partitions():
-            if tp.topic in subscribed and len(self.ledger.owners.get(tp, ())) != 1:
+        counts = self.cluster.partitions_per_topic
+        for topic in subscribed:
+            self._sync_ledger(topic, counts.get(topic, 0))
+            if self.ledger.unsettled(topic):
                 return False
         return True
+
+    def _sync_ledger(self, topic: str, count: int) -> None:
+        """Make the ledger's partitions of ``topic`` those of the cluster (also after a test changed
+        ``self.cluster`` directly).  Assumes partitions 0..n-1 are registered, as this harness does."""
+        known = self.ledger.partition_count(topic)
+        if known < count:
+            self.ledger.add_partitions(TopicPartition(topic, p) for p in range(known, count))
+        elif known > count:
+            self.ledger.remove_partitions(TopicPartition(topic, p) for p in range(count, known))
 
     # ------------------------------------------------------------------ cluster
     def set_partitions(self, topic: str, count: int, *, refresh: bool = False) -> None:
         """Grow (or create) a topic; members notice at their next metadata refresh (or now with ``refresh``)."""
         self.cluster.set_partitions(topic, count)
-        self.ledger.add_partitions(self._all_partitions())
+        self._sync_ledger(topic, count)
         if refresh:
             for m in self.running:
                 m.refresh_metadata()
@@ -530,7 +544,7 @@ def _report(h: GroupHarness, scenario: Mapping[str, Any], strategy: list[str], t
         moved_partitions=sum(p.moves for p in parts),
         partition_unowned_ms=sum(p.unowned_ms for p in parts),
         max_partition_pause_ms=max((p.max_pause_ms for p in parts), default=0),
-        double_ownership=len(ledger.violations),
+        double_ownership=ledger.violation_count,
         final_min_load=min(loads),
         final_max_load=max(loads),
         steps=steps,

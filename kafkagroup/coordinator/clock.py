@@ -187,4 +187,3 @@ class AsyncioClock:
             callback()
 
         return self.loop.call_at(deadline_ms / 1000.0 - self._epoch_offset(), fire)
-

@@ -374,3 +374,24 @@ def test_static_leader_restart_does_not_notice_partitions_added_meanwhile():
     h.set_partitions("t1", 8)                     # the next change is noticed and fixes both
     assert h.settle(60_000) is not None and h.generation() > gen
     assert_complete_and_balanced(h)
+
+
+def test_harness_stability_follows_the_cluster_even_when_changed_directly():
+    """is_stable() counts partitions without a single owner per topic in the ledger; the ledger follows the
+    cluster's partition counts even when a test changes ``h.cluster`` directly (grow, shrink, delete)."""
+    h = harness("range", topics={"t": 6, "u": 2})
+    for _ in range(2):
+        h.add()
+    assert h.settle() is not None
+    for change in (lambda c: c.set_partitions("t", 9), lambda c: c.set_partitions("t", 3),
+                   lambda c: c.delete_topic("u")):
+        grows = h.cluster.partitions_per_topic["t"] == 6
+        change(h.cluster)
+        if grows:
+            assert not h.is_stable()                   # t-6..t-8 have no owner yet
+        for m in h.running:
+            m.refresh_metadata()
+        assert h.settle(60_000) is not None
+        owned = sorted(tp for parts in h.assignment().values() for tp in parts)
+        assert owned == sorted(TopicPartition(t, p) for t, n in h.cluster.partitions_per_topic.items()
+                               for p in range(n))

@@ -143,6 +143,57 @@ def test_ledger_owned_nothing_time():
     assert ledger.members["m"].owned_nothing_ms == 350
 
 
+def test_ledger_clean_stop_releases_leftovers_as_revoked_not_lost():
+    clock = ManualClock()
+    ledger = OwnershipLedger(clock)
+    ledger.add_partitions([TP("t", 0), TP("t", 1)])
+    cb = ledger.callbacks("m")
+    cb["on_assign"](frozenset({TP("t", 0), TP("t", 1)}))
+    ledger.stopped("m")                         # clean close whose callbacks did not report everything
+    st = ledger.members["m"]
+    assert (st.lost, st.revoked, st.alive) == (0, 2, False)
+    assert ledger.unowned() == {TP("t", 0), TP("t", 1)}
+    ledger.crashed("m")                         # nothing left to lose
+    assert st.lost == 0
+
+
+def test_ledger_counts_partitions_without_a_single_owner_per_topic():
+    clock = ManualClock()
+    ledger = OwnershipLedger(clock)
+    ledger.add_partitions([TP("t", 0), TP("t", 1), TP("t", 2), TP("u", 0)])
+    assert (ledger.unsettled("t"), ledger.unsettled("u"), ledger.unsettled("absent")) == (3, 1, 0)
+    assert ledger.partition_count("t") == 3
+    a, b = ledger.callbacks("a"), ledger.callbacks("b")
+    a["on_assign"](frozenset({TP("t", 0), TP("t", 1)}))
+    assert ledger.unsettled("t") == 1
+    b["on_assign"](frozenset({TP("t", 1), TP("t", 2)}))     # t-1 owned twice
+    assert ledger.unsettled("t") == 1
+    a["on_revoke"](frozenset({TP("t", 1)}))
+    assert ledger.unsettled("t") == 0
+    ledger.crashed("b")
+    assert ledger.unsettled("t") == 2
+    ledger.remove_partitions([TP("t", 1), TP("t", 2)])     # the topic shrank to one partition
+    assert (ledger.unsettled("t"), ledger.partition_count("t")) == (0, 1)
+    b2 = ledger.callbacks("b")
+    b2["on_revoke"](frozenset({TP("t", 2)}))              # a late callback about a removed partition is harmless
+    assert ledger.unsettled("t") == 0
+
+
+def test_ledger_memory_is_bounded():
+    clock = ManualClock()
+    ledger = OwnershipLedger(clock)
+    ledger.add_partitions([TP("t", 0)])
+    a, b = ledger.callbacks("a"), ledger.callbacks("b")
+    a["on_assign"](frozenset({TP("t", 0)}))
+    for _ in range(1_000):
+        b["on_assign"](frozenset({TP("t", 0)}))
+        b["on_revoke"](frozenset({TP("t", 0)}))
+    assert ledger.violation_count == 1_000
+    assert len(ledger.violations) == OwnershipLedger.KEPT_VIOLATIONS < 1_000
+    assert ledger.violations[0].owners == ("a", "b")
+    assert not hasattr(ledger, "events")        # no per-callback history: the report does not use it
+
+
 # ------------------------------------------------------------------------------------------ cluster / wire
 def test_cluster_snapshots_and_patterns():
     import re
