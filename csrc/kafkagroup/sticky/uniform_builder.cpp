@@ -41,9 +41,20 @@ void fill_rack_matching(const Input& in, const std::vector<int32_t>& free_parts,
         for (int64_t k = p.replica_offsets[free_parts[i]]; k < p.replica_offsets[free_parts[i] + 1]; ++k)
             if (rack_of_interest(p.replica_racks[k]))
                 weight[i] += rack_off[p.replica_racks[k] + 1] - rack_off[p.replica_racks[k]];
+    // Stable order by weight: a counting sort when weights span a small range (they count members, so
+    // they do unless replica lists are long), else a stable sort.
     std::vector<std::size_t> order(free_parts.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weight[a] < weight[b]; });
+    int64_t max_weight = 0;
+    for (int64_t w : weight) max_weight = std::max(max_weight, w);
+    if (max_weight <= static_cast<int64_t>(4 * free_parts.size() + 64)) {
+        std::vector<std::size_t> start(static_cast<std::size_t>(max_weight) + 2, 0);
+        for (int64_t w : weight) ++start[static_cast<std::size_t>(w) + 1];
+        for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+        for (std::size_t i = 0; i < weight.size(); ++i) order[start[static_cast<std::size_t>(weight[i])]++] = i;
+    } else {
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weight[a] < weight[b]; });
+    }
     for (std::size_t i : order) {
         const int32_t part = free_parts[i];
         for (int64_t k = p.replica_offsets[part]; k < p.replica_offsets[part + 1]; ++k) {
