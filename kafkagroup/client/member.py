@@ -27,7 +27,10 @@ Protocol summary (spec references in brackets):
 Application-facing behaviour: by default the member behaves as an application that polls continuously
 (``auto_poll=True``): a requested rejoin starts ``poll_delay_ms`` later.  :meth:`stall` stops polling (a
 stuck consumer: after ``max.poll.interval.ms`` the member leaves the group, as Kafka's heartbeat thread
-does), :meth:`poll` is the explicit poll (raises a pending callback error or fatal error).
+does), :meth:`poll` is the explicit poll: it raises, once, the first error since the last poll -- a rebalance
+callback's or assignor plug-in's error, an :class:`UnexpectedCoordinatorError` (a JoinGroup/SyncGroup error
+without a specific reaction; the member rejoins after ``retry.backoff.ms``), or a :class:`FatalMemberError`
+(only 82/23/26/24/30/81; the member stops).  Every such error is also kept in :attr:`GroupMember.errors`.
 """
 from __future__ import annotations
 
