@@ -50,7 +50,7 @@ def figures(h: GroupHarness, start_ms: int, start_gen: int, existing: set[str]) 
             f"moved {sum(p.moves for p in parts)}, {len(stopped)} of {len(existing)} members stopped "
             f"({sum(stopped) / 1000:,.1f} member-s), "
             f"unowned {sum(p.unowned_ms for p in parts) / 1000:,.1f} partition-s, "
-            f"max pause {max(p.max_pause_ms for p in parts)} ms, violations {len(h.ledger.violations)}")
+            f"max pause {max(p.max_pause_ms for p in parts)} ms, violations {h.ledger.violation_count}")
 
 
 def _run(benchmark, report, strategy: str, change: str) -> None:
