@@ -100,7 +100,7 @@ def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
             instances[instance_id] = member_id
         if not isinstance(metadata, bytes):
             raise TypeError(f"member {member_id!r}: metadata must be bytes, got {type(metadata).__name__}")
-        ordered.append((member_id, instance_id, metadata))
+        ordered.append(entry if entry[1] is instance_id else (member_id, instance_id, metadata))
     static = [m for m in ordered if m[1] is not None]
     dynamic = [m for m in ordered if m[1] is None] if static else ordered
     _java_sort(static, 1)
