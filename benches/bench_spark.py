@@ -8,7 +8,7 @@ timed run writes the assignment rows to Spark's ``noop`` sink (every row is prod
 Rows (printed as ratios in the summary table):
 - assign_groups on group rows (mapInArrow) vs the single-process loop over the same Arrow batches
   (kafkagroup.fleet.assign_fleet_local: same interning, one engine call per group, no Spark);
-- assign_groups on member rows (adds the groupBy that nests members) vs the same loop;
+- assign_groups on member rows (adds the shuffle + sort by group_id) vs the same loop;
 - on a subset of the fleet: mapInArrow vs mapInPandas (the same batch code behind pandas conversions),
   vs the pandas_udf form, and vs groupBy().applyInPandas calling kafka-python 3.0.12's assignor per
   group (capped: KAFKAGROUP_PEER_CAP_S).
@@ -112,7 +112,7 @@ def test_spark_group_rows_vs_local_loop(benchmark, report, fleet, inputs):
 def test_spark_member_rows_vs_local_loop(benchmark, report, fleet, inputs):
     local = sorted(_local_ms(fleet.groups, fleet.topics) for _ in range(3))[1]   # median of 3
     benchmark.pedantic(_run_spark, args=(inputs.members, inputs.topics), rounds=3, iterations=1, warmup_rounds=1)
-    report.add("spark assign_groups, member rows (groupBy + mapInArrow)", benchmark, "single-process loop", local, 0,
+    report.add("spark assign_groups, member rows (sort by group + mapInArrow)", benchmark, "single-process loop", local, 0,
                _note(fleet.groups, fleet.topics, benchmark.stats.stats.median))
 
 
