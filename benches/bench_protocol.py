@@ -16,9 +16,9 @@ fills decode_group's decoder pool, so the timed rounds are the steady state of a
 every rebalance. Run with ``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py``
 (prints its own table, with minor page faults per call, and encode once more with each call's output
 freed before the next call). When the ~23 MB of assignment bytes end up at the top of the heap and are
-freed, glibc returns them to the kernel and the next call faults them in again (about 5,600 faults,
-10-20 ms on the shared VM; seen in a process that only decodes and encodes, not in this one, whose
-heap top holds kafka-python's objects). That is the allocator's trim policy, removed by
+freed, glibc returns them to the kernel and the next call faults them in again (about 5,500 faults,
+10-20 ms on the shared VM; whether it happens depends on what else sits on the heap, so the faults
+column shows it per run). That is the allocator's trim policy, removed by
 MALLOC_TRIM_THRESHOLD_ / MALLOC_TOP_PAD_; pytest-benchmark keeps the previous round's result alive,
 so it does not see it either.
 
