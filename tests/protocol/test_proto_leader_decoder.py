@@ -173,3 +173,17 @@ def test_names_differing_in_any_one_byte_stay_distinct(length):
     outcome = _agree(members, metadata)
     assert outcome[0] == "ok" and len(outcome[1]["topics"]) == length + 1
     assert sorted(outcome[1]["owned_partitions"]) == list(range(length + 1))
+
+
+def test_empty_group():
+    assert _agree([], {"t0": 2})[1]["sub_offsets"] == [0]
+
+
+@pytest.mark.parametrize("member_racks", [False, True])
+def test_replica_racks_continue_the_member_rack_numbering(member_racks):
+    blob = [encode_subscription(Subscription(["t0", "t1"], rack_id=(f"r{i}" if member_racks else None))) for i in range(3)]
+    members = [(f"m{i}", None, b) for i, b in enumerate(blob)]
+    racks = {"t0": [["r2", "r9"], ["r1"]], "t1": [None]}
+    outcome = _agree(members, {"t0": 2, "t1": 1}, partition_racks=racks)
+    assert outcome[0] == "ok"
+    assert outcome[1]["racks"] == ([None, "r0", "r1", "r2", "r9"] if member_racks else [None, "r2", "r9", "r1"])
