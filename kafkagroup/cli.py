@@ -24,8 +24,29 @@ from kafkagroup.engine import assign_arrays, strategies
 from kafkagroup.errors import KafkaGroupError
 from kafkagroup.structs import TopicPartition
 
-# Optional subcommands living in other packages register here: name -> (add_arguments, run).
+# Optional subcommands living in other packages: name -> (help, add_arguments, run).
 EXTRA_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+
+def _register_spark_plan() -> None:
+    """``spark-plan`` comes from the optional Spark layer; without its extra the command explains how to get it."""
+    try:
+        from kafkagroup.spark.cli import HELP, add_arguments, run  # no pyspark import until run()
+    except ImportError as missing:
+        reason = str(missing)
+
+        def explain(args: argparse.Namespace) -> int:
+            print(f"kafkagroup spark-plan: {reason}", file=sys.stderr)
+            return 2
+
+        EXTRA_COMMANDS["spark-plan"] = ("plan a fleet on Spark (needs: pip install 'kafkagroup[spark]')",
+                                        lambda parser: parser.add_argument("rest", nargs=argparse.REMAINDER),
+                                        explain)
+        return
+    EXTRA_COMMANDS["spark-plan"] = (HELP, add_arguments, run)
+
+
+_register_spark_plan()
 
 
 def make_console() -> Console:
