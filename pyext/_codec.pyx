@@ -1006,20 +1006,29 @@ cdef inline void _put32(char* w, uint32_t v) noexcept:
 
 
 cdef inline void copy_small(char* dst, const char* src, Py_ssize_t n) noexcept:
-    """memcpy for short runs (topic name headers) without a libc call: 8-byte words, the last one
-    overlapping; under 8 bytes, byte by byte."""
-    cdef uint64_t x
-    cdef Py_ssize_t i = 0
-    if n >= 8:
-        while i + 8 < n:
-            memcpy(&x, src + i, 8)
-            memcpy(dst + i, &x, 8)
-            i += 8
-        memcpy(&x, src + n - 8, 8)
-        memcpy(dst + n - 8, &x, 8)
-        return
-    for i in range(n):
-        dst[i] = src[i]
+    """memcpy for topic-name headers without a libc call: up to 32 bytes as overlapping 8-byte words
+    (loads first, then stores), longer ones by memcpy; under 8 bytes, byte by byte."""
+    cdef uint64_t a, b, c, d
+    cdef Py_ssize_t i
+    if n > 32:
+        memcpy(dst, src, n)
+    elif n >= 16:
+        memcpy(&a, src, 8)
+        memcpy(&b, src + 8, 8)
+        memcpy(&c, src + n - 16, 8)
+        memcpy(&d, src + n - 8, 8)
+        memcpy(dst, &a, 8)
+        memcpy(dst + 8, &b, 8)
+        memcpy(dst + n - 16, &c, 8)
+        memcpy(dst + n - 8, &d, 8)
+    elif n >= 8:
+        memcpy(&a, src, 8)
+        memcpy(&b, src + n - 8, 8)
+        memcpy(dst, &a, 8)
+        memcpy(dst + n - 8, &b, 8)
+    else:
+        for i in range(n):
+            dst[i] = src[i]
 
 
 cdef struct Writer:   # one member's assignment being written
