@@ -29,7 +29,7 @@ with atheris.instrument_imports(include=["kafkagroup"]):
         encode_assignment,
         encode_subscription,
     )
-    from kafkagroup.protocol.java_order import java_string_key
+    from kafkagroup.java_order import java_string_key
     from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafkagroup.model import java_order_key
+from kafkagroup.model import java_string_key
 
 Assignment = dict[str, list[tuple[str, int]]]
 
@@ -19,7 +19,7 @@ def _member_info_order(members: Mapping[str, Any]) -> list[str]:
     """Kafka's MemberInfo.compareTo: static members by instance id first, then by member id."""
     def key(mid: str) -> tuple[int, bytes]:
         inst = members[mid].get("instance")
-        return (0, java_order_key(inst)) if inst else (1, java_order_key(mid))
+        return (0, java_string_key(inst)) if inst else (1, java_string_key(mid))
     return sorted(members, key=key)
 
 
@@ -30,7 +30,7 @@ def _count(spec: Any) -> int:
 def roundrobin(topics: Mapping[str, Any], members: Mapping[str, Any]) -> Assignment:
     order = _member_info_order(members)
     out: Assignment = {m: [] for m in members}
-    subscribed = sorted({t for m in members.values() for t in m["topics"]}, key=java_order_key)
+    subscribed = sorted({t for m in members.values() for t in m["topics"]}, key=java_string_key)
     cursor = 0
     for t in subscribed:
         if t not in topics:

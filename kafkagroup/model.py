@@ -31,14 +31,10 @@ from typing import Any
 import numpy as np
 
 from kafkagroup.errors import InvalidGroupError
+from kafkagroup.java_order import java_string_key
 
 # A topic's metadata: a partition count, or one list of replica racks per partition.
 TopicSpec = int | Sequence[Sequence[str | None] | None]
-
-
-def java_order_key(s: str) -> bytes:
-    """Sort key giving Java's ``String.compareTo`` order (UTF-16 code units, big-endian bytes)."""
-    return s.encode("utf-16-be", "surrogatepass")
 
 
 @dataclass(frozen=True)
@@ -210,16 +206,16 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                                         f"group.instance.id {m.instance_id!r}")
             instances[m.instance_id] = m.member_id
     # MemberInfo order: static members by instance id, then dynamic members by member id.
-    members.sort(key=lambda m: (0, java_order_key(m.instance_id)) if m.instance_id is not None
-                 else (1, java_order_key(m.member_id)))
+    members.sort(key=lambda m: (0, java_string_key(m.instance_id)) if m.instance_id is not None
+                 else (1, java_string_key(m.member_id)))
 
     # Topics: those in the metadata that at least one member subscribes to, in Java order.
     for m in members:
         if len(set(m.topics)) != len(m.topics):
             raise InvalidGroupError(f"member {m.member_id!r} lists a topic twice: {list(m.topics)}")
     subscribed = set(chain.from_iterable(m.topics for m in members))
-    unknown = sorted((t for t in subscribed if t not in specs), key=java_order_key)
-    topics = sorted((t for t in subscribed if t in specs), key=java_order_key)
+    unknown = sorted((t for t in subscribed if t not in specs), key=java_string_key)
+    topics = sorted((t for t in subscribed if t in specs), key=java_string_key)
     topic_id = {t: i for i, t in enumerate(topics)}
     partition_count = np.fromiter((specs[t][0] for t in topics), dtype=np.int32, count=len(topics))
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)

@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from kafkagroup.coordinator.errors import IllegalGroupStateError
 from kafkagroup.coordinator.messages import JoinGroupResponseMember
-from kafkagroup.coordinator.partitioning import java_string_hashcode
 from kafkagroup.coordinator.subscriptions import group_subscribed_topics
-from kafkagroup.protocol.java_order import java_hashmap_order
+from kafkagroup.java_order import hashmap_spread, java_hashmap_order
 from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,12 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kafkagroup.coordinator.messages import JoinGroupResponse, SyncGroupResponse
 
 __all__ = ["GroupState", "ClassicGroupMember", "ClassicGroup", "OffsetAndMetadata"]
-
-
-def _java_spread(key: str) -> int:
-    """``HashMap.hash``: the String hash with its high half folded into the low half."""
-    h = java_string_hashcode(key) & 0xFFFFFFFF
-    return h ^ (h >> 16)
 
 
 class GroupState(Enum):
@@ -365,7 +358,7 @@ class ClassicGroup:
         best: tuple[int, int] | None = None
         chosen = None
         for member_id in member_ids:
-            key = (_java_spread(member_id) & mask, seq[member_id])
+            key = (hashmap_spread(member_id) & mask, seq[member_id])
             if best is None or key < best:
                 best, chosen = key, member_id
         return chosen

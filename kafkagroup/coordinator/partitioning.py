@@ -6,31 +6,18 @@
 
     >>> partition_for("my-group")
     12
-    >>> java_string_hashcode("polygenelubricants"), partition_for("polygenelubricants")
+    >>> java_string_hash("polygenelubricants"), partition_for("polygenelubricants")
     (-2147483648, 0)
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["java_string_hashcode", "kafka_abs", "partition_for"]
+from kafkagroup.java_order import java_string_hash
 
-_MASK = 0xFFFFFFFF
+__all__ = ["kafka_abs", "partition_for"]
+
 _INT_MIN = -(1 << 31)
-
-
-def java_string_hashcode(s: str) -> int:
-    """Java's ``String.hashCode()``: ``h = 31*h + c`` over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    for ch in s:
-        c = ord(ch)
-        if c > 0xFFFF:  # supplementary character: two UTF-16 code units (high, low surrogate)
-            c -= 0x10000
-            h = (31 * h + (0xD800 | (c >> 10))) & _MASK
-            h = (31 * h + (0xDC00 | (c & 0x3FF))) & _MASK
-        else:
-            h = (31 * h + c) & _MASK
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def kafka_abs(n: int) -> int:
@@ -51,4 +38,4 @@ def partition_for(group_id: str, num_partitions: int = 50) -> int:
 
 @lru_cache(maxsize=65_536)
 def _partition_for(group_id: str, num_partitions: int) -> int:
-    return kafka_abs(java_string_hashcode(group_id)) % num_partitions
+    return kafka_abs(java_string_hash(group_id)) % num_partitions

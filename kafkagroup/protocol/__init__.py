@@ -5,7 +5,7 @@ data, and the group leader's bulk codec between member bytes and the engine's co
 - :mod:`.user_data` -- StickyAssignor and CooperativeStickyAssignor user data;
 - :mod:`.leader` -- decode N members' metadata into CSR arrays, encode N assignments from ``owner[]``
   (Cython ``kafkagroup._codec`` when built, a pure-Python twin otherwise);
-- :mod:`.java_order` -- the Java orders (String.compareTo, HashMap iteration) the bytes depend on.
+- :mod:`kafkagroup.java_order` -- the Java orders (String.compareTo, HashMap iteration) the bytes depend on.
 """
 from kafkagroup.protocol.consumer_protocol import (
     MAX_VERSION,

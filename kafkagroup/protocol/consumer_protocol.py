@@ -35,7 +35,7 @@ from typing import Iterable, Optional, Sequence
 
 from kafkagroup.errors import ProtocolError
 from kafkagroup.protocol._wire import Reader, Writer
-from kafkagroup.protocol.java_order import java_string_key
+from kafkagroup.java_order import java_string_key
 from kafkagroup.structs import TopicPartition
 
 #: Highest ConsumerProtocol version this codec writes (and reads field by field).

@@ -47,7 +47,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kafkagroup.errors import InvalidGroupError, InvariantError
-from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group, java_order_key
+from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group, java_string_key
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
 from kafkagroup.protocol.user_data import COOPERATIVE_STICKY, STICKY, member_owned_and_generation
 
@@ -116,7 +116,7 @@ def _java_sort(entries: list[JoinedMember], index: int) -> None:
     if text.isascii() or max(text, default="") < "\U00010000":
         entries.sort(key=itemgetter(index))
     else:
-        entries.sort(key=lambda e: java_order_key(e[index]))
+        entries.sort(key=lambda e: java_string_key(e[index]))
 
 
 def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,

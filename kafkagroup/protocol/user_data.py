@@ -10,7 +10,7 @@ What each Java assignor sends (the kafkagroup assignors call these to send the s
       v1: v0 + generation int32
 
   Topics are grouped as ``CollectionUtils.groupPartitionsByTopic`` groups them (Java HashMap order,
-  see :mod:`kafkagroup.protocol.java_order`); partitions keep their input order.
+  see :mod:`kafkagroup.java_order`); partitions keep their input order.
 - ``cooperative-sticky``: just the generation, one int32 (COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0) --
   :func:`cooperative_sticky_user_data`; the owned partitions travel in the subscription's own field.
 
@@ -36,7 +36,7 @@ from kafkagroup.protocol.consumer_protocol import (
     read_topic_partitions,
     write_topic_partitions,
 )
-from kafkagroup.protocol.java_order import java_hashmap_order
+from kafkagroup.java_order import java_hashmap_order
 from kafkagroup.structs import TopicPartition
 
 STICKY = "sticky"

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkagroup.model import java_order_key
+from kafkagroup.model import java_string_key
 
 MEMBER_FIELDS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
 I32_MAX = 2**31 - 1
@@ -57,7 +57,7 @@ def java_rank(strings: pa.Array) -> np.ndarray:
         return np.asarray(pc.rank(strings, sort_keys="ascending", tiebreaker="dense"), dtype=np.int64) - 1
     encoded = pc.dictionary_encode(strings)
     distinct = encoded.dictionary.to_pylist()
-    order = sorted(range(len(distinct)), key=lambda i: java_order_key(distinct[i]))
+    order = sorted(range(len(distinct)), key=lambda i: java_string_key(distinct[i]))
     rank_of_code = np.empty(len(distinct), dtype=np.int64)
     rank_of_code[order] = np.arange(len(distinct))
     return rank_of_code[np.asarray(encoded.indices, dtype=np.int64)]

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from kafkagroup.coordinator import (
     DeleteGroupsRequest, DescribeGroupsRequest, JoinGroupRequest, ListGroupsRequest, OffsetFetchRequest,
 )
-from kafkagroup.coordinator.partitioning import java_string_hashcode, kafka_abs, partition_for
+from kafkagroup.coordinator.partitioning import kafka_abs, partition_for
+from kafkagroup.java_order import java_string_hash
 
 
 def test_C01_requests_for_a_group_on_a_partition_not_owned_get_not_coordinator() -> None:
@@ -105,7 +106,7 @@ SPEC_TABLE = [
 
 def test_partition_for_matches_the_spec_table() -> None:
     for group_id, hashcode, p50, p2 in SPEC_TABLE:
-        assert java_string_hashcode(group_id) == hashcode, group_id
+        assert java_string_hash(group_id) == hashcode, group_id
         assert partition_for(group_id) == p50, group_id
         assert partition_for(group_id, 2) == p2, group_id
     assert kafka_abs(-(2 ** 31)) == 0 and kafka_abs(-5) == 5
@@ -124,7 +125,7 @@ def _reference_hashcode(s: str) -> int:
 @given(st.text(), st.integers(min_value=1, max_value=1000))
 def test_partition_for_equals_the_java_reference(group_id: str, n: int) -> None:
     h = _reference_hashcode(group_id)
-    assert java_string_hashcode(group_id) == h
+    assert java_string_hash(group_id) == h
     expected = (0 if h == -(2 ** 31) else abs(h)) % n
     assert partition_for(group_id, n) == expected
     assert 0 <= partition_for(group_id, n) < n

@@ -215,13 +215,13 @@ def test_unit_our_replacement_leader_rule_is_java_hashmap_order() -> None:
 
 def test_unit_java_member_order_within_a_bucket_is_insertion_order_and_survives_resizes() -> None:
     """Unit test of the HashMap-order helper behind our replacement-leader choice (spec §8 leaves it open)."""
-    from kafkagroup.coordinator.group import _java_spread
+    from kafkagroup.java_order import hashmap_spread
     g = ClassicGroup("g", now_ms=0)
     ids = [f"member-{i}" for i in range(40)]             # grows the table 16 -> 32 -> 64
     for m in ids:
         g.add(_member(m, "range"))
     assert g._java_capacity == 64
-    expected = sorted(ids, key=lambda m: (_java_spread(m) & 63, ids.index(m)))
+    expected = sorted(ids, key=lambda m: (hashmap_spread(m) & 63, ids.index(m)))
     assert g.first_in_java_order(ids) == expected[0]
     g.remove(expected[0])
     assert g.first_in_java_order(g.members) == expected[1]

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 MODULES = ["kafkagroup.protocol.consumer_protocol", "kafkagroup.protocol.user_data",
-           "kafkagroup.protocol.leader", "kafkagroup.protocol.java_order"]
+           "kafkagroup.protocol.leader", "kafkagroup.java_order"]
 
 
 @pytest.mark.parametrize("name", MODULES)

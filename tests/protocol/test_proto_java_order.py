@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkagroup.protocol.java_order import java_hashmap_order, java_string_hash, java_string_key
+from kafkagroup.java_order import java_hashmap_order, java_string_hash, java_string_key
 
 JAVA_SRC = Path(__file__).resolve().parent / "java" / "HashMapOrder.java"
 

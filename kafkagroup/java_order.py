@@ -1,5 +1,10 @@
-"""Orders that Java's collections give Kafka's wire messages, reproduced so the bytes match.
+"""Java's string semantics that Kafka's behaviour depends on, in one place.
 
+Used by the assignors' ordering (kafkagroup.model), the wire codec (sorted topics, the sticky user data's
+topic order), the coordinator (partition_for, HashMap-ordered vote ties and leader choice) and Spark.
+
+- :func:`java_string_hash`: ``String.hashCode()`` over UTF-16 code units, a signed int32;
+  :func:`hashmap_spread`: ``HashMap.hash`` of a String key (high half folded into the low half).
 - :func:`java_string_key`: ``String.compareTo`` compares UTF-16 code units, which differs from Python's
   code-point order for characters above U+FFFF (a surrogate pair sorts before U+E000..U+FFFF in
   Java). Sorting by the UTF-16-BE bytes gives exactly Java's order.
@@ -37,8 +42,9 @@ def java_string_hash(s: str) -> int:
     return h - 0x100000000 if h & 0x80000000 else h
 
 
-def _spread(h: int) -> int:
-    u = h & 0xFFFFFFFF
+def hashmap_spread(key: str) -> int:
+    """``HashMap.hash(key)`` for a String key: its hashCode with the high half folded into the low half."""
+    u = java_string_hash(key) & 0xFFFFFFFF
     return u ^ (u >> 16)
 
 
@@ -73,7 +79,7 @@ def java_hashmap_order(keys: Iterable[str]) -> list[str]:
             resize()
         if key in spread_of:
             continue
-        h = _spread(java_string_hash(key))
+        h = hashmap_spread(key)
         spread_of[key] = h
         bucket = buckets[h & (capacity - 1)]
         bucket.insert(0, key)
