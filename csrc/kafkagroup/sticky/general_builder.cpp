@@ -71,7 +71,7 @@ public:
         fill_free();
         balance();  // builds the per-entry counts only if some chain has to be searched
         reduce_moves();
-        if (in_.rack_aware) align_racks(in_, owner_);
+        if (in_.rack_aware) align_racks(in_, owner_, /*across_topics=*/false);
         return std::move(owner_);
     }
 

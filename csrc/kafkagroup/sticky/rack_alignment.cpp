@@ -1,16 +1,19 @@
-// KIP-881 for different subscriptions, after balance and stickiness are settled: within each topic, the
-// partitions that have no sticky owner are redistributed among the members holding them, each member
-// keeping its count, so that as many as possible sit on a member in one of their replica racks (Kafka's
-// "rack-matching first, as long as balance does not suffer", made exact within a topic). Loads, the
-// partitions per (member, topic) and the moved count are unchanged; partitions kept by their sticky owner
-// and partitions held away from their sticky owner are not touched.
+// KIP-881, after balance and stickiness are settled (either builder): the partitions that have no sticky
+// owner are redistributed among the members holding them, each member keeping its count, so that as many
+// as possible sit on a member in one of their replica racks (Kafka's "rack-matching first, as long as
+// balance does not suffer", made exact for those partitions). With different subscriptions this is done
+// within each topic (a member keeps its count per topic, so only subscribed topics move); with equal
+// subscriptions across all topics at once (a member keeps its total). Loads, quotas and the moved count
+// are unchanged; partitions kept by their sticky owner and partitions held away from their sticky owner
+// are not touched. Kafka's own builders fill racks greedily (first match, round robin) and can leave
+// partitions off-rack where a matching placement exists; this pass removes those.
 //
-// Per topic this is a b-matching between partitions and member slots, solved as a max-flow on classes:
+// Each pool is a b-matching between partitions and member slots, solved as a max-flow on classes:
 // partitions grouped by which of the holders' racks their replicas cover, members grouped by rack (a
 // member without rack matches every partition, as Kafka's racksMismatch says). Partitions stay with their
-// current holder whenever the flow allows it, so an already aligned topic is left as it is.
-// Cost per topic: O(n * racks + flow) for n such partitions; the flow graph has at most (distinct
-// replica-rack classes) x (holder racks + 1) edges. Limits: a topic whose holders span more than 63
+// current holder whenever the flow allows it, so an aligned pool is left as it is.
+// Cost per pool: O(n * racks + flow) for n such partitions; the flow graph has at most (distinct
+// replica-rack classes) x (holder racks + 1) edges. Limits: a pool whose holders span more than 63
 // distinct racks, or whose partitions form more than 256 classes, is left as it is.
 #include <algorithm>
 #include <cstdint>
@@ -64,24 +67,29 @@ private:
 
 namespace {
 
-class TopicAligner {
+class PoolAligner {
 public:
-    explicit TopicAligner(const Input& in) : in_(in), p_(in.problem), holder_index_(static_cast<std::size_t>(in.M), -1) {}
+    explicit PoolAligner(const Input& in) : in_(in), p_(in.problem), holder_index_(static_cast<std::size_t>(in.M), -1) {}
 
-    void align(int32_t t, std::vector<int32_t>& owner) {
-        pool_.clear();
-        holders_.clear();
-        bool mismatch = false;
+    // Adds topic t's partitions without sticky owner to the pool.
+    void collect(int32_t t, const std::vector<int32_t>& owner) {
         for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
             const int32_t m = owner[part];
             if (m < 0 || in_.sticky_owner[part] >= 0) continue;
             pool_.push_back(part);
-            mismatch = mismatch || !in_.racks_match(m, part);
-            if (holder_index_[m] < 0) holder_index_[m] = 0, holders_.push_back(m);
+            mismatch_ = mismatch_ || !in_.racks_match(m, part);
+            if (holder_index_[m] < 0) holder_index_[m] = static_cast<int32_t>(holders_.size()), holders_.push_back(m);
         }
-        // Every such partition already on a matching member: nothing can improve (the usual case).
-        if (mismatch && pool_.size() >= 2 && holders_.size() >= 2) solve(owner);
+    }
+
+    // Redistributes the pool among its holders, then empties it.
+    void align(std::vector<int32_t>& owner) {
+        // Every pooled partition already on a matching member: nothing can improve (the usual case).
+        if (mismatch_ && pool_.size() >= 2 && holders_.size() >= 2) solve(owner);
         for (int32_t m : holders_) holder_index_[m] = -1;
+        pool_.clear();
+        holders_.clear();
+        mismatch_ = false;
     }
 
 private:
@@ -91,9 +99,8 @@ private:
         return static_cast<std::size_t>(std::lower_bound(racks_.begin(), racks_.end(), r) - racks_.begin());
     }
 
+    // Holders are in order of first appearance in the pool (deterministic; no sort needed).
     void solve(std::vector<int32_t>& owner) {
-        std::sort(holders_.begin(), holders_.end());
-        for (std::size_t h = 0; h < holders_.size(); ++h) holder_index_[holders_[h]] = static_cast<int32_t>(h);
         slots_.assign(holders_.size(), 0);
         for (int32_t part : pool_) ++slots_[holder_index_[owner[part]]];
         // Distinct racks of the holders (ascending): rack nodes [0, R); node R is "no rack" (matches all).
@@ -150,7 +157,7 @@ private:
             int64_t& q = quota_[class_of_[i] * W + rack_node(m)];
             if (q > 0 && slots_[h] > 0) --q, --slots_[h], next_owner_[i] = m;
         }
-        // 2. The remaining matched quota goes to holders of the rack node with free slots (ascending id).
+        // 2. The remaining matched quota goes to holders of the rack node with free slots (in holder order).
         node_holders_.assign(W, {});
         for (std::size_t h = 0; h < holders_.size(); ++h) node_holders_[rack_node(holders_[h])].push_back(h);
         std::vector<std::size_t> cursor(W, 0);
@@ -197,14 +204,19 @@ private:
     std::vector<uint64_t> masks_;
     std::vector<std::size_t> class_of_;
     std::vector<std::vector<std::size_t>> node_holders_;
+    bool mismatch_ = false;
 };
 
 }  // namespace
 
-void align_racks(const Input& in, std::vector<int32_t>& owner) {
-    TopicAligner aligner(in);
-    for (int32_t t = 0; t < in.T; ++t)
-        if (in.subscribed(t)) aligner.align(t, owner);
+void align_racks(const Input& in, std::vector<int32_t>& owner, bool across_topics) {
+    PoolAligner aligner(in);
+    for (int32_t t = 0; t < in.T; ++t) {
+        if (!in.subscribed(t)) continue;
+        aligner.collect(t, owner);
+        if (!across_topics) aligner.align(owner);
+    }
+    if (across_topics) aligner.align(owner);
 }
 
 }  // namespace sticky

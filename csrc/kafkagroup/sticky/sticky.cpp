@@ -11,7 +11,12 @@ std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepa
     if (prepared.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(prepared.num_partitions), kUnassigned);
     const bool uniform = subscriptions_uniform(problem, prepared);
     const sticky::Input input(problem, prepared, prev_owner, uniform);
-    return uniform ? sticky::build_uniform(input) : sticky::build_general(input);
+    if (!uniform) return sticky::build_general(input);  // aligns racks itself, after its own clean-up
+    std::vector<int32_t> owner = sticky::build_uniform(input);
+    // Kafka's constrained builder fills racks greedily; the ownerless partitions can be placed on matching
+    // racks without changing any quota, kept partition or the moved count (every member takes any topic).
+    if (input.rack_aware) sticky::align_racks(input, owner, /*across_topics=*/true);
+    return owner;
 }
 
 }  // namespace kafkagroup

@@ -9,7 +9,7 @@
 //   load_index.hpp            bucket queue of members by load (array based, O(1) amortised per step)
 //   general_builder.cpp       different subscriptions: fill, then min-cost augmenting paths to the
 //                             optimal (decreasingly minimal) load vector, keeping the most owned
-//   rack_alignment.cpp        general path, KIP-881: most rack matches within each topic, counts fixed
+//   rack_alignment.cpp        KIP-881, both paths: most rack matches within each topic, counts fixed
 //   cooperative.cpp           withhold every partition whose owner changes (KIP-429)
 #pragma once
 

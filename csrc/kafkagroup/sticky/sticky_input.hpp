@@ -43,9 +43,10 @@ bool use_rack_aware_assignment(const Problem& problem, const Prepared& prepared)
 std::vector<int32_t> build_uniform(const Input& in);
 std::vector<int32_t> build_general(const Input& in);
 
-// Rack-aware mode, general path (rack_alignment.cpp): within each topic, redistributes the partitions that
-// have no sticky owner among their holders (each keeps its count) to put the most on rack-matching members.
-void align_racks(const Input& in, std::vector<int32_t>& owner);
+// Rack-aware mode, both paths (rack_alignment.cpp): redistributes the partitions that have no sticky owner
+// among their holders to put the most on rack-matching members; each holder keeps its count per topic, or
+// (across_topics, for equal subscriptions) its total.
+void align_racks(const Input& in, std::vector<int32_t>& owner, bool across_topics);
 
 }  // namespace sticky
 }  // namespace kafkagroup
