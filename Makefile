@@ -43,7 +43,7 @@ test-fast: build
 	$(PY) -m pytest -q -m "not spark and not slow" tests
 
 bench: build
-	$(PY) -m pytest -q benches --benchmark-columns=median,min,rounds --benchmark-sort=name
+	cd benches && ../$(PY) -m pytest -q . -o python_files='bench_*.py' -p no:cacheprovider --benchmark-columns=median,min,rounds --benchmark-sort=name $(BENCH_ARGS)
 
 fuzz: build
 	$(PY) -m pip install -q "atheris>=2.3"
