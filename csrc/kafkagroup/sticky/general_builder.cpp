@@ -45,7 +45,6 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 
