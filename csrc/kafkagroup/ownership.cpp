@@ -15,9 +15,15 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     for (int32_t m = 0; m < pr.num_members; ++m) {
         for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) subscribed_by[p.sub_topics[i]] = m;
         const int32_t gen = p.generation.empty() ? kUnknownGeneration : p.generation[m];
+        int32_t t = 0;  // topic of the previous claim: claims usually come sorted, so the next one is in the
+                        // same topic or the next one (binary search otherwise); an empty topic t+1 falls back too
         for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
             const int32_t part = p.owned_partitions[i];
-            if (subscribed_by[pr.topic_of(part)] != m) continue;
+            if (part < pr.topic_base[t] || part >= pr.topic_base[t + 1]) {
+                if (part >= pr.topic_base[t + 1] && t + 2 <= pr.num_topics && part < pr.topic_base[t + 2]) ++t;
+                else t = pr.topic_of(part);
+            }
+            if (subscribed_by[t] != m) continue;
             if (gen > best_generation[part]) {
                 best_generation[part] = gen;
                 owner[part] = m;
