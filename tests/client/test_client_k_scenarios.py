@@ -274,14 +274,6 @@ def test_K10_static_member_never_sends_leave_group(scripted, protocol):
 
 
 # ---------------------------------------------------------------------------------------------- K11
-def _needs(strategy: str):
-    import kafkagroup
-
-    return pytest.mark.skipif(strategy not in kafkagroup.strategies(),
-                              reason=f"the engine has no {strategy!r} assignor yet")
-
-
-@_needs("cooperative-sticky")
 @pytest.mark.parametrize("partitions, expect1", [(3, [tp("t", 1)]), (4, [tp("t", 1), tp("t", 3)])])
 def test_K11_partition_claimed_twice_in_same_generation_is_withheld(scripted, partitions, expect1):
     from kafkagroup.client import ClusterMetadata

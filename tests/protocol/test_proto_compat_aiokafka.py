@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-aiokafka = pytest.importorskip("aiokafka")
+import aiokafka  # the test extra installs it; a missing client must fail, not skip
 
 from aiokafka.cluster import ClusterMetadata  # noqa: E402
 from aiokafka.coordinator.protocol import ConsumerProtocol  # noqa: E402

@@ -19,7 +19,8 @@ from kafkagroup.protocol import (
 from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 from kafkagroup.structs import TopicPartition
 
-pytestmark = pytest.mark.skipif(not native_available(), reason="kafkagroup._codec is not built")
+# The Cython codec is part of every build: its absence is a failure, not a reason to skip.
+assert native_available(), "kafkagroup._codec is not built (run make build)"
 
 TOPICS = ["t0", "t1", "t2", "a-long-topic-name", "é", "\U0001F600x", "\ue000"]
 ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky"]

@@ -11,7 +11,8 @@ from kafkagroup.protocol import decode_assignment
 from kafkagroup.protocol.leader import encode_assignments, native_available
 from kafkagroup.structs import TopicPartition
 
-pytestmark = pytest.mark.skipif(not native_available(), reason="kafkagroup._codec is not built")
+# The Cython codec is part of every build: its absence is a failure, not a reason to skip.
+assert native_available(), "kafkagroup._codec is not built (run make build)"
 
 
 def test_topic_names_of_every_length_class():
