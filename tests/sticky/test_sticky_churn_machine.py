@@ -8,8 +8,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from conftest import Group, check_balanced, check_valid, run
-from sticky_reference import chain_improvable, loads_of, moved_of, previous_owners, reference_assign
+from sticky_support import check_matches_reference, check_valid, Group, run
 
 MAX_TOPICS = 4
 
@@ -104,15 +103,7 @@ class StickyChurn(RuleBasedStateMachine):
         if self.last is None:
             return
         g, r = self.last
-        owner = r.owner.tolist()
-        check_valid(owner, g)
-        check_balanced(owner, g)
-        assert not chain_improvable(owner, g.num_members, g.subs, g.topic_of)
-        sticky = previous_owners(sum(g.counts), g.subs, g.topic_of, g.owned, g.generation)
-        ref = reference_assign(g.num_members, g.subs, g.topic_of, sticky)
-        assert sorted(loads_of(owner, g.num_members)) == sorted(loads_of(ref, g.num_members))
-        assert moved_of(owner, sticky) == moved_of(ref, sticky) == r.metrics.moved
-        assert r.metrics.balance_gap == 0 and r.metrics.unassigned == 0
+        check_matches_reference(r, g)
         if r.metrics.moved_lower_bound >= 0:
             assert r.metrics.moved_lower_bound <= r.metrics.moved
         if len({frozenset(s) for s in g.subs}) == 1:

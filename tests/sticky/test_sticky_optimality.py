@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Group, check_balanced, check_valid, run
+from sticky_support import Group, check_balanced, check_valid, run
 from sticky_reference import exhaustive_optimum, loads_of, moved_of, previous_owners, reference_assign
 
 

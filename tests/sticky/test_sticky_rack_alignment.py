@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Group, check_balanced, check_valid
+from sticky_support import Group, check_balanced, check_valid
 from kafkagroup.engine import assign_arrays
 from sticky_reference import exhaustive_optimum, loads_of, moved_of, previous_owners
 
