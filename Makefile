@@ -32,9 +32,10 @@ build: $(STAMP)
 demo: build
 	$(VENV)/bin/kafkagroup demo
 
-# Spark needs a JVM: install Java 17 from Debian if none is on PATH.
+# Spark needs a JVM, and the wire codec's HashMap-order test compiles a Java probe: install a JDK 17 from
+# Debian if java or javac is missing.
 java:
-	@command -v java >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
+	@{ command -v java && command -v javac; } >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless; }
 
 test: build java
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
