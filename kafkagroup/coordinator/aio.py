@@ -28,9 +28,11 @@ from kafkagroup.coordinator.deferred import Deferred
 from kafkagroup.coordinator.messages import (
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest,
     HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest,
-    ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse,
-    SyncGroupRequest, SyncGroupResponse,
+    ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+    OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse, TransactionResult,
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 )
+from kafkagroup.coordinator.errors import ErrorCode
 from kafkagroup.coordinator.store import GroupStore
 
 __all__ = ["AsyncGroupCoordinator"]
@@ -84,6 +86,16 @@ class AsyncGroupCoordinator:
 
     async def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
         return self.coordinator.offset_fetch(request)
+
+    async def txn_offset_commit(self, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+        return self.coordinator.txn_offset_commit(request)
+
+    async def complete_transaction(self, producer_id: int, producer_epoch: int, partitions: Iterable[int],
+                                   result: TransactionResult) -> dict[int, ErrorCode]:
+        return self.coordinator.complete_transaction(producer_id, producer_epoch, partitions, result)
+
+    async def offset_delete(self, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
+        return self.coordinator.offset_delete(request)
 
     async def describe_groups(self, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
         return self.coordinator.describe_groups(request)

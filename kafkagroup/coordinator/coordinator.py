@@ -4,8 +4,9 @@ Design (one thread, injected time, synchronous durable writes):
 
 * Every request enters here, passes the gate of spec §2.1 (invalid group id 24 -> inactive 15 -> partition
   loading 14 -> partition not owned 16, the Scala order; SyncGroup turns 14 into 27, Heartbeat into 0) and
-  is handed to :class:`~kafkagroup.coordinator.membership.MembershipHandlers` or
-  :class:`~kafkagroup.coordinator.offsets.OffsetHandlers`.  Errors are answered with Kafka's codes; an
+  is handed to :class:`~kafkagroup.coordinator.membership.MembershipHandlers`,
+  :class:`~kafkagroup.coordinator.offsets.OffsetHandlers` or (TxnOffsetCommit and transaction markers)
+  :class:`~kafkagroup.coordinator.offsets_txn.TxnOffsetHandlers`.  Errors are answered with Kafka's codes; an
   internal ``IllegalStateException`` (:class:`IllegalGroupStateError`) becomes UNKNOWN_SERVER_ERROR (-1),
   as Kafka's request handler does.
 * JoinGroup and SyncGroup return a :class:`~kafkagroup.coordinator.deferred.Deferred`: done at once, or
@@ -56,10 +57,12 @@ from kafkagroup.coordinator.messages import (
     DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribedGroupMember,
     DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
     JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest, ListGroupsResponse,
-    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
+    OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse, TransactionResult, TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 )
-from kafkagroup.coordinator.offsets import OffsetHandlers, uniform_commit_response
+from kafkagroup.coordinator.offsets import OffsetHandlers, uniform_commit_response, uniform_commit_topics
+from kafkagroup.coordinator.offsets_txn import TxnOffsetHandlers
 from kafkagroup.coordinator.partitioning import partition_for
 from kafkagroup.coordinator.rebalance import RebalanceEngine
 from kafkagroup.coordinator.store import GroupRecord, GroupStore, MemberRecord
@@ -139,6 +142,7 @@ class GroupCoordinator:
                                              member_id_factory)
         self.offsets = OffsetHandlers(clock, config, self.engine, self.store, self.groups, self._create_group,
                                       self.partition_for)
+        self.txn = TxnOffsetHandlers(clock, config, self.store, self.groups, self._create_group, self.partition_for)
         self._expiry_timer: Any = None
         partitions = range(self._num_partitions) if owned_partitions is None else owned_partitions
         for p in partitions:
@@ -277,6 +281,50 @@ class GroupCoordinator:
             return OffsetFetchResponse(error, [])
         return self.offsets.offset_fetch(request)
 
+    def txn_offset_commit(self, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+        """TxnOffsetCommit: offsets held pending for the producer until :meth:`complete_transaction`."""
+        error = self._gate(request.group_id, allow_empty=False)
+        if error is not None:
+            return TxnOffsetCommitResponse(uniform_commit_topics(request.topics, error))
+        try:
+            return self.txn.txn_offset_commit(request)
+        except IllegalGroupStateError:
+            log.exception("TxnOffsetCommit of group %s failed", request.group_id)
+            return TxnOffsetCommitResponse(uniform_commit_topics(request.topics, _E.UNKNOWN_SERVER_ERROR))
+
+    def complete_transaction(self, producer_id: int, producer_epoch: int, partitions: Iterable[int],
+                             result: TransactionResult) -> dict[int, ErrorCode]:
+        """A transaction marker for offsets-topic ``partitions`` (Kafka's WriteTxnMarkers to
+        ``__consumer_offsets``, then ``onTransactionCompleted``): COMMIT makes the producer's pending offsets
+        committed, ABORT drops them; durable when answered NONE.  Per partition: NONE, INVALID_PRODUCER_EPOCH
+        (an older epoch than the producer wrote there), the store's append error, NOT_LEADER_OR_FOLLOWER
+        (neither owned nor loading here, or the coordinator is shut down), UNKNOWN_TOPIC_OR_PARTITION (no such
+        partition).  A loading partition takes the marker in the store; its groups see it when loaded."""
+        if not isinstance(result, TransactionResult):
+            raise ValueError(f"transaction marker of producer {producer_id}: result must be a TransactionResult, "
+                             f"got {result!r}")
+        answers: dict[int, ErrorCode] = {}
+        for p in partitions:
+            if not 0 <= p < self._num_partitions:
+                answers[p] = _E.UNKNOWN_TOPIC_OR_PARTITION
+            elif not self._active or (p not in self._owned and p not in self._loading):
+                answers[p] = _E.NOT_LEADER_OR_FOLLOWER
+            else:
+                answers[p] = self.txn.complete_transaction(p, producer_id, producer_epoch,
+                                                           result is TransactionResult.COMMIT)
+        return answers
+
+    def offset_delete(self, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
+        """OffsetDelete (KIP-496): group-level or per-partition errors, deletion durable when answered."""
+        error = self._gate(request.group_id, allow_empty=False)
+        if error is not None:
+            return OffsetDeleteResponse(error)
+        try:
+            return self.offsets.offset_delete(request)
+        except IllegalGroupStateError:
+            log.exception("OffsetDelete of group %s failed", request.group_id)
+            return OffsetDeleteResponse(_E.UNKNOWN_SERVER_ERROR)
+
     def expire_offsets(self) -> int:
         """Run the retention task once over every loaded group (§3.9); returns the offsets removed."""
         removed = 0
@@ -350,6 +398,8 @@ class GroupCoordinator:
             return group_write_error(exc.code)
         group.transition_to(_S.DEAD, self.clock.now_ms())
         group.offsets.clear()
+        group.pending_txn_offsets.clear()
+        group.pending_txn_partitions.clear()
         del self.groups[group_id]
         return _E.NONE
 
@@ -396,16 +446,20 @@ class GroupCoordinator:
             group = self._group_from_record(record, now)
             group.offsets = snapshot.offsets.get(group_id, {})
             loaded.append(group)
-        for group_id, offsets in snapshot.offsets.items():
-            if group_id not in snapshot.groups:  # offsets only: a simple (manual-assignment) group
+        # offsets only (committed or pending transactional): a simple (manual-assignment) group
+        for group_id in dict.fromkeys([*snapshot.offsets, *snapshot.pending]):
+            if group_id not in snapshot.groups:
                 group = ClassicGroup(group_id, now_ms=now)
                 group.state_timestamp = None
-                group.offsets = offsets
+                group.offsets = snapshot.offsets.get(group_id, {})
                 loaded.append(group)
         self._loading.discard(partition)
         self._owned.add(partition)
         for group in loaded:
+            for producer_id, pending in snapshot.pending.get(group.group_id, {}).items():
+                group.add_pending_txn_offsets(producer_id, pending.items())
             self.groups[group.group_id] = group
+            self.txn.on_group_loaded(partition, group)
             self.engine.on_group_loaded(group)
 
     @staticmethod
@@ -432,6 +486,7 @@ class GroupCoordinator:
         are answered NOT_COORDINATOR, timers stop, and the groups leave memory (the store keeps them)."""
         self._loading.discard(partition)
         self._owned.discard(partition)
+        self.txn.on_partition_unloaded(partition)
         for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
             group = self.groups.pop(group_id)
             if group.state is not _S.DEAD:

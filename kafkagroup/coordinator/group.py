@@ -17,7 +17,7 @@ Example (C79)::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -67,6 +67,9 @@ class OffsetAndMetadata:
     metadata: str = ""
     commit_timestamp: int = 0
     expire_timestamp: int | None = None   # only from OffsetCommit v2-v4 with an explicit retention time
+    # position of the write in the store (Kafka: the record's offset in __consumer_offsets); a transaction
+    # marker materializes a pending offset only over an older committed one.  Not part of the value.
+    record_offset: int = field(default=0, compare=False)
 
 
 class ClassicGroupMember:
@@ -171,6 +174,10 @@ class ClassicGroup:
         self.join_timer_initial = False                      # True while the initial delayed join runs
         self.sync_timer: Any = None                          # the pending-sync expiry
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        # transactional offsets not yet completed by a marker: producer id -> partition -> offset, and the
+        # producers with a pending offset per partition (Kafka's openTransactions), for O(1) stability checks
+        self.pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = {}
+        self.pending_txn_partitions: dict[TopicPartition, set[int]] = {}
         # consumer groups: the members' topics as of the last generation (or load), parsed on first use
         self._subscription_snapshot: tuple[str | None, str | None, list[bytes], bool] | None = None
         self._subscribed_topics: set[str] | None = None
@@ -189,6 +196,43 @@ class ClassicGroup:
         self.previous_state = self.state
         self.state = target
         self.state_timestamp = now_ms
+
+    # -------------------------------------------------------- pending txn offsets
+
+    def has_offsets(self) -> bool:
+        """Committed or pending transactional offsets exist (``GroupMetadata.hasOffsets``)."""
+        return bool(self.offsets) or bool(self.pending_txn_offsets)
+
+    def add_pending_txn_offsets(self, producer_id: int,
+                                offsets: Iterable[tuple[TopicPartition, OffsetAndMetadata]]) -> None:
+        pending = self.pending_txn_offsets.setdefault(producer_id, {})
+        by_partition = self.pending_txn_partitions
+        for tp, value in offsets:
+            pending[tp] = value
+            by_partition.setdefault(tp, set()).add(producer_id)
+
+    def take_pending_txn_offsets(self, producer_id: int) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Remove and return the producer's pending offsets (empty if none)."""
+        pending = self.pending_txn_offsets.pop(producer_id, None)
+        if not pending:
+            return {}
+        by_partition = self.pending_txn_partitions
+        for tp in pending:
+            producers = by_partition.get(tp)
+            if producers is not None:
+                producers.discard(producer_id)
+                if not producers:
+                    del by_partition[tp]
+        return pending
+
+    def drop_pending_txn_partition(self, tp: TopicPartition) -> None:
+        """Forget every producer's pending offset of ``tp`` (an offset tombstone clears them, as in Kafka)."""
+        for producer_id in self.pending_txn_partitions.pop(tp, ()):
+            pending = self.pending_txn_offsets.get(producer_id)
+            if pending is not None:
+                pending.pop(tp, None)
+                if not pending:
+                    del self.pending_txn_offsets[producer_id]
 
     # ---------------------------------------------------------------- members
 

@@ -25,7 +25,7 @@ The implementation, ``kafkagroup.coordinator.GroupCoordinator``, is built as::
                      enable_offset_expiration=True, member_id_factory=None (= prefix + "-" + uuid4),
                      **underscore_config_keys)          # e.g. group_initial_rebalance_delay_ms=50
 
-plus ``partition_for``, ``group(id)`` (inspection), ``load_partition(p, defer=)`` / ``complete_loading`` /
+plus ``complete_transaction`` (transaction markers), ``partition_for``, ``group(id)`` (inspection), ``load_partition(p, defer=)`` / ``complete_loading`` /
 ``unload_partition`` (Kafka's election / resignation), ``force_rebalance``, ``expire_offsets`` and
 ``shutdown``.
 
@@ -41,7 +41,8 @@ from kafkagroup.coordinator.messages import (
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
     LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 )
 
 __all__ = ["GroupCoordinatorAPI"]
@@ -67,7 +68,13 @@ class GroupCoordinatorAPI(Protocol):
         """OffsetCommit (§2.6); per-partition error codes; durable when answered with NONE."""
 
     def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
-        """OffsetFetch (§2.7)."""
+        """OffsetFetch (§2.7); ``require_stable`` reports pending transactional offsets as UNSTABLE_OFFSET_COMMIT."""
+
+    def txn_offset_commit(self, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+        """TxnOffsetCommit (§2.6 last paragraph); durable but pending until the transaction's marker."""
+
+    def offset_delete(self, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
+        """OffsetDelete (KIP-496); durable when answered with NONE."""
 
     def describe_groups(self, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
         """DescribeGroups (§2.8)."""

@@ -13,12 +13,18 @@ Example -- the two-step join of KIP-394::
 
 Versions: ``JoinGroupRequest.version`` selects the KIP-394 behaviour (>= 4: a dynamic member must first get
 a member id) and KIP-814 (>= 9: ``skip_assignment`` may be set for a restarted static leader);
-``rebalance_timeout_ms = -1`` means "same as session" (JoinGroup v0).  Other versions only matter where
-noted on the field.
+``rebalance_timeout_ms = -1`` means "same as session" (JoinGroup v0).  ``OffsetCommitRequest.version``
+selects the answer to a commit with a generation to an unknown group (>= 9: GROUP_ID_NOT_FOUND, as the
+Java coordinator; older: ILLEGAL_GENERATION).  Other versions only matter where noted on the field.
+
+Transactions (KIP-98): a :class:`TxnOffsetCommitRequest` stores offsets as *pending* for its producer id;
+:class:`TransactionResult` is the outcome a transaction marker carries to
+``GroupCoordinator.complete_transaction``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Mapping, Sequence
 
 from kafkagroup.coordinator.errors import ErrorCode
@@ -33,6 +39,9 @@ __all__ = [
     "OffsetCommitResponsePartition", "OffsetCommitResponseTopic", "OffsetCommitResponse",
     "OffsetFetchRequestTopic", "OffsetFetchRequest",
     "OffsetFetchResponsePartition", "OffsetFetchResponseTopic", "OffsetFetchResponse",
+    "TxnOffsetCommitRequest", "TxnOffsetCommitResponse", "TransactionResult",
+    "OffsetDeleteRequestTopic", "OffsetDeleteRequest",
+    "OffsetDeleteResponsePartition", "OffsetDeleteResponseTopic", "OffsetDeleteResponse",
     "DescribeGroupsRequest", "DescribeGroupsResponse", "DescribedGroup", "DescribedGroupMember",
     "ListGroupsRequest", "ListGroupsResponse", "ListedGroup",
     "DeleteGroupsRequest", "DeleteGroupsResponse", "DeletableGroupResult",
@@ -168,6 +177,7 @@ class OffsetCommitRequest:
     group_instance_id: str | None = None
     retention_time_ms: int = -1                      # v2-v4 only; -1 = broker default retention
     topics: Sequence[OffsetCommitRequestTopic] = ()
+    version: int = 8                                 # >= 9: unknown group with generation >= 0 -> 69, else 22
 
     @classmethod
     def of(
@@ -179,14 +189,20 @@ class OffsetCommitRequest:
         member_id: str = "",
         group_instance_id: str | None = None,
         retention_time_ms: int = -1,
+        version: int = 8,
     ) -> "OffsetCommitRequest":
         """Build a request from ``{(topic, partition): offset or (offset, metadata)}``, topics in first-seen order."""
-        by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
-        for (topic, partition), value in offsets.items():
-            offset, metadata = (value, "") if isinstance(value, int) else value
-            by_topic.setdefault(topic, []).append(OffsetCommitRequestPartition(partition, offset, -1, metadata))
         return cls(group_id, generation_id, member_id, group_instance_id, retention_time_ms,
-                   [OffsetCommitRequestTopic(t, ps) for t, ps in by_topic.items()])
+                   _commit_topics(offsets), version)
+
+
+def _commit_topics(offsets: Mapping[TopicPartition | tuple[str, int], int | tuple[int, str | None]]
+                   ) -> list[OffsetCommitRequestTopic]:
+    by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
+    for (topic, partition), value in offsets.items():
+        offset, metadata = (value, "") if isinstance(value, int) else value
+        by_topic.setdefault(topic, []).append(OffsetCommitRequestPartition(partition, offset, -1, metadata))
+    return [OffsetCommitRequestTopic(t, ps) for t, ps in by_topic.items()]
 
 
 @dataclass(slots=True)
@@ -258,6 +274,103 @@ class OffsetFetchResponse:
 
     def offsets(self) -> dict[TopicPartition, OffsetFetchResponsePartition]:
         return {TopicPartition(t.name, p.partition_index): p for t in self.topics for p in t.partitions}
+
+
+# -------------------------------------------------------------------------------------- TxnOffsetCommit
+
+
+@dataclass(slots=True)
+class TxnOffsetCommitRequest:
+    """Offsets committed inside a transaction (KIP-98); topics/partitions have OffsetCommit's shape (Kafka's
+    TxnOffsetCommit partitions carry the same four fields).  v0-v2 send no generation / member."""
+
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    generation_id: int = -1                          # v3+; -1 = not sent
+    member_id: str = ""                              # v3+
+    group_instance_id: str | None = None             # v3+
+    topics: Sequence[OffsetCommitRequestTopic] = ()
+
+    @classmethod
+    def of(
+        cls,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: Mapping[TopicPartition | tuple[str, int], int | tuple[int, str | None]],
+        *,
+        generation_id: int = -1,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+    ) -> "TxnOffsetCommitRequest":
+        """Build a request from ``{(topic, partition): offset or (offset, metadata)}``, topics in first-seen order."""
+        return cls(transactional_id, group_id, producer_id, producer_epoch, generation_id, member_id,
+                   group_instance_id, _commit_topics(offsets))
+
+
+@dataclass(slots=True)
+class TxnOffsetCommitResponse:
+    topics: list[OffsetCommitResponseTopic] = field(default_factory=list)
+
+    def errors(self) -> dict[TopicPartition, ErrorCode]:
+        """``{TopicPartition: error_code}`` for every partition of the request."""
+        return {TopicPartition(t.name, p.partition_index): p.error_code for t in self.topics for p in t.partitions}
+
+
+class TransactionResult(Enum):
+    """What a transaction marker says (``org.apache.kafka.common.requests.TransactionResult``)."""
+
+    COMMIT = "commit"
+    ABORT = "abort"
+
+
+# ----------------------------------------------------------------------------------------- OffsetDelete
+
+
+@dataclass(slots=True)
+class OffsetDeleteRequestTopic:
+    name: str
+    partition_indexes: Sequence[int] = ()
+
+
+@dataclass(slots=True)
+class OffsetDeleteRequest:
+    """KIP-496: delete committed offsets of a group (admin ``deleteConsumerGroupOffsets``)."""
+
+    group_id: str
+    topics: Sequence[OffsetDeleteRequestTopic] = ()
+
+    @classmethod
+    def of(cls, group_id: str, partitions: Sequence[TopicPartition | tuple[str, int]]) -> "OffsetDeleteRequest":
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in partitions:
+            by_topic.setdefault(topic, []).append(partition)
+        return cls(group_id, [OffsetDeleteRequestTopic(t, ps) for t, ps in by_topic.items()])
+
+
+@dataclass(slots=True)
+class OffsetDeleteResponsePartition:
+    partition_index: int
+    error_code: ErrorCode
+
+
+@dataclass(slots=True)
+class OffsetDeleteResponseTopic:
+    name: str
+    partitions: list[OffsetDeleteResponsePartition] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class OffsetDeleteResponse:
+    error_code: ErrorCode                            # a group-level error leaves ``topics`` empty
+    topics: list[OffsetDeleteResponseTopic] = field(default_factory=list)
+
+    def errors(self) -> dict[TopicPartition, ErrorCode]:
+        """``{TopicPartition: error_code}`` for every partition answered."""
+        return {TopicPartition(t.name, p.partition_index): p.error_code for t in self.topics for p in t.partitions}
 
 
 # ------------------------------------------------------------------------------ Describe / List / Delete

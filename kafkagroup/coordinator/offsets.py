@@ -1,34 +1,53 @@
-"""OffsetCommit, OffsetFetch and offset expiry (spec §2.6, §2.7, §3.9).
+"""OffsetCommit, OffsetFetch, OffsetDelete and offset expiry (spec §2.6, §2.7, §3.9; KIP-496).
 
-An OffsetCommit is validated against the group (``validateOffsetCommit``), then written to the store in
-one transaction *before* it is acknowledged; the in-memory cache changes only after the write committed,
-so a failed write (mapped per §2.6 step 9) leaves neither the store nor the cache half-updated, and an
-acknowledged offset is always on disk.  Because a commit completes within the request, there is never a
-pending (unacknowledged) consumer commit to report as UNSTABLE_OFFSET_COMMIT; transactional commits are not
-implemented.
+An OffsetCommit is validated against the group (:func:`validate_offset_commit`, Kafka's
+``validateOffsetCommit``), then written to the store in one transaction *before* it is acknowledged; the
+in-memory cache changes only after the write committed, so a failed write (mapped per §2.6 step 9) leaves
+neither the store nor the cache half-updated, and an acknowledged offset is always on disk.  Because a
+consumer commit completes within the request, there is never a pending consumer commit; the only pending
+offsets are *transactional* ones (:mod:`~kafkagroup.coordinator.offsets_txn`), held per producer id until a
+transaction marker commits or aborts them.  OffsetFetch with ``require_stable`` (v7+) answers offset -1
+with UNSTABLE_OFFSET_COMMIT for a partition with such a pending offset (the Java rule, §8 row 10; the
+Scala one also counts pending consumer commits, which cannot exist here).  Partitions with pending
+transactional offsets never expire, and a group holding some is not removed by the retention task.
 
-Version-dependent behaviour follows the Scala coordinator: a commit with generation >= 0 to an unknown
-group is ILLEGAL_GENERATION (the Java coordinator answers GROUP_ID_NOT_FOUND from OffsetCommit v9).
+OffsetDelete follows ``GroupCoordinator.handleDeleteOffsets``: unknown or Dead group -> GROUP_ID_NOT_FOUND;
+Empty -> every requested partition deleted (absent ones answer NONE too); PreparingRebalance /
+CompletingRebalance / Stable consumer group -> GROUP_SUBSCRIBED_TO_TOPIC for the partitions of topics it
+subscribes to (unknown subscriptions count as subscribed), the others deleted; any other non-empty group
+-> NON_EMPTY_GROUP.  A deletion also drops pending transactional offsets of those partitions (Kafka's
+tombstone does), is durable before the answer, and -- as in Scala's ``cleanupGroupMetadata`` -- an Empty
+group left without offsets becomes Dead and is removed in the same write (Java leaves it Empty until the
+next retention run removes it; the end state is the same).
+
+Version-dependent behaviour: a commit with generation >= 0 to an unknown group is ILLEGAL_GENERATION for
+OffsetCommit v0-v8 and GROUP_ID_NOT_FOUND from v9 (``OffsetCommitRequest.version``; the Java coordinator's
+rule -- the Scala one answers ILLEGAL_GENERATION at every version).  Limit: the coordinator has no topic
+metadata, so OffsetDelete never answers UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist (Kafka's
+request handler does, before the coordinator).
 """
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import Callable, Sequence
 
 from kafkagroup.coordinator.clock import Clock
 from kafkagroup.coordinator.config import CoordinatorConfig
-from kafkagroup.coordinator.errors import ErrorCode, StoreWriteError, offset_commit_write_error
+from kafkagroup.coordinator.errors import ErrorCode, StoreWriteError, group_write_error, offset_commit_write_error
 from kafkagroup.coordinator.group import ClassicGroup, GroupState, OffsetAndMetadata
 from kafkagroup.coordinator.membership import validate_current_member
 from kafkagroup.coordinator.messages import (
     OffsetCommitRequest, OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-    OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition, OffsetFetchResponseTopic,
+    OffsetCommitRequestTopic, OffsetDeleteRequest, OffsetDeleteResponse, OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic, OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition,
+    OffsetFetchResponseTopic,
 )
 from kafkagroup.coordinator.rebalance import RebalanceEngine
 from kafkagroup.coordinator.store import GroupStore
 from kafkagroup.structs import TopicPartition
 
-__all__ = ["OffsetHandlers", "utf16_length"]
+__all__ = ["OffsetHandlers", "utf16_length", "validate_offset_commit", "commit_response_topics", "response_topics",
+           "uniform_commit_topics", "uniform_commit_response"]
 
 log = logging.getLogger("kafkagroup.coordinator")
 
@@ -43,9 +62,67 @@ def utf16_length(s: str) -> int:
     return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
 
 
+def uniform_commit_topics(topics: Sequence[OffsetCommitRequestTopic], error: ErrorCode
+                          ) -> list[OffsetCommitResponseTopic]:
+    return [OffsetCommitResponseTopic(t.name, [OffsetCommitResponsePartition(p.partition_index, error)
+                                               for p in t.partitions]) for t in topics]
+
+
 def uniform_commit_response(req: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:
-    return OffsetCommitResponse([OffsetCommitResponseTopic(t.name, [
-        OffsetCommitResponsePartition(p.partition_index, error) for p in t.partitions]) for t in req.topics])
+    return OffsetCommitResponse(uniform_commit_topics(req.topics, error))
+
+
+def validate_offset_commit(group: ClassicGroup, generation_id: int, member_id: str,
+                           group_instance_id: str | None, *, transactional: bool) -> ErrorCode | None:
+    """Kafka's ``validateOffsetCommit`` (§2.6 steps 3-6): None when the commit may be stored.
+
+    ``transactional`` (TxnOffsetCommit): a commit without member id and generation is accepted by a
+    non-empty group (older TxnOffsetCommit versions send neither), and CompletingRebalance is no error."""
+    if group.state is _S.DEAD:
+        return _E.COORDINATOR_NOT_AVAILABLE
+    if generation_id < 0 and group.state is _S.EMPTY:
+        return None  # admin tools / manual assignment: no member checks
+    if generation_id >= 0 or member_id != "" or group_instance_id is not None:
+        error = validate_current_member(group, member_id, group_instance_id)
+        if error is not None:
+            return error
+        if generation_id != group.generation_id:
+            return _E.ILLEGAL_GENERATION
+    elif not transactional and group.state is not _S.EMPTY:
+        return _E.UNKNOWN_MEMBER_ID  # only members can commit to a non-empty group
+    if not transactional and group.state is _S.COMPLETING_REBALANCE:
+        return _E.REBALANCE_IN_PROGRESS
+    return None
+
+
+def commit_response_topics(topics: Sequence[OffsetCommitRequestTopic], now: int, expire: int | None,
+                           max_metadata: int, record_offset: int
+                           ) -> tuple[list[tuple[TopicPartition, OffsetAndMetadata]], list[list[ErrorCode]]]:
+    """Split a commit's partitions into the accepted (offset, with this write's record offset) and the
+    per-partition codes (OFFSET_METADATA_TOO_LARGE for metadata over the limit, else NONE)."""
+    accepted: list[tuple[TopicPartition, OffsetAndMetadata]] = []
+    codes: list[list[ErrorCode]] = []
+    for topic in topics:
+        topic_codes = []
+        for p in topic.partitions:
+            metadata = p.committed_metadata if p.committed_metadata is not None else ""
+            if utf16_length(metadata) > max_metadata:
+                topic_codes.append(_E.OFFSET_METADATA_TOO_LARGE)
+            else:
+                accepted.append((TopicPartition(topic.name, p.partition_index),
+                                 OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, metadata,
+                                                   now, expire, record_offset)))
+                topic_codes.append(_E.NONE)
+        codes.append(topic_codes)
+    return accepted, codes
+
+
+def response_topics(topics: Sequence[OffsetCommitRequestTopic], codes: list[list[ErrorCode]],
+                    write_error: ErrorCode) -> list[OffsetCommitResponseTopic]:
+    """Per-partition answers: the write's error where the partition was accepted, its own code otherwise."""
+    return [OffsetCommitResponseTopic(topic.name, [
+        OffsetCommitResponsePartition(p.partition_index, write_error if code is _E.NONE else code)
+        for p, code in zip(topic.partitions, topic_codes)]) for topic, topic_codes in zip(topics, codes)]
 
 
 class OffsetHandlers:
@@ -69,52 +146,24 @@ class OffsetHandlers:
         group = self.groups.get(req.group_id)
         if group is None:
             if req.generation_id >= 0:  # a commit from an older generation, or a vanished group
-                return uniform_commit_response(req, _E.ILLEGAL_GENERATION)
+                return uniform_commit_response(
+                    req, _E.GROUP_ID_NOT_FOUND if req.version >= 9 else _E.ILLEGAL_GENERATION)
             log.info("creating simple consumer group %s via a manual offset commit", req.group_id)
             group = self.create_group(req.group_id)
-        error = self._validate(group, req)
+        error = validate_offset_commit(group, req.generation_id, req.member_id, req.group_instance_id,
+                                       transactional=False)
         if error is not None:
             return uniform_commit_response(req, error)
         state = group.state
-        if state is _S.COMPLETING_REBALANCE:
-            return uniform_commit_response(req, _E.REBALANCE_IN_PROGRESS)
         if state is _S.STABLE or state is _S.PREPARING_REBALANCE:
             self.engine.restart_session(group, group.members[req.member_id])
         return self._store(group, req)
 
-    @staticmethod
-    def _validate(group: ClassicGroup, req: OffsetCommitRequest) -> ErrorCode | None:
-        if group.state is _S.DEAD:
-            return _E.COORDINATOR_NOT_AVAILABLE
-        if req.generation_id < 0 and group.state is _S.EMPTY:
-            return None  # admin tools / manual assignment: no member checks
-        if req.generation_id >= 0 or req.member_id != "" or req.group_instance_id is not None:
-            error = validate_current_member(group, req.member_id, req.group_instance_id)
-            if error is not None:
-                return error
-            if req.generation_id != group.generation_id:
-                return _E.ILLEGAL_GENERATION
-            return None
-        return _E.UNKNOWN_MEMBER_ID  # only members can commit to a non-empty group
-
     def _store(self, group: ClassicGroup, req: OffsetCommitRequest) -> OffsetCommitResponse:
         now = self.clock.now_ms()
         expire = now + req.retention_time_ms if req.retention_time_ms >= 0 else None
-        max_metadata = self.config.offset_metadata_max_bytes
-        accepted: list[tuple[TopicPartition, OffsetAndMetadata]] = []
-        codes: list[list[ErrorCode]] = []
-        for topic in req.topics:
-            topic_codes = []
-            for p in topic.partitions:
-                metadata = p.committed_metadata if p.committed_metadata is not None else ""
-                if utf16_length(metadata) > max_metadata:
-                    topic_codes.append(_E.OFFSET_METADATA_TOO_LARGE)
-                else:
-                    accepted.append((TopicPartition(topic.name, p.partition_index),
-                                     OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, metadata,
-                                                       now, expire)))
-                    topic_codes.append(_E.NONE)
-            codes.append(topic_codes)
+        accepted, codes = commit_response_topics(req.topics, now, expire, self.config.offset_metadata_max_bytes,
+                                                 self.store.next_record_offset())
         write_error = _E.NONE
         if accepted:
             try:
@@ -126,34 +175,92 @@ class OffsetHandlers:
                 offsets = group.offsets
                 for tp, value in accepted:
                     offsets[tp] = value
-        response = OffsetCommitResponse()
-        for topic, topic_codes in zip(req.topics, codes):
-            response.topics.append(OffsetCommitResponseTopic(topic.name, [
-                OffsetCommitResponsePartition(p.partition_index, write_error if code is _E.NONE else code)
-                for p, code in zip(topic.partitions, topic_codes)]))
-        return response
+        return OffsetCommitResponse(response_topics(req.topics, codes, write_error))
 
     # ================================================================= OffsetFetch
 
     def offset_fetch(self, req: OffsetFetchRequest) -> OffsetFetchResponse:
         """§2.7 from step 2: offsets regardless of the group state; absent ones as offset -1."""
         group = self.groups.get(req.group_id)
-        offsets = group.offsets if group is not None and group.state is not _S.DEAD else {}
-        if req.topics is None:
+        live = group is not None and group.state is not _S.DEAD
+        offsets = group.offsets if live else {}
+        # require_stable: partitions with a pending transactional offset answer -1 / UNSTABLE_OFFSET_COMMIT
+        unstable = group.pending_txn_partitions if live and req.require_stable else {}
+        if req.topics is None:  # committed partitions only: a pending-only partition is not listed (Java)
             by_topic: dict[str, list[OffsetFetchResponsePartition]] = {}
             for tp, o in offsets.items():
-                by_topic.setdefault(tp.topic, []).append(OffsetFetchResponsePartition(
-                    tp.partition, o.committed_offset, o.leader_epoch, o.metadata, _E.NONE))
+                by_topic.setdefault(tp.topic, []).append(
+                    OffsetFetchResponsePartition(tp.partition, error_code=_E.UNSTABLE_OFFSET_COMMIT) if tp in unstable
+                    else OffsetFetchResponsePartition(tp.partition, o.committed_offset, o.leader_epoch, o.metadata))
             return OffsetFetchResponse(_E.NONE, [OffsetFetchResponseTopic(t, ps) for t, ps in by_topic.items()])
         topics = []
         for topic in req.topics:
             parts = []
             for index in topic.partition_indexes:
-                o = offsets.get(TopicPartition(topic.name, index))
-                parts.append(OffsetFetchResponsePartition(index) if o is None else OffsetFetchResponsePartition(
-                    index, o.committed_offset, o.leader_epoch, o.metadata, _E.NONE))
+                tp = TopicPartition(topic.name, index)
+                o = offsets.get(tp)
+                if tp in unstable:
+                    parts.append(OffsetFetchResponsePartition(index, error_code=_E.UNSTABLE_OFFSET_COMMIT))
+                elif o is None:
+                    parts.append(OffsetFetchResponsePartition(index))
+                else:
+                    parts.append(OffsetFetchResponsePartition(index, o.committed_offset, o.leader_epoch, o.metadata))
             topics.append(OffsetFetchResponseTopic(topic.name, parts))
         return OffsetFetchResponse(_E.NONE, topics)
+
+    # ================================================================ OffsetDelete
+
+    def offset_delete(self, req: OffsetDeleteRequest) -> OffsetDeleteResponse:
+        """KIP-496 from after the gate (see the module docstring for the rules)."""
+        group = self.groups.get(req.group_id)
+        if group is None or group.state is _S.DEAD:
+            return OffsetDeleteResponse(_E.GROUP_ID_NOT_FOUND)
+        if group.state is _S.EMPTY:
+            subscribed: Callable[[str], bool] = lambda topic: False  # noqa: E731
+        elif group.protocol_type == "consumer":
+            topics = group.subscribed_topics      # None: unknown or unparsable -> treated as subscribed
+            subscribed = (lambda topic: True) if topics is None else topics.__contains__  # noqa: E731
+        else:
+            return OffsetDeleteResponse(_E.NON_EMPTY_GROUP)
+        response = OffsetDeleteResponse(_E.NONE)
+        doomed: list[TopicPartition] = []
+        for topic in req.topics:
+            code = _E.GROUP_SUBSCRIBED_TO_TOPIC if subscribed(topic.name) else _E.NONE
+            response.topics.append(OffsetDeleteResponseTopic(topic.name, [
+                OffsetDeleteResponsePartition(index, code) for index in topic.partition_indexes]))
+            if code is _E.NONE:
+                doomed.extend(TopicPartition(topic.name, index) for index in topic.partition_indexes)
+        present = [tp for tp in dict.fromkeys(doomed) if tp in group.offsets or tp in group.pending_txn_partitions]
+        if present:
+            error = self.remove_offsets(group, present)
+            if error is not None:  # nothing was deleted; a failed write is a group-level error (Java)
+                return OffsetDeleteResponse(error)
+        return response
+
+    def remove_offsets(self, group: ClassicGroup, partitions: list[TopicPartition]) -> ErrorCode | None:
+        """Delete committed and pending offsets of ``partitions`` durably, then from memory; an Empty group
+        left with no offsets becomes Dead and is removed in the same write.  Returns the mapped write error
+        (nothing changed then) or None."""
+        doomed = set(partitions)
+        left = len(group.offsets) - sum(1 for tp in doomed if tp in group.offsets)
+        remove_group = (group.state is _S.EMPTY and left == 0
+                        and all(tp in doomed for tp in group.pending_txn_partitions))
+        try:
+            self.store.delete_offsets(group.group_id, partitions, delete_group=remove_group)
+        except StoreWriteError as exc:
+            log.warning("deleting offsets of group %s failed: %s", group.group_id, exc)
+            return group_write_error(exc.code)
+        for tp in partitions:
+            group.offsets.pop(tp, None)
+            group.drop_pending_txn_partition(tp)
+        if remove_group:
+            self._remove_dead(group)
+        return None
+
+    def _remove_dead(self, group: ClassicGroup) -> None:
+        group.transition_to(_S.DEAD, self.clock.now_ms())
+        if self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
 
     # ================================================================== retention
 
@@ -177,8 +284,9 @@ class OffsetHandlers:
         else:
             return []
         expired = []
+        pending = group.pending_txn_partitions      # never expire under an open transaction
         for tp, o in group.offsets.items():
-            if tp.topic in subscribed:
+            if tp.topic in subscribed or tp in pending:
                 continue
             if o.expire_timestamp is not None:
                 if now_ms >= o.expire_timestamp:
@@ -191,7 +299,8 @@ class OffsetHandlers:
         """Expire offsets of one group; an Empty group left without offsets becomes Dead and is removed.
         Returns (offsets removed, group removed).  A failed write changes nothing (retried next period)."""
         expired = self.expired_offsets(group, self.clock.now_ms())
-        remove_group = group.state is _S.EMPTY and len(expired) == len(group.offsets)
+        remove_group = (group.state is _S.EMPTY and len(expired) == len(group.offsets)
+                        and not group.pending_txn_offsets)
         if not expired and not remove_group:
             return 0, False
         try:
@@ -202,7 +311,5 @@ class OffsetHandlers:
         for tp in expired:
             del group.offsets[tp]
         if remove_group:
-            group.transition_to(_S.DEAD, self.clock.now_ms())
-            if self.groups.get(group.group_id) is group:
-                del self.groups[group.group_id]
+            self._remove_dead(group)
         return len(expired), remove_group

@@ -6,7 +6,13 @@ What is written, and when (as Kafka appends to ``__consumer_offsets``):
   members (Empty), when a static member is replaced in a Stable group; a group row is deleted (Kafka's
   tombstone) when the group is deleted or expires.  Like Kafka's ``GroupMetadataValue`` a member row keeps
   only the metadata of the *selected* protocol, plus its assignment.
-* offsets -- one transaction per OffsetCommit request, before the response is sent.
+* offsets -- one transaction per OffsetCommit request, before the response is sent; every committed row
+  carries the *record offset* of its write (a counter playing the ``__consumer_offsets`` log position), which
+  decides whether a later transaction marker may overwrite it (Kafka keeps the most recent record).
+* pending transactional offsets -- one transaction per TxnOffsetCommit, keyed by (group, producer id), with
+  the producer's epoch; a transaction marker moves them into ``offsets`` (commit) or drops them (abort) in
+  one transaction (:meth:`GroupStore.complete_transaction`).  ``producer_epochs`` keeps the latest epoch
+  seen per (offsets-topic partition, producer id), as the log's producer state does, to fence zombies.
 
 Every write is one SQLite transaction: it either commits entirely or leaves nothing behind.  A failed
 write raises :class:`~kafkagroup.coordinator.errors.StoreWriteError` carrying a Kafka append error; the
@@ -18,6 +24,11 @@ write survives a process or OS crash (pass ``synchronous="NORMAL"`` to trade OS-
 speed).  ``":memory:"`` is for tests and simulations and must be given explicitly (there is no default
 path: a forgotten one would silently lose acknowledged commits on restart).  The connection is used from one thread (the coordinator's).
 
+Schema versions (``PRAGMA user_version``): 0 = the first release (no record offsets, no transactional
+tables), 1 = this one.  A version-0 file is migrated in place when opened (columns and tables added, rows
+kept, old rows get record offset 0: older than anything written afterwards); a file from a newer release is
+refused with a ValueError rather than misread.
+
 Limits: the offsets-topic partition of a group is stored with its rows to load one partition at a time;
 it assumes ``offsets.topic.num.partitions`` does not change for an existing database (Kafka cannot
 change it either).
@@ -26,13 +37,13 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Callable, Iterable, Literal, TypeVar
 
 from kafkagroup.coordinator.errors import ErrorCode, StoreWriteError
 from kafkagroup.coordinator.group import OffsetAndMetadata
 from kafkagroup.structs import TopicPartition
 
-__all__ = ["GroupStore", "GroupRecord", "MemberRecord", "PartitionSnapshot"]
+__all__ = ["GroupStore", "GroupRecord", "MemberRecord", "PartitionSnapshot", "PendingOffsets", "SCHEMA_VERSION"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS groups (
@@ -68,10 +79,40 @@ CREATE TABLE IF NOT EXISTS offsets (
     metadata         TEXT NOT NULL,
     commit_timestamp INTEGER NOT NULL,
     expire_timestamp INTEGER,
+    record_offset    INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (group_id, topic, partition_index)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS offsets_by_partition ON offsets(partition);
 """
+
+# added by schema version 1 (also created on a fresh file)
+_SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS pending_txn_offsets (
+    group_id         TEXT NOT NULL,
+    producer_id      INTEGER NOT NULL,
+    topic            TEXT NOT NULL,
+    partition_index  INTEGER NOT NULL,
+    partition        INTEGER NOT NULL,
+    committed_offset INTEGER NOT NULL,
+    leader_epoch     INTEGER NOT NULL,
+    metadata         TEXT NOT NULL,
+    commit_timestamp INTEGER NOT NULL,
+    record_offset    INTEGER NOT NULL,
+    PRIMARY KEY (group_id, producer_id, topic, partition_index)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS pending_by_producer ON pending_txn_offsets(partition, producer_id);
+CREATE TABLE IF NOT EXISTS producer_epochs (
+    partition      INTEGER NOT NULL,
+    producer_id    INTEGER NOT NULL,
+    producer_epoch INTEGER NOT NULL,
+    PRIMARY KEY (partition, producer_id)
+) WITHOUT ROWID;
+"""
+SCHEMA_VERSION = 1
+
+_OFFSET_COLUMNS = ("group_id, topic, partition_index, partition, committed_offset, leader_epoch, metadata, "
+                   "commit_timestamp, expire_timestamp, record_offset")
+_UPSERT_OFFSET = f"INSERT OR REPLACE INTO offsets ({_OFFSET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 @dataclass(slots=True)
@@ -98,15 +139,28 @@ class GroupRecord:
     members: list[MemberRecord] = field(default_factory=list)
 
 
+# group id -> producer id -> partition -> pending transactional offset
+PendingOffsets = dict[str, dict[int, dict[TopicPartition, OffsetAndMetadata]]]
+
+
 @dataclass(slots=True)
 class PartitionSnapshot:
     """Everything stored for one offsets-topic partition."""
 
     groups: dict[str, GroupRecord]
     offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]]
+    pending: PendingOffsets = field(default_factory=dict)
 
 
 WriteKind = Literal["group", "offsets", "any"]
+T = TypeVar("T")
+
+
+def _raise_epoch(partition: int, producer_id: int, producer_epoch: int) -> tuple[str, object]:
+    """Statement keeping the highest epoch written by a producer to a partition."""
+    return ("INSERT INTO producer_epochs (partition, producer_id, producer_epoch) VALUES (?, ?, ?) "
+            "ON CONFLICT (partition, producer_id) DO UPDATE SET producer_epoch = "
+            "max(producer_epoch, excluded.producer_epoch)", (partition, producer_id, producer_epoch))
 
 
 class GroupStore:
@@ -120,8 +174,47 @@ class GroupStore:
         if path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self._db.executescript(_SCHEMA)
+        self._open_schema()
         self._failures: list[tuple[WriteKind, ErrorCode]] = []
+        # the next record offset (log position) to hand out: above every one stored
+        (top,) = self._db.execute(
+            "SELECT max(coalesce((SELECT max(record_offset) FROM offsets), 0), "
+            "coalesce((SELECT max(record_offset) FROM pending_txn_offsets), 0))").fetchone()
+        self._next_record_offset = int(top) + 1
+
+    def _open_schema(self) -> None:
+        """Create the tables of a new file, or migrate an older one in place (see the module docstring)."""
+        db = self._db
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise ValueError(f"{self.path}: store schema version {version} is newer than this release "
+                             f"understands ({SCHEMA_VERSION})")
+        if version == SCHEMA_VERSION:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in (_SCHEMA + _SCHEMA_V1).split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(offsets)")}
+            if "record_offset" not in columns:   # a version-0 file
+                db.execute("ALTER TABLE offsets ADD COLUMN record_offset INTEGER NOT NULL DEFAULT 0")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def next_record_offset(self) -> int:
+        """Reserve the record offset of the next write (a failed write leaves a gap, as harmless as in a log)."""
+        n = self._next_record_offset
+        self._next_record_offset = n + 1
+        return n
 
     # ------------------------------------------------------------ failure injection
 
@@ -140,9 +233,12 @@ class GroupStore:
                 return code
         return None
 
-    def _transaction(self, kind: WriteKind, statements: Iterable[tuple[str, object]]) -> None:
-        """Run (sql, params | list of params) pairs in one transaction; all or nothing."""
+    def _transaction(self, kind: WriteKind, statements: Iterable[tuple[str, object]],
+                     body: Callable[[sqlite3.Connection], T] | None = None) -> T | None:
+        """Run (sql, params | list of params) pairs, then ``body(db)`` if given, in one transaction; all or
+        nothing.  Returns what ``body`` returned."""
         db = self._db
+        result = None
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -151,6 +247,8 @@ class GroupStore:
                         db.executemany(sql, params)
                     else:
                         db.execute(sql, params)  # type: ignore[arg-type]
+                if body is not None:
+                    result = body(db)
                 injected = self._take_failure(kind)
                 if injected is not None:
                     raise StoreWriteError(injected, f"injected {kind} write failure {injected.name}")
@@ -161,6 +259,7 @@ class GroupStore:
                 raise
         except sqlite3.Error as exc:  # disk full, I/O error, locked database ...
             raise StoreWriteError(ErrorCode.KAFKA_STORAGE_ERROR, f"sqlite {kind} write failed: {exc}") from exc
+        return result
 
     # ---------------------------------------------------------------------- writes
 
@@ -178,28 +277,78 @@ class GroupStore:
         ])
 
     def delete_group(self, group_id: str) -> None:
-        """Remove a group's metadata and all its offsets (Kafka's tombstones)."""
+        """Remove a group's metadata and all its offsets, pending transactional ones included (Kafka's
+        tombstones)."""
         self._transaction("group", [
             ("DELETE FROM groups WHERE group_id = ?", (group_id,)),
             ("DELETE FROM members WHERE group_id = ?", (group_id,)),
             ("DELETE FROM offsets WHERE group_id = ?", (group_id,)),
+            ("DELETE FROM pending_txn_offsets WHERE group_id = ?", (group_id,)),
         ])
 
     def store_offsets(self, group_id: str, partition: int,
                       offsets: list[tuple[TopicPartition, OffsetAndMetadata]]) -> None:
         """Upsert the committed offsets of one OffsetCommit request, atomically."""
         rows = [(group_id, tp[0], tp[1], partition, o.committed_offset, o.leader_epoch, o.metadata,
-                 o.commit_timestamp, o.expire_timestamp) for tp, o in offsets]
+                 o.commit_timestamp, o.expire_timestamp, o.record_offset) for tp, o in offsets]
+        self._transaction("offsets", [(_UPSERT_OFFSET, rows)])
+
+    def store_pending_offsets(self, group_id: str, partition: int, producer_id: int, producer_epoch: int,
+                              offsets: list[tuple[TopicPartition, OffsetAndMetadata]]) -> None:
+        """Upsert the pending offsets of one TxnOffsetCommit and raise the producer's epoch, atomically."""
+        rows = [(group_id, producer_id, tp[0], tp[1], partition, o.committed_offset, o.leader_epoch, o.metadata,
+                 o.commit_timestamp, o.record_offset) for tp, o in offsets]
         self._transaction("offsets", [
-            ("INSERT OR REPLACE INTO offsets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows),
+            ("INSERT OR REPLACE INTO pending_txn_offsets (group_id, producer_id, topic, partition_index, partition, "
+             "committed_offset, leader_epoch, metadata, commit_timestamp, record_offset) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows),
+            _raise_epoch(partition, producer_id, producer_epoch),
         ])
+
+    def complete_transaction(self, partition: int, producer_id: int, producer_epoch: int,
+                             commit: bool) -> list[tuple[str, TopicPartition, OffsetAndMetadata]]:
+        """Apply a transaction marker to one offsets-topic partition, atomically: on commit every pending
+        offset of ``producer_id`` whose record is newer than the committed one becomes committed (Kafka keeps
+        the most recent record of a partition); on abort they are dropped.  Either way the producer's
+        pending rows are gone afterwards and its epoch is raised.  Returns the (group, partition, offset)
+        rows that became committed."""
+        def apply(db: sqlite3.Connection) -> list[tuple[str, TopicPartition, OffsetAndMetadata]]:
+            winners: list[tuple[str, TopicPartition, OffsetAndMetadata]] = []
+            if commit:
+                for row in db.execute(
+                        "SELECT p.group_id, p.topic, p.partition_index, p.committed_offset, p.leader_epoch, "
+                        "p.metadata, p.commit_timestamp, p.record_offset FROM pending_txn_offsets p "
+                        "LEFT JOIN offsets o ON o.group_id = p.group_id AND o.topic = p.topic "
+                        "AND o.partition_index = p.partition_index "
+                        "WHERE p.partition = ? AND p.producer_id = ? "
+                        "AND (o.record_offset IS NULL OR o.record_offset < p.record_offset)",
+                        (partition, producer_id)).fetchall():
+                    winners.append((row[0], TopicPartition(row[1], row[2]),
+                                    OffsetAndMetadata(row[3], row[4], row[5], row[6], None, row[7])))
+                db.executemany(_UPSERT_OFFSET, [
+                    (g, tp[0], tp[1], partition, o.committed_offset, o.leader_epoch, o.metadata,
+                     o.commit_timestamp, None, o.record_offset) for g, tp, o in winners])
+            db.execute("DELETE FROM pending_txn_offsets WHERE partition = ? AND producer_id = ?",
+                       (partition, producer_id))
+            return winners
+
+        return self._transaction("offsets", [_raise_epoch(partition, producer_id, producer_epoch)], apply) or []
+
+    def producer_epoch(self, partition: int, producer_id: int) -> int | None:
+        """The latest epoch of ``producer_id`` written to ``partition`` (None if it never wrote there)."""
+        row = self._db.execute("SELECT producer_epoch FROM producer_epochs WHERE partition = ? AND producer_id = ?",
+                               (partition, producer_id)).fetchone()
+        return None if row is None else int(row[0])
 
     def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition],
                        *, delete_group: bool = False) -> None:
-        """Remove offsets (expiry); with ``delete_group`` also the group row, in the same transaction."""
+        """Remove offsets (expiry, OffsetDelete) and every pending transactional offset of those partitions
+        (Kafka's offset tombstone clears both); with ``delete_group`` also the group row, in the same
+        transaction."""
+        keys = [(group_id, tp[0], tp[1]) for tp in partitions]
         statements: list[tuple[str, object]] = [
-            ("DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition_index = ?",
-             [(group_id, tp[0], tp[1]) for tp in partitions]),
+            ("DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition_index = ?", keys),
+            ("DELETE FROM pending_txn_offsets WHERE group_id = ? AND topic = ? AND partition_index = ?", keys),
         ]
         if delete_group:
             statements.append(("DELETE FROM groups WHERE group_id = ?", (group_id,)))
@@ -225,10 +374,17 @@ class GroupStore:
                                                            bytes(row[7]), bytes(row[8])))
         offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         for row in db.execute("SELECT group_id, topic, partition_index, committed_offset, leader_epoch, metadata, "
-                              "commit_timestamp, expire_timestamp FROM offsets WHERE partition = ?", (partition,)):
+                              "commit_timestamp, expire_timestamp, record_offset FROM offsets WHERE partition = ?",
+                              (partition,)):
             offsets.setdefault(row[0], {})[TopicPartition(row[1], row[2])] = OffsetAndMetadata(
-                row[3], row[4], row[5], row[6], row[7])
-        return PartitionSnapshot(groups, offsets)
+                row[3], row[4], row[5], row[6], row[7], row[8])
+        pending: PendingOffsets = {}
+        for row in db.execute("SELECT group_id, producer_id, topic, partition_index, committed_offset, leader_epoch, "
+                              "metadata, commit_timestamp, record_offset FROM pending_txn_offsets "
+                              "WHERE partition = ?", (partition,)):
+            pending.setdefault(row[0], {}).setdefault(row[1], {})[TopicPartition(row[2], row[3])] = (
+                OffsetAndMetadata(row[4], row[5], row[6], row[7], None, row[8]))
+        return PartitionSnapshot(groups, offsets, pending)
 
     def close(self) -> None:
         self._db.close()
