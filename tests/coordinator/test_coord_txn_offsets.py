@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from coord_harness import E, RANGE, S, Harness, tie, hs  # noqa: F401 (fixtures)
+from coord_harness import E, S, Harness, tie, hs  # noqa: F401 (fixtures)
 from coord_virtual_loop import VirtualTimeLoop
 
 from kafkagroup.coordinator import (
@@ -115,8 +115,8 @@ def test_fetch_txn_offsets_one_producer_multiple_groups() -> None:
 
 
 def test_fetch_txn_offsets_multiple_producers_one_group(hs: Harness) -> None:
-    # GroupCoordinatorTest.testFetchTxnOffsetsMultipleProducersOneGroup: each producer's marker
-    # materializes its own partitions only
+    # GroupCoordinatorTest.testFetchTxnOffsetsMultipleProducersOneGroup, OffsetMetadataManagerTest.
+    # testReplayTransactionEndMarkerWithCommit: each producer's marker completes its own offsets only
     tps = [("topic1", 0), ("topic2", 0)]
     assert txn(hs, {tps[0]: 10}, pid=1000, epoch=3) == {tps[0]: E.NONE}
     assert txn(hs, {tps[1]: 15}, pid=1001, epoch=4) == {tps[1]: E.NONE}
@@ -171,11 +171,14 @@ def test_transactional_commit_after_the_consumer_one_wins(hs: Harness) -> None:
 
 
 def test_transactional_commit_is_aborted_and_consumer_commit_wins(hs: Harness) -> None:
-    # GroupMetadataTest.testTransactionalCommitIsAbortedAndConsumerCommitWins
-    txn(hs, {("foo", 0): 5})
-    hs.commit({("foo", 0): 7})
+    # GroupMetadataTest.testTransactionalCommitIsAbortedAndConsumerCommitWins (consumer record first, then the
+    # transactional one, then ABORT)
+    hs.commit({("foo", 0): 57})
+    txn(hs, {("foo", 0): 37})
+    assert fetch(hs, [("foo", 0)]) == {("foo", 0): (57, E.NONE)}
     marker(hs, ABORT)
-    assert fetch(hs, [("foo", 0)], stable=True) == {("foo", 0): (7, E.NONE)}
+    assert fetch(hs, [("foo", 0)], stable=True) == {("foo", 0): (57, E.NONE)}
+    assert hs.group.pending_txn_offsets == {}
 
 
 # -------------------------------------------------------------------------------- validation (§2.6)
@@ -193,7 +196,7 @@ def test_txn_commit_with_unknown_member_id(hs: Harness) -> None:
     # OffsetMetadataManagerTest.testGenericGroupTransactionalOffsetCommitWithUnknownMemberId (Empty group)
     hs.commit({("t", 0): 1})
     assert txn(hs, {("bar", 0): 100}, member_id="member", generation=10) == {("bar", 0): E.UNKNOWN_MEMBER_ID}
-    # GroupCoordinatorTest.testTxnCommitOffsetWithUnknownMemberId (Stable group)
+    # Stable group: GroupCoordinator.validateOffsetCommit -> validateCurrentMember("txn-offset-commit")
     hs2 = Harness("S")
     a = hs2.fx_single()
     assert txn(hs2, {("bar", 0): 1}, member_id="unknown", generation=1) == {("bar", 0): E.UNKNOWN_MEMBER_ID}
@@ -201,8 +204,8 @@ def test_txn_commit_with_unknown_member_id(hs: Harness) -> None:
 
 
 def test_txn_commit_with_illegal_and_legal_generation(hs: Harness) -> None:
-    # OffsetMetadataManagerTest.testGenericGroupTransactionalOffsetCommit / ...WithIllegalGenerationId,
-    # GroupCoordinatorTest.testTxnCommitOffsetWithIllegalGeneration / testTxnCommitOffsetWithLegalGeneration
+    # OffsetMetadataManagerTest.testGenericGroupTransactionalOffsetCommit and
+    # testGenericGroupTransactionalOffsetCommitWithIllegalGenerationId
     a = hs.fx_single()
     assert txn(hs, {("bar", 0): 100}, member_id=a, generation=100) == {("bar", 0): E.ILLEGAL_GENERATION}
     assert txn(hs, {("bar", 0): 100}, member_id=a, generation=1) == {("bar", 0): E.NONE}
@@ -210,7 +213,8 @@ def test_txn_commit_with_illegal_and_legal_generation(hs: Harness) -> None:
 
 
 def test_txn_commit_with_fenced_instance_id(hs: Harness) -> None:
-    # GroupCoordinatorTest.testTxnCommitOffsetWithFencedInstanceId
+    # GroupCoordinator.validateOffsetCommit(isTransactional = true) -> validateCurrentMember: a static member's
+    # instance id with another member id is fenced
     leader, _ = hs.fx_static()
     assert txn(hs, {("bar", 0): 1}, member_id="wrong", generation=1, instance="leader") == {
         ("bar", 0): E.FENCED_INSTANCE_ID}
@@ -382,7 +386,8 @@ def test_failed_marker_write_keeps_the_transaction_pending(hs: Harness) -> None:
 # ------------------------------------------------------------------------------ retention, deletion
 
 def test_pending_partitions_never_expire_and_keep_the_group() -> None:
-    # OffsetMetadataManagerTest.testCleanupExpiredOffsetsWithPendingTransactionalOffsets; spec §3.9
+    # OffsetMetadataManagerTest.testCleanupExpiredOffsetsWithPendingTransactionalOffsets and ...OffsetsOnly;
+    # spec §3.9
     h = Harness("S", **{"offsets.retention.minutes": 1})
     h.commit({("t", 0): 1, ("t", 1): 1})
     txn(h, {("t", 0): 2, ("u", 0): 2})
