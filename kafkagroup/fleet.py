@@ -159,7 +159,7 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | None, strategy: str,
     metrics: list[pa.RecordBatch] = []
     for batch in iter_batches(groups, batch_groups):
         rows, group_metrics = plan_batch(batch, meta, options)
-        assigned.append(rows)
+        assigned.extend(rows.to_batches())
         metrics.append(group_metrics)
     from kafkagroup.spark.executor import ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA
     return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),

@@ -120,3 +120,27 @@ def test_sorted_member_rows_regroup_across_batch_boundaries():
         assert [sorted(m["member_id"] for m in ms) for ms in regrouped.column("members").to_pylist()] == expected
     assert list(group_batches(iter([]), SORTED_MEMBER_ROWS)) == []
     assert len(list(group_batches(iter(fleet.groups.to_batches(max_chunksize=8)), GROUP_ROWS))) == 4
+
+
+@pytest.mark.parametrize("max_partitions", [1, 40, 333, 10**9])
+def test_output_chunks_cover_whole_groups_and_equal_the_whole_batch(max_partitions):
+    from kafkagroup.fleet import generate_fleet, iter_batches
+    from kafkagroup.spark.executor import AssignOptions, assignment_columns, output_chunks, run_batch
+
+    fleet = generate_fleet(40, seed=11, members=(1, 12), partitions=(1, 200))
+    batch = next(iter_batches(fleet.groups, 40))
+    plan = run_batch(batch, TopicMeta.from_arrow(fleet.topics), AssignOptions("range"))
+    problems = plan.problems
+    chunks = list(output_chunks(problems, max_partitions))
+    assert chunks[0][0] == 0 and chunks[-1][1] == problems.num_groups
+    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
+    group_parts = np.diff(problems.part_off[problems.topic_off])
+    for g0, g1 in chunks:
+        # at most max_partitions, unless the chunk is one group that alone exceeds it
+        assert group_parts[g0:g1].sum() <= max_partitions or g1 - g0 == 1
+        if g1 < problems.num_groups:   # greedy: the next group would not have fitted
+            assert group_parts[g0:g1 + 1].sum() > max_partitions
+    whole = pa.table(assignment_columns(plan), names=["group_id", "member_id", "topic", "partition"])
+    pieces = [pa.table(assignment_columns(plan, g0, g1), names=whole.column_names) for g0, g1 in chunks]
+    assert pa.concat_tables(pieces).equals(whole)
+    assert whole.num_rows == int(group_parts.sum())   # range assigns every partition of these groups
