@@ -46,6 +46,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from kafkagroup.engine import as_index_array
 from kafkagroup.errors import InvalidGroupError, InvariantError
 from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group, java_string_key
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
@@ -216,7 +217,10 @@ def encode_assignments(group: CompactGroup, owner: Any, *, version: int = MAX_VE
     >>> encode_assignments(g, [0, 1, 0], version=0)["C0"].hex()
     '000000000002000274300000000100000000000274310000000100000000ffffffff'
     """
-    owner = np.ascontiguousarray(owner, dtype=np.int32)
+    try:   # a checked cast: int64 or float owners must not wrap onto another member
+        owner = as_index_array("owner[]", owner, np.int32)
+    except InvalidGroupError as e:
+        raise InvariantError(str(e)) from None
     total = int(group.topic_base[-1])
     if owner.ndim != 1 or owner.shape[0] != total:
         raise InvariantError(f"owner[] has shape {owner.shape}, the group has {total} partitions")

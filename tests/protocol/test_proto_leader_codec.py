@@ -203,6 +203,17 @@ def test_encode_rejects_owner_outside_members():
             encode_assignments(group, [0, 3], codec=codec)
 
 
+def test_encode_rejects_owner_values_a_cast_would_wrap():
+    group = build_group({"t0": 3}, {"C0": ["t0"], "C1": ["t0"]})
+    for codec in ("python", "native"):
+        with pytest.raises(InvariantError, match="value 4294967296 does not fit in int32"):
+            encode_assignments(group, np.array([0, 2**32, 1], dtype=np.int64), codec=codec)
+        with pytest.raises(InvariantError, match="expected integers"):
+            encode_assignments(group, np.array([0.0, 1.5, 1.0]), codec=codec)
+    # in-range wider integers are fine
+    assert encode_assignments(group, np.array([0, 1, 1], dtype=np.int64)) == encode_assignments(group, [0, 1, 1])
+
+
 @pytest.mark.parametrize("codec", ["python", "native"])
 def test_member_order_is_java_order_with_astral_characters(codec):
     # Java compares UTF-16 units: U+1F600 is 0xD83D 0xDE00, so it sorts before U+E000 and U+FFFF (after
