@@ -161,7 +161,8 @@ def topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
             if spec >= 2**31:
                 raise InvalidGroupError(f"topic {topic!r}: partition count {spec} exceeds 2^31-1")
             specs[topic] = (int(spec), None)
-        elif isinstance(spec, Sequence) and not isinstance(spec, str):
+        elif isinstance(spec, Sequence) and not isinstance(spec, (str, bytes)):
+            _check_replica_lists(topic, spec)
             specs[topic] = (len(spec), spec)
         else:
             raise InvalidGroupError(f"topic {topic!r}: expected a partition count or a list of replica racks, got {spec!r}")
@@ -171,8 +172,17 @@ def topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
         count = specs[topic][0]
         if len(racks) != count:
             raise InvalidGroupError(f"topic {topic!r}: {len(racks)} replica rack lists for {count} partitions")
+        _check_replica_lists(topic, racks)
         specs[topic] = (count, racks)
     return specs
+
+
+def _check_replica_lists(topic: str, racks: Sequence[Any]) -> None:
+    """Each partition's replica racks: None or a list (a bare string would read as one rack per character)."""
+    for p, replicas in enumerate(racks):
+        if replicas is not None and (isinstance(replicas, (str, bytes)) or not isinstance(replicas, Sequence)):
+            raise InvalidGroupError(f"topic {topic!r} partition {p}: replica racks must be a list of rack "
+                                    f"names or None, got {replicas!r}")
 
 
 def build_group(partitions_per_topic: Mapping[str, TopicSpec],

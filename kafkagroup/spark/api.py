@@ -84,21 +84,13 @@ def _shared_meta_table(topics: TopicsArg) -> pa.Table:
     elif isinstance(topics, pd.DataFrame):
         table = pa.Table.from_pandas(topics, preserve_index=False)
     elif isinstance(topics, Mapping):
-        meta = TopicMeta.from_mapping(topics)
-        table = pa.table({"topic": meta.names, "partitions": pa.array(meta.count, pa.int64()),
-                          "replica_racks": _racks_column(topics)})
+        table = TopicMeta.mapping_table(topics)
     else:
         raise TypeError(f"topics must be a DataFrame, a pyarrow / pandas table or a dict, got {type(topics).__name__}")
     meta = TopicMeta.from_arrow(table)
     if meta.row_errors:
         raise InvalidGroupError(f"topic metadata: {meta.row_errors[0][1]}")
     return table
-
-
-def _racks_column(topics: Mapping[str, Any]) -> pa.Array:
-    values = [None if isinstance(spec, (int, np.integer)) else [None if r is None else list(r) for r in spec]
-              for spec in topics.values()]
-    return pa.array(values, pa.list_(pa.list_(pa.string())))
 
 
 def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[DataFrame, Any, str]:

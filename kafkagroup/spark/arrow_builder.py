@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkagroup.model import java_string_key
+from kafkagroup.model import java_string_key, topic_specs
 
 MEMBER_FIELDS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
 I32_MAX = 2**31 - 1
@@ -200,20 +200,19 @@ class TopicMeta:
                          rack_names=encoded.dictionary, group=group, row_errors=errors)
 
     @staticmethod
+    def mapping_table(partitions_per_topic: Mapping[str, Any]) -> pa.Table:
+        """``{topic: count}`` or ``{topic: [[racks of p0], [racks of p1], ...]}`` (build_group's form) as
+        the Arrow topic table, checked by build_group's own rules (negative counts, bools, strings...)."""
+        specs = topic_specs(partitions_per_topic, None)
+        counts = [None if racks is not None else count for count, racks in specs.values()]
+        racks = [None if racks is None else [None if r is None else list(r) for r in racks]
+                 for _, racks in specs.values()]
+        return pa.table({"topic": pa.array(list(specs), pa.string()), "partitions": pa.array(counts, pa.int64()),
+                         "replica_racks": pa.array(racks, pa.list_(pa.list_(pa.string())))})
+
+    @staticmethod
     def from_mapping(partitions_per_topic: Mapping[str, Any]) -> "TopicMeta":
-        """From ``{topic: count}`` or ``{topic: [[racks of p0], [racks of p1], ...]}`` (build_group's form)."""
-        names, counts, racks = [], [], []
-        for topic, spec in partitions_per_topic.items():
-            names.append(topic)
-            if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
-                counts.append(int(spec))
-                racks.append(None)
-            else:
-                counts.append(None)
-                racks.append([None if r is None else list(r) for r in spec])
-        table = pa.table({"topic": pa.array(names, pa.string()), "partitions": pa.array(counts, pa.int64()),
-                          "replica_racks": pa.array(racks, pa.list_(pa.list_(pa.string())))})
-        return TopicMeta.from_arrow(table)
+        return TopicMeta.from_arrow(TopicMeta.mapping_table(partitions_per_topic))
 
 
 # ---------------------------------------------------------------------------------------------

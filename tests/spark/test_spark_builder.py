@@ -144,3 +144,18 @@ def test_output_chunks_cover_whole_groups_and_equal_the_whole_batch(max_partitio
     pieces = [pa.table(assignment_columns(plan, g0, g1), names=whole.column_names) for g0, g1 in chunks]
     assert pa.concat_tables(pieces).equals(whole)
     assert whole.num_rows == int(group_parts.sum())   # range assigns every partition of these groups
+
+
+@pytest.mark.parametrize("topics, message", [
+    ({"t": -1}, "negative partition count -1"),
+    ({"t": "abc"}, "expected a partition count or a list of replica racks"),
+    ({"t": True}, "partition count must be an integer"),
+    ({"t": [["r1"], "r2"]}, "partition 1: replica racks must be a list"),
+])
+def test_topic_mapping_is_checked_by_build_groups_rules(topics, message):
+    from kafkagroup.errors import InvalidGroupError
+
+    with pytest.raises(InvalidGroupError, match=message):
+        TopicMeta.mapping_table(topics)
+    with pytest.raises(InvalidGroupError, match=message):
+        kafkagroup.assign("range", topics, {"m": ["t"]})
