@@ -379,6 +379,9 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
 
     # ---- subscriptions and owned claims: names -> one batch dictionary -> Java ranks
     if cols["topics"] is not None:
+        for i in np.flatnonzero(np.asarray(cols["topics"].is_null(), dtype=bool)).tolist():
+            g = int(member_group[i])
+            errors.setdefault(g, f"group {gname(g)}: member {mname(i)}: topics must be a list, got None")
         sub_off_in, sub_names = flatten_lists(cols["topics"])
     else:
         sub_off_in, sub_names = np.zeros(num_members + 1, dtype=np.int64), pa.array([], pa.string())

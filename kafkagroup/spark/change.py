@@ -48,13 +48,18 @@ class Change:
     def __post_init__(self) -> None:
         for name in ("remove_members", "add_members", "add_partitions"):
             _amount(getattr(self, name), 1)
+        if isinstance(self.remove_members, float) and self.remove_members > 1:
+            raise ValueError(f"remove_members is a fraction of the group's members, at most 1.0; "
+                             f"got {self.remove_members!r}")
 
     def describe(self) -> str:
         parts = []
         for name, label in (("remove_members", "members removed"), ("add_members", "members added"),
                             ("add_partitions", "partitions added per topic")):
             value = getattr(self, name)
-            if value:
+            if name == "remove_members" and value == 1.0 and isinstance(value, float):
+                parts.append("all members but one removed")       # a group keeps at least one member
+            elif value:
                 parts.append(f"{value:.0%} {label}" if isinstance(value, float) else f"{value} {label}")
         return ", ".join(parts) or "no change"
 

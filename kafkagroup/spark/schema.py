@@ -240,7 +240,7 @@ def per_group_topic_tables(topics: DataFrame) -> DataFrame:
 def check_input(groups: DataFrame) -> None:
     """One aggregate query over the (schema-checked) input, before any assignment job: raises
     InvalidGroupError naming the first group with a null group_id / member_id, an empty member_id,
-    a null topic name or a null claim. Member rows are checked as they are (no shuffle)."""
+    a null topics list (Kafka's Subscription has no null topic list), a null topic name or a null claim. Member rows are checked as they are (no shuffle)."""
     fields = _field_types(groups.schema)
     nested = is_group_rows(groups)
     member_fields = _field_types(fields["members"].elementType) if nested else fields
@@ -253,6 +253,7 @@ def check_input(groups: DataFrame) -> None:
     checks: list[tuple[str, Column]] = [
         ("a null group_id", F.col("group_id").isNull()),
         ("a null or empty member_id", per_member(lambda get: get("member_id").isNull() | (get("member_id") == F.lit("")))),
+        ("a null topics list", per_member(lambda get: get("topics").isNull())),
         ("a null topic name in a member's topics", per_member(lambda get: F.exists(get("topics"), lambda t: t.isNull()))),
     ]
     if "owned" in member_fields:

@@ -203,6 +203,10 @@ def test_null_member_id_raises_before_the_assignment_job(spark):
                                    "group_id string, members array<struct<member_id: string, topics: array<string>>>")
     with pytest.raises(InvalidGroupError, match="first in group 'g9'"):
         assign_groups(nested, {"t": 3})
+    null_topics = spark.createDataFrame([("g1", "a", ["t"]), ("g4", "b", None)],
+                                        "group_id string, member_id string, topics array<string>")
+    with pytest.raises(InvalidGroupError, match=r"1 member row\(s\) with a null topics list \(first in group 'g4'\)"):
+        assign_groups(null_topics, {"t": 3})
 
 
 def test_bad_group_fails_the_job_naming_the_group(spark):

@@ -76,6 +76,7 @@ def test_shared_metadata_equals_per_group_tables():
     (lambda m: m.update(owned=[{"topic": "t", "partition": 9}]), "group 'bad': member 'a' claims partition t-9 of a topic with 3 partitions"),
     (lambda m: m.update(owned=[{"topic": "nope", "partition": 0}]), "group 'bad': member 'a' claims partition nope-0 of an unknown topic"),
     (lambda m: m.update(member_id="b"), "group 'bad': duplicate member id 'b'"),
+    (lambda m: m.update(topics=None), "group 'bad': member 'a': topics must be a list, got None"),
 ])
 def test_bad_group_is_named(mutate, message):
     rows = [{"group_id": gid, "members": [{"member_id": "a", "topics": ["t"]}, {"member_id": "b", "topics": ["t"]}]}

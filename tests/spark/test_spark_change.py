@@ -67,3 +67,8 @@ def test_change_amounts():
     assert Change(remove_members=0.25, add_partitions=0.1).describe() == "25% members removed, 10% partitions added per topic"
     with pytest.raises(ValueError, match="non-negative"):
         Change(remove_members=-1)
+    with pytest.raises(ValueError, match="at most 1.0"):
+        Change(remove_members=1.5)
+    assert Change(remove_members=1.0).describe() == "all members but one removed"
+    assert Change(remove_members=1.0).choose_members(10, np.random.default_rng(0))[0].size == 1
+    assert Change(add_members=2.0).choose_members(4, np.random.default_rng(0))[1].size == 8   # growth may exceed 100%
