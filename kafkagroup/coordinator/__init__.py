@@ -3,9 +3,10 @@
 Modules: ``coordinator`` (GroupCoordinator: gate, entry points, partition load/unload), ``membership``
 (Join/Sync/Heartbeat/Leave), ``rebalance`` (join/sync phases and timers), ``group`` (state machine, vote),
 ``offsets`` (commit/fetch/delete/retention), ``offsets_txn`` (TxnOffsetCommit, transaction markers),
-``store`` (SQLite), ``partitioning`` (partition_for), ``aio`` (asyncio driver), ``messages``
-(requests/responses), ``errors`` (Kafka error codes), ``clock`` (injected time), ``deferred`` (parked
-responses), ``config`` (broker keys), ``interface`` (the request API Protocol).
+``request_limits`` (what Kafka's wire format can carry; INVALID_REQUEST otherwise), ``store`` (SQLite),
+``partitioning`` (partition_for), ``aio`` (asyncio driver), ``messages`` (requests/responses), ``errors``
+(Kafka error codes), ``clock`` (injected time), ``deferred`` (parked responses), ``config`` (broker keys),
+``interface`` (the request API Protocol).
 """
 from kafkagroup.coordinator.aio import AsyncGroupCoordinator
 from kafkagroup.coordinator.clock import AsyncioClock, Clock, ManualClock, TimerHandle

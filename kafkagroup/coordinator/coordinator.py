@@ -2,9 +2,12 @@
 
 Design (one thread, injected time, synchronous durable writes):
 
-* Every request enters here, passes the gate of spec §2.1 (invalid group id 24 -> inactive 15 -> partition
-  loading 14 -> partition not owned 16, the Scala order; SyncGroup turns 14 into 27, Heartbeat into 0) and
-  is handed to :class:`~kafkagroup.coordinator.membership.MembershipHandlers`,
+* Every request enters here and is first checked against what Kafka's wire format can carry
+  (:mod:`~kafkagroup.coordinator.request_limits`: an int outside its int16/32/64 field, a string that is not
+  UTF-8 or over 32,767 bytes -> INVALID_REQUEST (42) for the whole request, nothing read or written).  It
+  then passes the gate of spec §2.1 (invalid group id 24 -> inactive 15 -> partition loading 14 -> partition
+  not owned 16, the Scala order; SyncGroup turns 14 into 27, Heartbeat into 0) and is handed to
+  :class:`~kafkagroup.coordinator.membership.MembershipHandlers`,
   :class:`~kafkagroup.coordinator.offsets.OffsetHandlers` or (TxnOffsetCommit and transaction markers)
   :class:`~kafkagroup.coordinator.offsets_txn.TxnOffsetHandlers`.  Errors are answered with Kafka's codes; an
   internal ``IllegalStateException`` (:class:`IllegalGroupStateError`) becomes UNKNOWN_SERVER_ERROR (-1),
@@ -64,9 +67,9 @@ from kafkagroup.coordinator.messages import (
 from kafkagroup.coordinator.offsets import OffsetHandlers, uniform_commit_response, uniform_commit_topics
 from kafkagroup.coordinator.offsets_txn import TxnOffsetHandlers
 from kafkagroup.coordinator.partitioning import partition_for
+from kafkagroup.coordinator import request_limits as limits
 from kafkagroup.coordinator.rebalance import RebalanceEngine
 from kafkagroup.coordinator.store import GroupRecord, GroupStore, MemberRecord
-from kafkagroup.errors import InvalidGroupError
 
 __all__ = ["GroupCoordinator"]
 
@@ -76,28 +79,10 @@ _S = GroupState
 _E = ErrorCode
 
 
-def _check_protocols(request: JoinGroupRequest) -> None:
-    """A malformed request object is a caller bug, not a Kafka protocol error: fail loudly, naming it."""
-    protocols = request.protocols
-    if isinstance(protocols, (str, bytes)):
-        raise InvalidGroupError(f"JoinGroup of member {request.member_id!r} in group {request.group_id!r}: "
-                                f"protocols must be a sequence of (name, metadata bytes), got {protocols!r}")
-    for i, entry in enumerate(protocols):
-        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], (bytes, bytearray, memoryview))):
-            raise InvalidGroupError(
-                f"JoinGroup of member {request.member_id!r} in group {request.group_id!r}: protocol #{i} must be "
-                f"(name: str, metadata: bytes), got {entry!r}")
-
-
-def _check_assignments(request: SyncGroupRequest) -> None:
-    items = request.assignments.items() if isinstance(request.assignments, Mapping) else request.assignments
-    for i, entry in enumerate(items):
-        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], (bytes, bytearray, memoryview))):
-            raise InvalidGroupError(
-                f"SyncGroup of member {request.member_id!r} in group {request.group_id!r}: assignment #{i} must be "
-                f"(member_id: str, assignment: bytes), got {entry!r}")
+def _refused(violation: str) -> ErrorCode:
+    """Log a request Kafka's wire format cannot carry (see :mod:`~kafkagroup.coordinator.request_limits`)."""
+    log.warning("%s: answered INVALID_REQUEST (42)", violation)
+    return _E.INVALID_REQUEST
 
 
 class GroupCoordinator:
@@ -202,8 +187,11 @@ class GroupCoordinator:
     # ===================================================================== JoinGroup
 
     def join_group(self, request: JoinGroupRequest) -> Deferred[JoinGroupResponse]:
-        _check_protocols(request)
+        violation = limits.join_group_violation(request)
         reply: Deferred[JoinGroupResponse] = Deferred(request)
+        if violation is not None:  # JoinGroupRequest.getErrorResponse: no member id, generation -1
+            reply.set_result(JoinGroupResponse(_refused(violation)))
+            return reply
         error = self._gate(request.group_id, allow_empty=False)
         if error is None and not (self.config.group_min_session_timeout_ms <= request.session_timeout_ms
                                   <= self.config.group_max_session_timeout_ms):
@@ -222,9 +210,11 @@ class GroupCoordinator:
     # ===================================================================== SyncGroup
 
     def sync_group(self, request: SyncGroupRequest) -> Deferred[SyncGroupResponse]:
-        if request.assignments:
-            _check_assignments(request)
+        violation = limits.sync_group_violation(request)
         reply: Deferred[SyncGroupResponse] = Deferred(request)
+        if violation is not None:
+            reply.set_result(SyncGroupResponse(_refused(violation)))
+            return reply
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             if error is _E.COORDINATOR_LOAD_IN_PROGRESS:
@@ -242,6 +232,9 @@ class GroupCoordinator:
     # ===================================================================== Heartbeat
 
     def heartbeat(self, request: HeartbeatRequest) -> HeartbeatResponse:
+        violation = limits.heartbeat_violation(request)
+        if violation is not None:
+            return HeartbeatResponse(_refused(violation))
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return HeartbeatResponse(_E.NONE if error is _E.COORDINATOR_LOAD_IN_PROGRESS else error)
@@ -254,6 +247,9 @@ class GroupCoordinator:
     # ==================================================================== LeaveGroup
 
     def leave_group(self, request: LeaveGroupRequest) -> LeaveGroupResponse:
+        violation = limits.leave_group_violation(request)
+        if violation is not None:
+            return LeaveGroupResponse(_refused(violation), [])
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return LeaveGroupResponse(error, [])
@@ -266,6 +262,9 @@ class GroupCoordinator:
     # ======================================================================= offsets
 
     def offset_commit(self, request: OffsetCommitRequest) -> OffsetCommitResponse:
+        violation = limits.offset_commit_violation(request)
+        if violation is not None:  # every partition, as OffsetCommitRequest.getErrorResponse
+            return uniform_commit_response(request, _refused(violation))
         error = self._gate(request.group_id, allow_empty=True)
         if error is not None:
             return uniform_commit_response(request, error)
@@ -276,6 +275,9 @@ class GroupCoordinator:
             return uniform_commit_response(request, _E.UNKNOWN_SERVER_ERROR)
 
     def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
+        violation = limits.offset_fetch_violation(request)
+        if violation is not None:  # v2+: a request-level error and no partitions
+            return OffsetFetchResponse(_refused(violation), [])
         error = self._gate(request.group_id, allow_empty=True)
         if error is not None:
             return OffsetFetchResponse(error, [])
@@ -283,6 +285,9 @@ class GroupCoordinator:
 
     def txn_offset_commit(self, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
         """TxnOffsetCommit: offsets held pending for the producer until :meth:`complete_transaction`."""
+        violation = limits.txn_offset_commit_violation(request)
+        if violation is not None:
+            return TxnOffsetCommitResponse(uniform_commit_topics(request.topics, _refused(violation)))
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return TxnOffsetCommitResponse(uniform_commit_topics(request.topics, error))
@@ -303,6 +308,11 @@ class GroupCoordinator:
         if not isinstance(result, TransactionResult):
             raise ValueError(f"transaction marker of producer {producer_id}: result must be a TransactionResult, "
                              f"got {result!r}")
+        partitions = list(partitions)
+        violation = limits.transaction_marker_violation(producer_id, producer_epoch, partitions)
+        if violation is not None:
+            error = _refused(violation)
+            return {p: error for p in partitions}
         answers: dict[int, ErrorCode] = {}
         for p in partitions:
             if not 0 <= p < self._num_partitions:
@@ -316,6 +326,9 @@ class GroupCoordinator:
 
     def offset_delete(self, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
         """OffsetDelete (KIP-496): group-level or per-partition errors, deletion durable when answered."""
+        violation = limits.offset_delete_violation(request)
+        if violation is not None:  # OffsetDeleteRequest.getErrorResponse: the request-level error only
+            return OffsetDeleteResponse(_refused(violation))
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return OffsetDeleteResponse(error)
@@ -346,6 +359,10 @@ class GroupCoordinator:
     # ====================================================== Describe / List / Delete
 
     def describe_groups(self, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+        violation = limits.describe_groups_violation(request)
+        if violation is not None:  # every group of the request
+            error = _refused(violation)
+            return DescribeGroupsResponse([DescribedGroup(error, group_id, "") for group_id in request.groups])
         out = []
         for group_id in request.groups:
             error = self._gate(group_id, allow_empty=True)
@@ -369,6 +386,9 @@ class GroupCoordinator:
         return DescribedGroup(_E.NONE, group.group_id, str(group.state), group.protocol_type or "", "", members)
 
     def list_groups(self, request: ListGroupsRequest | None = None) -> ListGroupsResponse:
+        violation = limits.list_groups_violation(request)
+        if violation is not None:
+            return ListGroupsResponse(_refused(violation), [])
         if not self._active:
             return ListGroupsResponse(_E.COORDINATOR_NOT_AVAILABLE, [])
         wanted = {s.lower() for s in request.states_filter} if request is not None else set()
@@ -377,6 +397,11 @@ class GroupCoordinator:
         return ListGroupsResponse(_E.COORDINATOR_LOAD_IN_PROGRESS if self._loading else _E.NONE, groups)
 
     def delete_groups(self, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+        violation = limits.delete_groups_violation(request)
+        if violation is not None:  # every group of the request
+            error = _refused(violation)
+            return DeleteGroupsResponse([DeletableGroupResult(group_id, error)
+                                         for group_id in dict.fromkeys(request.groups_names)])
         results = []
         for group_id in dict.fromkeys(request.groups_names):
             error = self._gate(group_id, allow_empty=True)

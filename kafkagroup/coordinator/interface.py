@@ -2,7 +2,10 @@
 
 Every handler takes one request (``kafkagroup.coordinator.messages``) and answers with Kafka's error codes
 (never raises for a protocol error; a malformed request *object* -- e.g. metadata that is not bytes -- is a
-caller bug and raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member).  JoinGroup and SyncGroup may be *parked* by the coordinator, so they
+caller bug and raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member).  A value Kafka's
+wire format cannot carry (an offset of ``2**63``, a partition index of ``2**31``, a string with a lone
+surrogate or over 32,767 UTF-8 bytes) is answered INVALID_REQUEST (42) for the whole request, see
+:mod:`~kafkagroup.coordinator.request_limits`.  JoinGroup and SyncGroup may be *parked* by the coordinator, so they
 return a :class:`~kafkagroup.coordinator.deferred.Deferred` that completes when the answer exists (the same
 call, a later request, or a timer of the injected clock); every other request is answered synchronously.
 
