@@ -43,6 +43,7 @@ from kafkagroup.coordinator.messages import (
     OffsetFetchResponseTopic,
 )
 from kafkagroup.coordinator.rebalance import RebalanceEngine
+from kafkagroup.coordinator.request_limits import INT64
 from kafkagroup.coordinator.store import GroupStore
 from kafkagroup.structs import TopicPartition
 
@@ -161,7 +162,9 @@ class OffsetHandlers:
 
     def _store(self, group: ClassicGroup, req: OffsetCommitRequest) -> OffsetCommitResponse:
         now = self.clock.now_ms()
-        expire = now + req.retention_time_ms if req.retention_time_ms >= 0 else None
+        # Kafka adds in a Java long, so now + a retention near 2**63 wraps negative and the offset expires at the
+        # next retention run; here the sum saturates at int64's maximum (never expires, and stays storable).
+        expire = min(now + req.retention_time_ms, INT64[1]) if req.retention_time_ms >= 0 else None
         accepted, codes = commit_response_topics(req.topics, now, expire, self.config.offset_metadata_max_bytes,
                                                  self.store.next_record_offset())
         write_error = _E.NONE

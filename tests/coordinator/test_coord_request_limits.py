@@ -139,6 +139,20 @@ def test_offset_commit_limits_are_inclusive(tmp_path: Path) -> None:
     again.coord.shutdown()
 
 
+def test_retention_near_int64_max_saturates_instead_of_overflowing(tmp_path: Path) -> None:
+    """now + retention_time_ms can pass 2**63 - 1 although both are valid: the expiry saturates (Kafka's Java
+    long wraps negative and expires the offset at the next retention run; SQLite would refuse the value)."""
+    path = tmp_path / "r.sqlite"
+    h = Harness("S", store=str(path))
+    h.advance(1_000)
+    assert commit(h, [("t", 0, 5, "")], retention=I64_MAX) == {TopicPartition("t", 0): E.NONE}
+    assert h.group.offsets[TopicPartition("t", 0)].expire_timestamp == I64_MAX
+    assert h.coord.expire_offsets() == 0
+    again = restarted(h, path)
+    assert again.group.offsets[TopicPartition("t", 0)].committed_offset == 5
+    again.coord.shutdown()
+
+
 def test_refusal_is_logged_naming_the_field(durable: tuple[Harness, Path],
                                             caplog: pytest.LogCaptureFixture) -> None:
     h, _ = durable
