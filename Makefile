@@ -43,8 +43,11 @@ test: build java
 test-fast: build
 	$(PY) -m pytest -q -m "not spark and not slow" tests
 
+# BENCH_FILES: which bench files (default: all of benches/); BENCH_ARGS: more pytest options, e.g.
+#   make bench BENCH_FILES=bench_spark.py BENCH_ARGS="-k member_rows"
+BENCH_FILES ?= .
 bench: build
-	cd benches && ../$(PY) -m pytest -q . -o python_files='bench_*.py' -p no:cacheprovider --benchmark-columns=median,min,rounds --benchmark-sort=name $(BENCH_ARGS)
+	cd benches && PYSPARK_PYTHON=$(abspath $(PY)) ../$(PY) -m pytest -q -o python_files='bench_*.py' -p no:cacheprovider --benchmark-columns=median,min,rounds --benchmark-sort=name $(BENCH_FILES) $(BENCH_ARGS)
 
 fuzz: build
 	$(PY) -m pip install -q "atheris>=2.3"

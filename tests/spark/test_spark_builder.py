@@ -1,6 +1,7 @@
 """The vectorised batch builder against kafkagroup.model.build_group, array by array (no Spark needed)."""
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -113,12 +114,22 @@ def test_sorted_member_rows_regroup_across_batch_boundaries():
 
     fleet = generate_fleet(30, seed=4, members=(1, 40), partitions=(5, 50))
     rows = member_rows(fleet.groups).sort_by("group_id")
-    for size in (1, 7, 64, 10_000):     # Spark cuts batches by row count, through groups
-        regrouped = pa.Table.from_batches(list(group_batches(iter(rows.to_batches(max_chunksize=size)),
-                                                             SORTED_MEMBER_ROWS)))
+    expected = [sorted(m["member_id"] for m in ms) for ms in fleet.groups.column("members").to_pylist()]
+    # Spark cuts batches by row count, through groups; they are gathered to rows_per_plan before nesting
+    for size, rows_per_plan in itertools.product((1, 7, 64, 10_000), (1, 5, 50, 50_000)):
+        nested = list(group_batches(iter(rows.to_batches(max_chunksize=size)), SORTED_MEMBER_ROWS, rows_per_plan))
+        regrouped = pa.Table.from_batches(nested)
         assert regrouped.column("group_id").to_pylist() == fleet.groups.column("group_id").to_pylist()
-        expected = [sorted(m["member_id"] for m in ms) for ms in fleet.groups.column("members").to_pylist()]
         assert [sorted(m["member_id"] for m in ms) for ms in regrouped.column("members").to_pylist()] == expected
+        if rows_per_plan == 1 and size == 1:
+            assert len(nested) >= 10       # many plans: the carry-over between them is exercised
+        if rows_per_plan == 50_000:
+            assert len(nested) == 1
+    # one group far larger than a plan is gathered whole
+    big = member_rows(generate_fleet(1, seed=2, members=(1000, 1000), partitions=(5, 5)).groups)
+    assert big.num_rows == 1000
+    nested = list(group_batches(iter(big.to_batches(max_chunksize=3)), SORTED_MEMBER_ROWS, 10))
+    assert len(nested) == 1 and len(nested[0].column("members")[0]) == 1000
     assert list(group_batches(iter([]), SORTED_MEMBER_ROWS)) == []
     assert len(list(group_batches(iter(fleet.groups.to_batches(max_chunksize=8)), GROUP_ROWS))) == 4
 
