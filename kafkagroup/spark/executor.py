@@ -3,7 +3,7 @@
 Why ``mapInArrow`` (measured with pyspark 4.3.0 on local[2], benches/bench_spark.py; the issue's own
 figures for 10,000 groups agree): ``groupBy().applyInPandas`` on member rows pays a fixed cost per
 group (one pandas DataFrame each: 9-23 s for 10,000 groups in the issue); ``mapInPandas`` over
-nested group rows builds Python objects per member and partition (2.3x slower than mapInArrow on the
+nested group rows builds Python objects per member and partition (2.3-2.7x slower than mapInArrow on the
 same 1,000 groups here); ``mapInArrow`` hands us the Arrow list offsets and string buffers directly,
 so interning is a handful of numpy / pyarrow.compute calls per batch
 (:mod:`kafkagroup.spark.arrow_builder`) and the output columns are built the same way. Many groups
