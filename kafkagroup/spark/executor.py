@@ -61,7 +61,7 @@ class AssignOptions:
     input_form: str = GROUP_ROWS  # or SORTED_MEMBER_ROWS (see group_batches)
 
 
-OUTPUT_BATCH_ROWS = 1 << 18
+OUTPUT_BATCH_ROWS = 1 << 18          # output rows per Arrow batch handed to the JVM, at most (see output_chunks)
 _MEMBER_COLUMNS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
 
 
