@@ -134,6 +134,22 @@ def _group_id_at(where: str, field: str, group_id: Any) -> str | None:
 # ------------------------------------------------------------------------------------------- membership
 
 
+def _str_bytes_pairs(entries: Iterable[Any], where: str, caller: str, entry_name: str, field: str,
+                     names: tuple[str, str]) -> str | None:
+    """The first wire violation among (str, bytes) pairs (JoinGroup protocols, SyncGroup assignments), or
+    None; raises InvalidGroupError for an entry of the wrong shape."""
+    problem = None
+    for i, entry in enumerate(entries):
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], (bytes, bytearray, memoryview))):
+            raise InvalidGroupError(f"{caller}: {entry_name} #{i} must be ({names[0]}: str, {names[1]}: bytes), "
+                                    f"got {entry!r}")
+        if problem is None:
+            problem = _first(_str(entry[0], where, f"{field}[{i}].{names[0]}"),
+                             _bytes(entry[1], where, f"{field}[{i}].{names[1]}"))
+    return problem
+
+
 def join_group_violation(request: JoinGroupRequest) -> str | None:
     """The first field of a JoinGroup Kafka's wire format cannot carry, or None.  Raises InvalidGroupError for
     a malformed protocols list (the message names the member)."""
@@ -142,16 +158,8 @@ def join_group_violation(request: JoinGroupRequest) -> str | None:
     if isinstance(protocols, (str, bytes)):
         raise InvalidGroupError(f"JoinGroup of member {request.member_id!r} in group {request.group_id!r}: "
                                 f"protocols must be a sequence of (name, metadata bytes), got {protocols!r}")
-    problem = None
-    for i, entry in enumerate(protocols):
-        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], (bytes, bytearray, memoryview))):
-            raise InvalidGroupError(
-                f"JoinGroup of member {request.member_id!r} in group {request.group_id!r}: protocol #{i} must be "
-                f"(name: str, metadata: bytes), got {entry!r}")
-        if problem is None:
-            problem = _first(_str(entry[0], where, f"protocols[{i}].name"),
-                             _bytes(entry[1], where, f"protocols[{i}].metadata"))
+    problem = _str_bytes_pairs(protocols, where, f"JoinGroup of member {request.member_id!r} in group "
+                               f"{request.group_id!r}", "protocol", "protocols", ("name", "metadata"))
     return _first(
         _group_id(where, request.group_id),
         _int(request.session_timeout_ms, INT32, where, "session_timeout_ms"),
@@ -172,16 +180,8 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
     where = _where("SyncGroup", request.group_id)
     items: Iterable[Any] = (request.assignments.items() if isinstance(request.assignments, Mapping)
                             else request.assignments)
-    problem = None
-    for i, entry in enumerate(items):
-        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
-                and isinstance(entry[1], (bytes, bytearray, memoryview))):
-            raise InvalidGroupError(
-                f"SyncGroup of member {request.member_id!r} in group {request.group_id!r}: assignment #{i} must be "
-                f"(member_id: str, assignment: bytes), got {entry!r}")
-        if problem is None:
-            problem = _first(_str(entry[0], where, f"assignments[{i}].member_id"),
-                             _bytes(entry[1], where, f"assignments[{i}].assignment"))
+    problem = _str_bytes_pairs(items, where, f"SyncGroup of member {request.member_id!r} in group "
+                               f"{request.group_id!r}", "assignment", "assignments", ("member_id", "assignment"))
     return _first(
         _group_id(where, request.group_id),
         _int(request.generation_id, INT32, where, "generation_id"),
