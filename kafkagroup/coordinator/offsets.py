@@ -54,6 +54,8 @@ log = logging.getLogger("kafkagroup.coordinator")
 
 _S = GroupState
 _E = ErrorCode
+#: OffsetCommitRequest.DEFAULT_RETENTION_TIME: the only retention_time_ms meaning "use offsets.retention.minutes"
+DEFAULT_RETENTION_TIME_MS = -1
 
 
 def utf16_length(s: str) -> int:
@@ -162,9 +164,15 @@ class OffsetHandlers:
 
     def _store(self, group: ClassicGroup, req: OffsetCommitRequest) -> OffsetCommitResponse:
         now = self.clock.now_ms()
-        # Kafka adds in a Java long, so now + a retention near 2**63 wraps negative and the offset expires at the
-        # next retention run; here the sum saturates at int64's maximum (never expires, and stays storable).
-        expire = min(now + req.retention_time_ms, INT64[1]) if req.retention_time_ms >= 0 else None
+        # Only -1 (OffsetCommitRequest.DEFAULT_RETENTION_TIME) means "the broker's offsets.retention"; any other
+        # value, negative ones included, sets expireTimestamp = now + retention (OffsetMetadataManager
+        # .expireTimestampMs; GroupCoordinatorAdapter.commitOffsets for the Scala coordinator), so a retention
+        # below -1 gives an expiry in the past and the offset goes at the next retention run.  Kafka adds in a
+        # Java long, so now + a retention near 2**63 wraps negative and the offset expires at the next run; here
+        # the sum saturates at int64's bounds instead (never expires, and stays storable in SQLite's INTEGER).
+        retention = req.retention_time_ms
+        expire = (None if retention == DEFAULT_RETENTION_TIME_MS
+                  else max(INT64[0], min(now + retention, INT64[1])))
         accepted, codes = commit_response_topics(req.topics, now, expire, self.config.offset_metadata_max_bytes,
                                                  self.store.next_record_offset())
         write_error = _E.NONE
