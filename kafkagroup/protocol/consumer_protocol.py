@@ -21,6 +21,15 @@ Strictness beyond Java (documented, deliberate): a message whose header says v0-
 where that version's fields end (trailing bytes raise :class:`ProtocolError`, where Java ignores them),
 and strings must be valid UTF-8.
 
+Values the wire cannot carry raise :class:`ProtocolError` naming the field and the value, from the encoders
+(Java's generated ``ConsumerProtocolSubscription``/``Assignment`` throw "field is too long to be serialized"):
+every STRING -- ``topics`` (v0+), owned/assigned partitions' ``topic`` (v1+ / all), ``rack_id`` (v3+) -- must be
+UTF-8-encodable (no lone surrogate; Java's ``getBytes(UTF_8)`` would silently send ``?`` instead) and at most
+32,767 bytes encoded (int16 length); ``user_data`` (BYTES, all versions) must be bytes of at most 2**31 - 1;
+``generation_id`` (v2+) and partition ids are int32.  A field the requested version does not carry is not
+checked.  The check costs nothing on the good path: the message is encoded once and only a failure is
+diagnosed field by field.
+
 Example::
 
     >>> encode_subscription(Subscription(["foo", "bar"]), version=0).hex()
@@ -30,13 +39,20 @@ Example::
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from kafkagroup.errors import ProtocolError
-from kafkagroup.protocol._wire import Reader, Writer
+from kafkagroup.protocol._wire import INT16_MAX, INT32_MAX, INT32_MIN, Reader, Writer
 from kafkagroup.java_order import java_string_key
 from kafkagroup.structs import TopicPartition
+
+__all__ = [
+    "MAX_VERSION", "NO_GENERATION", "MAX_STRING_BYTES", "MAX_BYTES_LENGTH", "Subscription", "Assignment",
+    "string_problem", "encode_subscription", "decode_subscription", "encode_assignment", "decode_assignment",
+    "write_topic_partitions", "read_topic_partitions", "group_in_first_appearance_order",
+]
 
 #: Highest ConsumerProtocol version this codec writes (and reads field by field).
 MAX_VERSION = 3
@@ -47,6 +63,36 @@ NO_GENERATION = -1
 # topic-partitions entry >= 2 (topic) + 4 (partition count) bytes.
 _MIN_STRING = 2
 _MIN_TOPIC_PARTITIONS = 6
+#: Kafka's STRING / COMPACT_STRING: at most this many UTF-8 bytes (int16 length), every version and field.
+MAX_STRING_BYTES = INT16_MAX
+#: Kafka's BYTES: int32 length.
+MAX_BYTES_LENGTH = INT32_MAX
+
+
+def _shown(value: object) -> str:
+    """``repr`` cut to 60 characters (a 40,000-character topic name is not put in a message whole)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:45]}...({len(text)} chars)"
+
+
+def string_problem(value: str) -> Optional[str]:
+    """Why ``value`` cannot be a Kafka STRING (not UTF-8-encodable, or over 32,767 encoded bytes), or None.
+
+    >>> string_problem("orders") is None
+    True
+    >>> string_problem("t\\ud800")
+    'is not encodable as UTF-8 (lone surrogate U+D800 at index 1)'
+    """
+    if value.isascii():
+        size = len(value)
+    else:
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            return f"is not encodable as UTF-8 (lone surrogate U+{ord(value[exc.start]):04X} at index {exc.start})"
+    if size > MAX_STRING_BYTES:
+        return f"is {size} UTF-8 bytes, over Kafka's STRING limit of {MAX_STRING_BYTES}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -67,8 +113,7 @@ class Subscription:
         object.__setattr__(
             self, "owned_partitions", tuple(TopicPartition(t, p) for t, p in self.owned_partitions)
         )
-        if self.user_data is not None:
-            object.__setattr__(self, "user_data", bytes(self.user_data))
+        object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolSubscription"))
 
 
 @dataclass(frozen=True)
@@ -83,8 +128,17 @@ class Assignment:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(TopicPartition(t, p) for t, p in self.partitions))
-        if self.user_data is not None:
-            object.__setattr__(self, "user_data", bytes(self.user_data))
+        object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
+
+
+def _user_data(value: object, message: str) -> Optional[bytes]:
+    """None or the bytes of a bytes-like value; anything else (a str, an int that ``bytes()`` would turn into
+    zero bytes) is refused naming the field."""
+    if value is None or type(value) is bytes:
+        return value  # type: ignore[return-value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise ProtocolError(f"{message}: user_data must be bytes or None, got {type(value).__name__} {_shown(value)}")
 
 
 def _clamp_version(version: int, message: str) -> int:
@@ -119,8 +173,18 @@ def group_in_first_appearance_order(partitions: Iterable[TopicPartition]) -> lis
 
 
 def encode_subscription(subscription: Subscription, version: int = MAX_VERSION) -> bytes:
-    """Serialize as ``ConsumerProtocol.serializeSubscription(subscription, version)`` does."""
+    """Serialize as ``ConsumerProtocol.serializeSubscription(subscription, version)`` does.
+
+    A value the wire cannot carry raises :class:`ProtocolError` naming the field and the value (module notes).
+    """
     version = _clamp_version(version, "ConsumerProtocolSubscription")
+    try:
+        return _encode_subscription(subscription, version)
+    except (UnicodeEncodeError, ValueError, OverflowError, struct.error) as exc:
+        raise _subscription_problem(subscription, version, exc) from None
+
+
+def _encode_subscription(subscription: Subscription, version: int) -> bytes:
     writer = Writer()
     writer.int16(version)
     topics = sorted(subscription.topics, key=java_string_key)
@@ -164,11 +228,67 @@ def decode_subscription(data: bytes, what: str = "ConsumerProtocolSubscription")
 def encode_assignment(assignment: Assignment, version: int = MAX_VERSION) -> bytes:
     """Serialize as ``ConsumerProtocol.serializeAssignment(assignment, version)`` does."""
     version = _clamp_version(version, "ConsumerProtocolAssignment")
-    writer = Writer()
-    writer.int16(version)
-    write_topic_partitions(writer, group_in_first_appearance_order(assignment.partitions), "assigned_partitions")
-    writer.nullable_bytes(assignment.user_data)
-    return writer.getvalue()
+    try:
+        writer = Writer()
+        writer.int16(version)
+        write_topic_partitions(writer, group_in_first_appearance_order(assignment.partitions),
+                               "assigned_partitions")
+        writer.nullable_bytes(assignment.user_data)
+        return writer.getvalue()
+    except (UnicodeEncodeError, ValueError, OverflowError, struct.error) as exc:
+        what = f"ConsumerProtocolAssignment v{version}"
+        problem = (_partitions_problem(assignment.partitions, "assigned_partitions")
+                   or _user_data_problem(assignment.user_data))
+        raise ProtocolError(f"{what}: {problem}" if problem else f"{what}: {exc}") from None
+
+
+# -- diagnosis of an encoding failure (slow path, runs only after the encoder failed) -------------------------
+
+
+def _string_field_problem(value: object, field: str) -> Optional[str]:
+    if not isinstance(value, str):
+        return f"{field}={_shown(value)} is not a str"
+    problem = string_problem(value)
+    return None if problem is None else f"{field}={_shown(value)} {problem}"
+
+
+def _int32_problem(value: object, field: str) -> Optional[str]:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{field}={_shown(value)} is not an int"
+    if not INT32_MIN <= value <= INT32_MAX:
+        return f"{field}={value} is outside int32 [{INT32_MIN}, {INT32_MAX}]"
+    return None
+
+
+def _partitions_problem(partitions: Iterable[TopicPartition], field: str) -> Optional[str]:
+    for topic, partition in partitions:
+        problem = (_string_field_problem(topic, f"{field} topic")
+                   or _int32_problem(partition, f"{field} {_shown(topic)} partition"))
+        if problem:
+            return problem
+    return None
+
+
+def _user_data_problem(user_data: Optional[bytes]) -> Optional[str]:
+    if user_data is not None and len(user_data) > MAX_BYTES_LENGTH:
+        return f"user_data is {len(user_data)} bytes, over Kafka's BYTES limit of {MAX_BYTES_LENGTH}"
+    return None
+
+
+def _subscription_problem(subscription: Subscription, version: int, exc: Exception) -> ProtocolError:
+    """The first field (in wire order) of a subscription that ``version`` cannot carry, as a ProtocolError."""
+    what = f"ConsumerProtocolSubscription v{version}"
+    problem: Optional[str] = None
+    for i, topic in enumerate(sorted(subscription.topics, key=java_string_key)):   # wire order
+        problem = problem or _string_field_problem(topic, f"topics[{i}]")
+    problem = problem or _user_data_problem(subscription.user_data)
+    if version >= 1:
+        problem = problem or _partitions_problem(subscription.owned_partitions, "owned_partitions")
+    if version >= 2:
+        problem = problem or _int32_problem(subscription.generation_id, "generation_id")
+    if version >= 3 and subscription.rack_id is not None:
+        problem = problem or _string_field_problem(subscription.rack_id, "rack_id")
+    return ProtocolError(f"{what}: {problem}" if problem else f"{what}: {exc}")
 
 
 def decode_assignment(data: bytes, what: str = "ConsumerProtocolAssignment") -> Assignment:
