@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from kafkagroup.errors import InvalidGroupError
+from kafkagroup.protocol.consumer_protocol import string_problem
 
 __all__ = ["ClusterMetadata", "MetadataSnapshot"]
 
@@ -70,6 +71,10 @@ class ClusterMetadata:
     def _check(topic: str, count: int) -> None:
         if not isinstance(topic, str) or not topic:
             raise InvalidGroupError(f"topic name must be a non-empty string, got {topic!r}")
+        problem = string_problem(topic)
+        if problem is not None:   # a broker never has such a topic; a pattern subscription could not carry it
+            shown = repr(topic) if len(topic) <= 60 else f"{topic[:40]!r}...({len(topic)} chars)"
+            raise InvalidGroupError(f"topic name {shown} {problem}")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise InvalidGroupError(f"topic {topic!r}: partition count must be a non-negative int, got {count!r}")
 

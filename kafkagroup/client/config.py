@@ -8,6 +8,18 @@ Keys are accepted as Kafka spells them (``"session.timeout.ms"``) or as Python k
 
 Defaults are Kafka's (spec §3.1): session 45 s, heartbeat 3 s, max.poll.interval 5 min (= the JoinGroup
 rebalance timeout), strategy [range, cooperative-sticky] (which runs the EAGER protocol, §6.1).
+
+Validation at construction, as Kafka's ``ConsumerConfig`` (``ConfigDef.parseType`` + validators) throws
+``ConfigException`` from the constructor; here :class:`~kafkagroup.errors.InvalidGroupError` names the key:
+
+* Type.INT keys (session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms, default.api.timeout.ms) must
+  be 32-bit ints, Type.LONG keys (retry.backoff.ms, metadata.max.age.ms) 64-bit ints; all non-negative, and
+  max.poll.interval.ms at least 1 (``atLeast(1)``); session.timeout.ms positive and heartbeat below it.
+* String keys that go on the wire (group.id, client.id, client.rack) must be Kafka STRINGs: UTF-8-encodable
+  and at most 32,767 bytes encoded.  Deliberately earlier than Java, which accepts any ``String`` and then
+  sends ``?`` for a lone surrogate (``getBytes(UTF_8)``) or fails each request's serialization ("field is too
+  long to be serialized"); a member holding such a value could never join (the coordinator answers
+  INVALID_REQUEST to every JoinGroup), so it is refused where the value is given.
 """
 from __future__ import annotations
 
@@ -21,6 +33,7 @@ from kafkagroup.client.rebalance_protocol import (
     select_rebalance_protocol,
 )
 from kafkagroup.errors import InvalidGroupError
+from kafkagroup.protocol.consumer_protocol import string_problem
 
 __all__ = ["MemberConfig", "DEFAULT_ASSIGNORS"]
 
@@ -31,14 +44,23 @@ DEFAULT_ASSIGNORS: tuple[str, ...] = ("range", "cooperative-sticky")
 _LEGAL_ID = re.compile(r"^[a-zA-Z0-9._-]+$")
 _MAX_ID_LENGTH = 249
 
-_INT_KEYS = (
-    "session_timeout_ms",
-    "heartbeat_interval_ms",
-    "max_poll_interval_ms",
-    "retry_backoff_ms",
-    "metadata_max_age_ms",
-    "default_api_timeout_ms",
-)
+# ConsumerConfig's type of each numeric key: Type.INT (32-bit) or Type.LONG (64-bit), and its minimum here
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_NUMERIC_KEYS: dict[str, tuple[int, int]] = {
+    "session_timeout_ms": (0, _INT32_MAX),        # INT (no validator in Java; positive checked below)
+    "heartbeat_interval_ms": (0, _INT32_MAX),     # INT
+    "max_poll_interval_ms": (1, _INT32_MAX),      # INT, atLeast(1)
+    "default_api_timeout_ms": (0, _INT32_MAX),    # INT, atLeast(0)
+    "retry_backoff_ms": (0, _INT64_MAX),          # LONG, atLeast(0)
+    "metadata_max_age_ms": (0, _INT64_MAX),       # LONG, atLeast(0)
+}
+# keys whose value a JoinGroup carries as a Kafka STRING (client.id in the request header)
+_WIRE_STRING_KEYS = ("group_id", "client_id", "client_rack")
+
+
+def _key(name: str) -> str:
+    return name.replace("_", ".")
 
 
 @dataclass(frozen=True)
@@ -69,10 +91,28 @@ class MemberConfig:
         object.__setattr__(self, "partition_assignment_strategy", strategy)
         if not isinstance(self.group_id, str) or not self.group_id:
             raise InvalidGroupError("group.id must be a non-empty string (group management needs it)")
-        for key in _INT_KEYS:
+        if not isinstance(self.client_id, str):
+            raise InvalidGroupError(f"client.id must be a string, got {self.client_id!r}")
+        if self.client_rack is not None and not isinstance(self.client_rack, str):
+            raise InvalidGroupError(f"client.rack must be a string or None, got {self.client_rack!r}")
+        for key in _WIRE_STRING_KEYS:
             value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InvalidGroupError(f"{key.replace('_', '.')} must be a non-negative int, got {value!r}")
+            problem = None if value is None else string_problem(value)
+            if problem is not None:
+                shown = repr(value) if len(value) <= 60 else f"{value[:40]!r}...({len(value)} chars)"
+                raise InvalidGroupError(f"{_key(key)} {shown} {problem}: Kafka's wire format cannot carry it")
+        for key, (lowest, highest) in _NUMERIC_KEYS.items():
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidGroupError(f"{_key(key)} must be an int, got {value!r}")
+            if value > highest:
+                bits = 32 if highest == _INT32_MAX else 64
+                raise InvalidGroupError(
+                    f"{_key(key)} = {value} is not a {bits}-bit integer (Kafka's ConsumerConfig type "
+                    f"{'INT' if bits == 32 else 'LONG'}: at most {highest})"
+                )
+            if value < lowest:
+                raise InvalidGroupError(f"{_key(key)} must be at least {lowest}, got {value}")
         if self.session_timeout_ms <= 0:
             raise InvalidGroupError("session.timeout.ms must be positive")
         if self.heartbeat_interval_ms >= self.session_timeout_ms:

@@ -31,6 +31,15 @@ does), :meth:`poll` is the explicit poll: it raises, once, the first error since
 callback's or assignor plug-in's error, an :class:`UnexpectedCoordinatorError` (a JoinGroup/SyncGroup error
 without a specific reaction; the member rejoins after ``retry.backoff.ms``), or a :class:`FatalMemberError`
 (only 82/23/26/24/30/81; the member stops).  Every such error is also kept in :attr:`GroupMember.errors`.
+
+Values Kafka's wire format cannot carry never reach the coordinator: :class:`MemberConfig` refuses them at
+construction, ``topics=`` / :meth:`GroupMember.subscribe` refuse a topic that is not a string, blank (Java's
+``subscribe``: "cannot contain null or empty topic"), not UTF-8-encodable or over 32,767 bytes.  Should the
+JoinGroup metadata still fail to encode (a plug-in assignor's user data that is not bytes, or raises), nothing
+is sent: the member keeps its state and generation, the error is raised from :meth:`GroupMember.poll`, and the
+join is tried again at the next explicit ``poll()``, subscription change, metadata change or
+``request_rejoin()`` -- not on a timer, since the same inputs would fail the same way.  (Java sets
+PREPARING_REBALANCE before building the metadata and rethrows from ``poll()``; its next ``poll()`` tries again.)
 """
 from __future__ import annotations
 
@@ -71,7 +80,8 @@ from kafkagroup.coordinator.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from kafkagroup.errors import InvariantError, KafkaGroupError, ProtocolError
+from kafkagroup.errors import InvalidGroupError, InvariantError, KafkaGroupError, ProtocolError
+from kafkagroup.protocol.consumer_protocol import string_problem
 from kafkagroup.structs import TopicPartition
 
 __all__ = [
@@ -183,6 +193,26 @@ class OffsetCommitError(KafkaGroupError, RuntimeError):
         super().__init__(f"member {member!r}: offset commit failed with {self.code.name} ({int(self.code)}), {what}")
 
 
+def subscribed_topics(topics: Iterable[str]) -> frozenset[str]:
+    """The topics of a ``subscribe(topics)`` call, checked as Java's ``KafkaConsumer.subscribe`` does (no null or
+    blank topic: IllegalArgumentException) and for what a ConsumerProtocolSubscription can carry (a Kafka STRING:
+    UTF-8-encodable, at most 32,767 bytes).  Names Kafka's ``Topic.validate`` would refuse (characters outside
+    [a-zA-Z0-9._-], over 249 characters) are accepted, as Java's subscribe accepts them: such a topic simply
+    never appears in the metadata, so it gets no partitions."""
+    if isinstance(topics, (str, bytes)):
+        raise InvalidGroupError(f"subscribe takes a collection of topic names, got the single {type(topics).__name__} "
+                                f"{topics[:60]!r}")
+    chosen = frozenset(topics)
+    for topic in chosen:
+        if not isinstance(topic, str) or not topic.strip():
+            raise InvalidGroupError(f"Topic collection to subscribe to cannot contain null or empty topic: {topic!r}")
+        problem = string_problem(topic)
+        if problem is not None:
+            shown = repr(topic) if len(topic) <= 60 else f"{topic[:40]!r}...({len(topic)} chars)"
+            raise InvalidGroupError(f"cannot subscribe to topic {shown}: the name {problem}")
+    return chosen
+
+
 class GroupMember:
     """One consumer-group member (see the module docstring).
 
@@ -247,6 +277,7 @@ class GroupMember:
         self.is_leader = False
         self._rejoin_needed = True
         self._needs_join_prepare = True
+        self._join_blocked = False                   # the JoinGroup metadata failed to encode: wait for a change
         self._round: Optional[object] = None        # token of the join+sync round in flight
         self._round_generation: Optional[Generation] = None
         self._heartbeat_inflight: Optional[object] = None
@@ -256,7 +287,7 @@ class GroupMember:
         if topics is not None and pattern is not None:
             raise ValueError("subscribe with topics or with a pattern, not both")
         self._metadata: MetadataSnapshot = cluster.snapshot()
-        self.subscription: frozenset[str] = frozenset(topics or ())
+        self.subscription: frozenset[str] = subscribed_topics(topics) if topics is not None else frozenset()
         if self._pattern is not None:
             self.subscription = self._metadata.matching(self._pattern)
         self.joined_subscription: Optional[frozenset[str]] = None
@@ -316,6 +347,7 @@ class GroupMember:
             self.start()
         self._last_poll_ms = self.clock.now_ms()
         self._arm_poll_timer()
+        self._join_blocked = False   # an explicit poll tries a failed JoinGroup encoding again (Java's next poll)
         self._poll_once()
         self._raise_pending()
 
@@ -323,15 +355,16 @@ class GroupMember:
         """Change the subscription; a different set of topics makes the member rejoin (§6.8)."""
         if (topics is None) == (pattern is None):
             raise ValueError("subscribe with exactly one of topics / pattern")
+        chosen = subscribed_topics(topics) if topics is not None else frozenset()
         self._pattern = re.compile(pattern) if pattern is not None else None
-        self.subscription = (
-            self._metadata.matching(self._pattern) if self._pattern is not None else frozenset(topics or ())
-        )
+        self.subscription = self._metadata.matching(self._pattern) if self._pattern is not None else chosen
+        self._join_blocked = False
         if self.started:
             self._schedule_poll()
 
     def request_rejoin(self) -> None:
         """Ask for a rebalance at the next poll (Kafka's ``requestRejoin``; e.g. to pick up a changed assignor)."""
+        self._join_blocked = False
         self._request_rejoin()
 
     def stall(self) -> None:
@@ -349,7 +382,9 @@ class GroupMember:
 
     def refresh_metadata(self) -> None:
         """Take a fresh metadata snapshot now (otherwise taken every metadata.max.age.ms)."""
-        self._metadata = self.cluster.snapshot()
+        previous, self._metadata = self._metadata, self.cluster.snapshot()
+        if self._metadata.version != previous.version:
+            self._join_blocked = False
         if self._pattern is not None:
             self.subscription = self._metadata.matching(self._pattern)
         if self._rejoin_needed_or_pending() and self._round is None:
@@ -447,7 +482,7 @@ class GroupMember:
     def _poll_once(self) -> None:
         if not self.alive or self.stalled:
             return
-        if self._round is not None or "backoff" in self._timers:
+        if self._round is not None or "backoff" in self._timers or self._join_blocked:
             return
         if not self._rejoin_needed_or_pending():
             return
@@ -481,22 +516,28 @@ class GroupMember:
         self._surface(errs)
 
     def _send_join_group(self) -> None:
+        try:
+            protocols = [
+                (
+                    name,
+                    build_subscription_bytes(
+                        self._assignor_state[name], self.subscription, self.assignment,
+                        self.generation.generation_id, self.config.client_rack,
+                    ),
+                )
+                for name in self.config.assignor_names
+            ]
+        except Exception as exc:  # noqa: BLE001 - a plug-in assignor's user-data hook is user code
+            # nothing was sent: state, generation and the rejoin flag stay; poll() raises the error (see module doc)
+            self._join_blocked = True
+            self._surface_error(exc)
+            return
         self.state = MemberState.PREPARING_REBALANCE
         self._notify("state", self.state)
         self.joined_subscription = self.subscription
         token = object()
         self._round = token
         self._round_generation = self.generation
-        protocols = [
-            (
-                name,
-                build_subscription_bytes(
-                    self._assignor_state[name], self.subscription, self.assignment,
-                    self.generation.generation_id, self.config.client_rack,
-                ),
-            )
-            for name in self.config.assignor_names
-        ]
         req = JoinGroupRequest(
             group_id=self.group_id,
             member_id=self.generation.member_id,
