@@ -1,7 +1,8 @@
 """Sticky and cooperative-sticky, native engine vs kafka-python 3.0.12's StickyPartitionAssignor, on the
 issue's target table (arrays in / owner[] out, median) plus the certificate of every row.
 
-Rows: 10k (100 x 100) x 100 fresh / -10; 10k (200 x 50) x 500 on a random 50% fresh / -10; 1M (500 x 2000)
+Rows: 10k (100 x 100) x 100 fresh / -10; 10k (200 x 50) x 500 on a random 50% fresh / -10; 100k x 1000
+fresh, uniform (100 x 1000) and on a random 50% (1000 x 100); 1M (500 x 2000)
 x 2000 fresh / -200 / +200; 1M x 2000 with the last member on one topic; and the rack-aware axis (KIP-881:
 members on 3 racks, every partition on 2 of them): the random 10k x 500 fresh / -10 and 1M x 2000 -200.
 kafka-python runs are capped (KAFKAGROUP_PEER_CAP_S, default 60 s) and shown as "> N s"; kafka-python 3.0.12
@@ -32,6 +33,9 @@ TARGETS = {
     "10k x 500 random50 fresh": (1.5, "6-9", "350-590"), "10k x 500 random50 -10": (1.0, "5-8", "16-18"),
     "1M x 2000 fresh": (30, "141-160", "131-206"), "1M x 2000 -200": (40, "135-1000", "1180-1780"),
     "1M x 2000 +200": (40, "207-1000", "1390-1860"), "1M x 2000 last member on one topic": (60, "1000-2300", "4600-5200"),
+    # ANCHORS.md's 100k x 1000 fresh row (franz-go 24-86 ms, kafka-python and librdkafka > 5 min; no target
+    # in the issue): here both as uniform subscriptions and as a random 50% of 1,000 topics
+    "100k x 1000 fresh": (None, "24-86", "-"), "100k x 1000 random50 fresh": (None, "24-86", "-"),
     # rack-aware rows: no target in the issue, no anchor figures
     "10k x 500 random50 racks fresh": (None, "-", "-"), "10k x 500 random50 racks -10": (None, "-", "-"),
     "1M x 2000 racks -200": (None, "-", "-"),
@@ -59,6 +63,8 @@ def _scenarios():
     yield "10k x 100 -10", u10, dict(remove=10)
     yield "10k x 500 random50 fresh", r50, None
     yield "10k x 500 random50 -10", r50, dict(remove=10)
+    yield "100k x 1000 fresh", uniform_group(topics=100, partitions=1000, members=1000), None
+    yield "100k x 1000 random50 fresh", random_group(topics=1000, partitions=100, members=1000, seed=42), None
     big = uniform_group(topics=500, partitions=2000, members=2000)
     yield "1M x 2000 fresh", big, None
     yield "1M x 2000 -200", big, dict(remove=200)
