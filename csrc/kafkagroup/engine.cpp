@@ -5,6 +5,7 @@
 #include "kafkagroup/assignors.hpp"
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
+#include "kafkagroup/rack_ids.hpp"
 #include "kafkagroup/sticky/sticky.hpp"
 
 namespace kafkagroup {
@@ -48,10 +49,13 @@ std::vector<std::string> strategy_names() {
     return names;
 }
 
-AssignResult assign(const std::string& strategy, const Problem& problem) {
+AssignResult assign(const std::string& strategy, const Problem& input) {
     for (const Entry& e : kStrategies) {
         if (strategy != e.name) continue;
-        const Prepared prepared = prepare(problem);
+        const Prepared prepared = prepare(input);  // validates the rack ids compact_rack_ids reads
+        Problem problem = input;
+        CompactRackIds rack_storage;
+        compact_rack_ids(problem, rack_storage);
         const std::vector<int32_t> prev_owner = previous_owners(problem, prepared);
         AssignResult result = e.run(problem, prepared, prev_owner);
         result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev_owner);

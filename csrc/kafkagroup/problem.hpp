@@ -28,9 +28,8 @@ struct View {
     bool empty() const { return size == 0; }
 };
 
-// Rack ids are dense int32 ids interned by the caller; 0 means "no rack". prepare() rejects an id above
-// M + (replica rack entries), more distinct racks than a group can name: tables indexed by rack id stay
-// O(input).
+// Rack ids are dense int32 ids interned by the caller; 0 means "no rack". Any id >= 1 is accepted: ids
+// beyond what dense interning produces are renumbered (rack_ids.hpp) before tables are sized by them.
 constexpr int32_t kNoRack = 0;
 // Generation of a member whose owned partitions carry no generation (eager sticky user data v0, or
 // a subscription older than v2).
@@ -52,7 +51,7 @@ struct Problem {
 // Derived, validated facts about a Problem. Built once per call by `prepare` (validate.cpp), which
 // throws std::invalid_argument naming the member / topic / partition index on any inconsistency:
 // negative counts, offsets that are not monotone or out of range, unknown topic ids, partition ids out
-// of range, rack ids that are negative or not dense. Claims are not judged here (duplicates and stale generations follow each assignor's rule).
+// of range. Claims are not judged here (duplicates and stale generations follow each assignor's rule).
 struct Prepared {
     int32_t num_topics = 0;
     int32_t num_members = 0;

@@ -93,31 +93,19 @@ Prepared prepare(const Problem& p) {
     if (!p.generation.empty() && p.generation.size != M)
         fail("generation: expected " + std::to_string(M) + " entries, got " + std::to_string(p.generation.size));
 
-    // Rack ids are dense (see problem.hpp): a group cannot have more distinct racks than rack entries
-    // given, so no valid id exceeds M + replica entries. The rack-aware code sizes lookup tables by the
-    // largest id; without this bound one stray id of 2^31-1 would allocate gigabytes.
-    const std::size_t max_rack_id = M + p.replica_racks.size;
     const bool has_member_racks = !p.member_rack.empty();
     if (has_member_racks) {
         if (p.member_rack.size != M)
             fail("member_rack: expected " + std::to_string(M) + " entries, got " + std::to_string(p.member_rack.size));
-        for (std::size_t m = 0; m < M; ++m) {
+        for (std::size_t m = 0; m < M; ++m)
             if (p.member_rack[m] < 0) fail("member " + std::to_string(m) + ": negative rack id");
-            if (static_cast<std::size_t>(p.member_rack[m]) > max_rack_id)
-                fail("member " + std::to_string(m) + ": rack id " + std::to_string(p.member_rack[m]) +
-                     " is not dense (at most " + std::to_string(max_rack_id) + ", the number of rack entries)");
-        }
     }
     const bool has_replica_racks = !p.replica_offsets.empty();
     if (has_replica_racks) {
         check_offsets(p.replica_offsets, static_cast<std::size_t>(out.num_partitions), p.replica_racks.size,
                       "replica_offsets", "partition");
-        for (std::size_t i = 0; i < p.replica_racks.size; ++i) {
+        for (std::size_t i = 0; i < p.replica_racks.size; ++i)
             if (p.replica_racks[i] <= 0) fail("replica_racks: rack ids must be >= 1 (entry " + std::to_string(i) + ")");
-            if (static_cast<std::size_t>(p.replica_racks[i]) > max_rack_id)
-                fail("replica_racks: rack id " + std::to_string(p.replica_racks[i]) + " is not dense (at most " +
-                     std::to_string(max_rack_id) + ", the number of rack entries; entry " + std::to_string(i) + ")");
-        }
     } else if (!p.replica_racks.empty()) {
         fail("replica_racks given without replica_offsets");
     }
