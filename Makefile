@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx' -o -name '*.pxd' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz java clean
+.PHONY: all venv build demo test test-fast bench fuzz sanitize java clean
 
 all: build
 
@@ -53,6 +53,12 @@ fuzz: build
 	$(PY) -m pip install -q "atheris>=2.3"
 	mkdir -p build/fuzz-artifacts
 	$(PY) fuzz/fuzz_protocol.py -atheris_runs=$${FUZZ_RUNS:-200000} -artifact_prefix=build/fuzz-artifacts/
+
+# The engine and the Cython codec built with ASan + UBSan in build/asan/ (a copy of the tree; the in-place
+# build is untouched), then the engine tests and the garbage drivers under them (~6 min on 2 cores).
+# SANITIZE_CASES sets the garbage cases per strategy and rack mode (default 20000).
+sanitize: $(STAMP)
+	tools/sanitize.sh
 
 clean:
 	rm -rf build kafkagroup/*.so kafkagroup/_codec*.c pyext/*.c *.egg-info
