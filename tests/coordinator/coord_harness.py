@@ -113,7 +113,8 @@ class Harness:
                         retention_time_ms: int = -1) -> OffsetCommitResponse:
         return self.coord.offset_commit(OffsetCommitRequest.of(
             self.group_id if group is None else group, offsets, generation_id=generation, member_id=member_id,
-            group_instance_id=instance, retention_time_ms=retention_time_ms))
+            group_instance_id=instance, retention_time_ms=retention_time_ms,
+            version=8 if retention_time_ms == -1 else 4))        # only v2-v4 carry a retention time
 
     def fetch(self, partitions: Sequence[tuple[str, int]] | None = None, *, group: str | None = None) -> OffsetFetchResponse:
         return self.coord.offset_fetch(OffsetFetchRequest.of(self.group_id if group is None else group, partitions))
