@@ -7,8 +7,9 @@ namespace kafkagroup {
 std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
     if (!pr.has_owned) return owner;
-    constexpr int32_t kNoClaim = std::numeric_limits<int32_t>::min();
-    std::vector<int32_t> best_generation(owner.size(), kNoClaim);
+    // best_generation[part] is meaningful once owner[part] != kUnassigned (a claim was seen): every int32,
+    // INT32_MIN included, is a generation a member may send, so no value can mark "no claim".
+    std::vector<int32_t> best_generation(owner.size(), std::numeric_limits<int32_t>::min());
     std::vector<char> contested(owner.size(), 0);
     // subscribed_by[t] == m while member m's claims are examined: O(1) subscription test.
     std::vector<int32_t> subscribed_by(static_cast<std::size_t>(pr.num_topics), -1);
@@ -24,7 +25,7 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
                 else t = pr.topic_of(part);
             }
             if (subscribed_by[t] != m) continue;
-            if (gen > best_generation[part]) {
+            if (owner[part] == kUnassigned || gen > best_generation[part]) {
                 best_generation[part] = gen;
                 owner[part] = m;
                 contested[part] = 0;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 import kafkagroup
@@ -298,3 +299,21 @@ def test_rack_aware_general_prefers_matching_member(strategy):
     off_rack = sum(1 for mid, tps in r.assignment.items() for tp in tps
                    if rack[mid] not in topics[tp.topic][tp.partition])
     assert off_rack == 1
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
+def test_generation_int32_min_is_a_generation_like_any_other(strategy):
+    """Every int32 is a generation a member may send; equal generations keep their claims whatever the value
+    (INT32_MIN once doubled as the 'no claim yet' marker and made a lone claim look contested)."""
+    results = []
+    for gen in (-5, 0, 2**31 - 1, -2**31):
+        r = kafkagroup.assign_arrays(strategy, np.array([4], np.int32), np.array([0, 1, 2]), np.array([0, 0], np.int32),
+                                     owned_offsets=np.array([0, 2, 4]), owned_partitions=np.array([1, 3, 0, 2], np.int32),
+                                     generation=np.array([gen, gen], np.int32))
+        results.append((r.owner.tolist(), r.withheld.tolist()))
+    assert results == [([1, 0, 1, 0], [])] * 4
+    # a higher generation still wins over INT32_MIN for the same partition
+    r = kafkagroup.assign_arrays(strategy, np.array([2], np.int32), np.array([0, 1, 2]), np.array([0, 0], np.int32),
+                                 owned_offsets=np.array([0, 2, 3]), owned_partitions=np.array([0, 1, 0], np.int32),
+                                 generation=np.array([-2**31, -2**31 + 1], np.int32))
+    assert r.owner[0] == 1 or 0 in r.withheld.tolist()
