@@ -170,7 +170,10 @@ class OffsetHandlers:
         # below -1 gives an expiry in the past and the offset goes at the next retention run.  Kafka adds in a
         # Java long, so now + a retention near 2**63 wraps negative and the offset expires at the next run; here
         # the sum saturates at int64's bounds instead (never expires, and stays storable in SQLite's INTEGER).
-        retention = req.retention_time_ms
+        # RetentionTimeMs is a field of OffsetCommit v2-v4 only, and an *ignorable* one (OffsetCommitRequest.json):
+        # a Java client sending another version drops the value silently and the broker applies its own
+        # retention, so it is ignored here for those versions too.
+        retention = req.retention_time_ms if 2 <= req.version <= 4 else DEFAULT_RETENTION_TIME_MS
         expire = (None if retention == DEFAULT_RETENTION_TIME_MS
                   else max(INT64[0], min(now + retention, INT64[1])))
         accepted, codes = commit_response_topics(req.topics, now, expire, self.config.offset_metadata_max_bytes,

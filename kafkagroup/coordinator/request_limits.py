@@ -255,18 +255,8 @@ def offset_commit_violation(request: OffsetCommitRequest) -> str | None:
         _str(request.member_id, where, "member_id"),
         _str(request.group_instance_id, where, "group_instance_id", nullable=True),
         _int(request.retention_time_ms, INT64, where, "retention_time_ms"),
-        _retention_version(request, where),
         _commit_topics_violation(where, request.topics),
     )
-
-
-def _retention_version(request: OffsetCommitRequest, where: str) -> str | None:
-    """retention_time_ms is a field of OffsetCommit v2-v4 only: from v5 the wire has no place for it (Java's
-    OffsetCommitRequestData refuses to write a non-default value there), so no v5+ request carries one."""
-    if isinstance(request.version, int) and request.version >= 5 and request.retention_time_ms != -1:
-        return (f"{where}: retention_time_ms {request.retention_time_ms} is not carried by OffsetCommit "
-                f"v{request.version} (v2-v4 only)")
-    return None
 
 
 def txn_offset_commit_violation(request: TxnOffsetCommitRequest) -> str | None:

@@ -382,14 +382,3 @@ def test_commit_is_refused_exactly_when_a_value_is_unrepresentable(rows: list[tu
         assert {tp: v.committed_offset for tp, v in stored.items()} == last
     else:
         assert stored == {} and h.coord.groups == {}
-
-
-@pytest.mark.parametrize("version, expected", [(4, E.NONE), (5, E.INVALID_REQUEST), (9, E.INVALID_REQUEST)])
-def test_retention_time_only_in_offset_commit_v2_to_v4(version: int, expected: E) -> None:
-    h = Harness("S")
-    req = OffsetCommitRequest.of(G, {("t", 0): 7}, retention_time_ms=60_000, version=version)
-    assert set(h.coord.offset_commit(req).errors().values()) == {expected}
-    # the default (-1) is what every version without the field means
-    assert set(h.coord.offset_commit(OffsetCommitRequest.of(G, {("t", 1): 7}, version=version)).errors().values()) == {E.NONE}
-    fetched = h.fetch([("t", 0)]).offsets()[TopicPartition("t", 0)].committed_offset
-    assert fetched == (7 if expected is E.NONE else -1)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from coord_harness import Harness
+from coord_harness import E, Harness
+from kafkagroup.coordinator.messages import OffsetCommitRequest
 from kafkagroup.structs import TopicPartition
 
 T0 = TopicPartition("t", 0)
@@ -78,3 +79,16 @@ def test_int64_extremes_stay_storable_and_reload(tmp_path: Path) -> None:
     assert again.coord.expire_offsets() == 1
     assert set(again.group.offsets) == {high}
     again.coord.shutdown()
+
+
+@pytest.mark.parametrize("version, honoured", [(0, False), (1, False), (2, True), (4, True), (5, False), (9, False)])
+def test_retention_time_counts_in_offset_commit_v2_to_v4_only(version: int, honoured: bool) -> None:
+    """OffsetCommitRequest.json: RetentionTimeMs "versions": "2-4", "ignorable": true -- a client writing another
+    version drops it silently, so the broker's own retention applies."""
+    h = harness()
+    commit_time = h.now
+    errors = h.coord.offset_commit(OffsetCommitRequest.of(h.group_id, {("t", 0): 7}, retention_time_ms=5_000,
+                                                          version=version)).errors()
+    assert set(errors.values()) == {E.NONE}
+    expire = h.group.offsets[T0].expire_timestamp
+    assert expire == (commit_time + 5_000 if honoured else None)
