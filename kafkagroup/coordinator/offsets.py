@@ -99,10 +99,10 @@ def validate_offset_commit(group: ClassicGroup, generation_id: int, member_id: s
 
 
 def commit_response_topics(topics: Sequence[OffsetCommitRequestTopic], now: int, expire: int | None,
-                           max_metadata: int, record_offset: int
+                           max_metadata: int
                            ) -> tuple[list[tuple[TopicPartition, OffsetAndMetadata]], list[list[ErrorCode]]]:
-    """Split a commit's partitions into the accepted (offset, with this write's record offset) and the
-    per-partition codes (OFFSET_METADATA_TOO_LARGE for metadata over the limit, else NONE)."""
+    """Split a commit's partitions into the accepted offsets (their record offset is stamped by the store's
+    write) and the per-partition codes (OFFSET_METADATA_TOO_LARGE for metadata over the limit, else NONE)."""
     accepted: list[tuple[TopicPartition, OffsetAndMetadata]] = []
     codes: list[list[ErrorCode]] = []
     for topic in topics:
@@ -114,7 +114,7 @@ def commit_response_topics(topics: Sequence[OffsetCommitRequestTopic], now: int,
             else:
                 accepted.append((TopicPartition(topic.name, p.partition_index),
                                  OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, metadata,
-                                                   now, expire, record_offset)))
+                                                   now, expire)))
                 topic_codes.append(_E.NONE)
         codes.append(topic_codes)
     return accepted, codes
@@ -176,8 +176,8 @@ class OffsetHandlers:
         retention = req.retention_time_ms if 2 <= req.version <= 4 else DEFAULT_RETENTION_TIME_MS
         expire = (None if retention == DEFAULT_RETENTION_TIME_MS
                   else max(INT64[0], min(now + retention, INT64[1])))
-        accepted, codes = commit_response_topics(req.topics, now, expire, self.config.offset_metadata_max_bytes,
-                                                 self.store.next_record_offset())
+        accepted, codes = commit_response_topics(req.topics, now, expire,
+                                                 self.config.offset_metadata_max_bytes)
         write_error = _E.NONE
         if accepted:
             try:

@@ -80,8 +80,7 @@ class TxnOffsetHandlers:
             return TxnOffsetCommitResponse(uniform_commit_topics(req.topics, error))
         partition = self.partition_for(group.group_id)
         accepted, codes = commit_response_topics(req.topics, self.clock.now_ms(), None,
-                                                 self.config.offset_metadata_max_bytes,
-                                                 self.store.next_record_offset())
+                                                 self.config.offset_metadata_max_bytes)
         write_error = _E.NONE
         if accepted:
             if self._fenced(partition, req.producer_id, req.producer_epoch):

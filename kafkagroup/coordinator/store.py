@@ -7,8 +7,10 @@ What is written, and when (as Kafka appends to ``__consumer_offsets``):
   tombstone) when the group is deleted or expires.  Like Kafka's ``GroupMetadataValue`` a member row keeps
   only the metadata of the *selected* protocol, plus its assignment.
 * offsets -- one transaction per OffsetCommit request, before the response is sent; every committed row
-  carries the *record offset* of its write (a counter playing the ``__consumer_offsets`` log position), which
-  decides whether a later transaction marker may overwrite it (Kafka keeps the most recent record).
+  carries the *record offset* of its write (a counter playing the ``__consumer_offsets`` log position, kept
+  in the file's ``record_counter`` row and taken inside the write's transaction, so coordinators sharing a
+  file never reuse a position), which decides whether a later transaction marker may overwrite it (Kafka
+  keeps the most recent record).
 * pending transactional offsets -- one transaction per TxnOffsetCommit, keyed by (group, producer id), with
   the producer's epoch; a transaction marker moves them into ``offsets`` (commit) or drops them (abort) in
   one transaction (:meth:`GroupStore.complete_transaction`).  ``producer_epochs`` keeps the latest epoch
@@ -176,11 +178,26 @@ class GroupStore:
         self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         self._open_schema()
         self._failures: list[tuple[WriteKind, ErrorCode]] = []
-        # the next record offset (log position) to hand out: above every one stored
-        (top,) = self._db.execute(
-            "SELECT max(coalesce((SELECT max(record_offset) FROM offsets), 0), "
-            "coalesce((SELECT max(record_offset) FROM pending_txn_offsets), 0))").fetchone()
-        self._next_record_offset = int(top) + 1
+        self._open_record_counter()
+
+    def _open_record_counter(self) -> None:
+        """The next record offset (log position) lives in the file, not in this object, and is taken inside
+        each offset write's transaction (:meth:`_take_record_offset`): coordinators sharing one file (a
+        partition moving between them) then never hand out the same or an older position.  Created on first
+        open above every record offset stored (files written before the counter existed)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS record_counter "
+                       "(id INTEGER PRIMARY KEY CHECK (id = 0), next INTEGER NOT NULL)")
+            db.execute("INSERT OR IGNORE INTO record_counter VALUES (0, 1 + max("
+                       "coalesce((SELECT max(record_offset) FROM offsets), 0), "
+                       "coalesce((SELECT max(record_offset) FROM pending_txn_offsets), 0)))")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def _open_schema(self) -> None:
         """Create the tables of a new file, or migrate an older one in place (see the module docstring)."""
@@ -210,11 +227,15 @@ class GroupStore:
     def schema_version(self) -> int:
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
-    def next_record_offset(self) -> int:
-        """Reserve the record offset of the next write (a failed write leaves a gap, as harmless as in a log)."""
-        n = self._next_record_offset
-        self._next_record_offset = n + 1
-        return n
+    @staticmethod
+    def _take_record_offset(db: sqlite3.Connection, offsets: list[tuple[TopicPartition, OffsetAndMetadata]]
+                            ) -> int:
+        """Inside a write transaction: the record offset of this write, stamped on each of ``offsets`` (a
+        rolled-back write leaves no gap: the counter rolls back with it)."""
+        (n,) = db.execute("UPDATE record_counter SET next = next + 1 WHERE id = 0 RETURNING next - 1").fetchone()
+        for _, o in offsets:
+            o.record_offset = n
+        return int(n)
 
     # ------------------------------------------------------------ failure injection
 
@@ -288,22 +309,29 @@ class GroupStore:
 
     def store_offsets(self, group_id: str, partition: int,
                       offsets: list[tuple[TopicPartition, OffsetAndMetadata]]) -> None:
-        """Upsert the committed offsets of one OffsetCommit request, atomically."""
-        rows = [(group_id, tp[0], tp[1], partition, o.committed_offset, o.leader_epoch, o.metadata,
-                 o.commit_timestamp, o.expire_timestamp, o.record_offset) for tp, o in offsets]
-        self._transaction("offsets", [(_UPSERT_OFFSET, rows)])
+        """Upsert the committed offsets of one OffsetCommit request, atomically, as one record offset (stamped
+        on each OffsetAndMetadata)."""
+        def write(db: sqlite3.Connection) -> None:
+            n = self._take_record_offset(db, offsets)
+            db.executemany(_UPSERT_OFFSET, [(group_id, tp[0], tp[1], partition, o.committed_offset, o.leader_epoch,
+                                             o.metadata, o.commit_timestamp, o.expire_timestamp, n)
+                                            for tp, o in offsets])
+
+        self._transaction("offsets", [], write)
 
     def store_pending_offsets(self, group_id: str, partition: int, producer_id: int, producer_epoch: int,
                               offsets: list[tuple[TopicPartition, OffsetAndMetadata]]) -> None:
         """Upsert the pending offsets of one TxnOffsetCommit and raise the producer's epoch, atomically."""
-        rows = [(group_id, producer_id, tp[0], tp[1], partition, o.committed_offset, o.leader_epoch, o.metadata,
-                 o.commit_timestamp, o.record_offset) for tp, o in offsets]
-        self._transaction("offsets", [
-            ("INSERT OR REPLACE INTO pending_txn_offsets (group_id, producer_id, topic, partition_index, partition, "
-             "committed_offset, leader_epoch, metadata, commit_timestamp, record_offset) "
-             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows),
-            _raise_epoch(partition, producer_id, producer_epoch),
-        ])
+        def write(db: sqlite3.Connection) -> None:
+            n = self._take_record_offset(db, offsets)
+            db.executemany(
+                "INSERT OR REPLACE INTO pending_txn_offsets (group_id, producer_id, topic, partition_index, partition, "
+                "committed_offset, leader_epoch, metadata, commit_timestamp, record_offset) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(group_id, producer_id, tp[0], tp[1], partition, o.committed_offset, o.leader_epoch, o.metadata,
+                  o.commit_timestamp, n) for tp, o in offsets])
+
+        self._transaction("offsets", [_raise_epoch(partition, producer_id, producer_epoch)], write)
 
     def complete_transaction(self, partition: int, producer_id: int, producer_epoch: int,
                              commit: bool) -> list[tuple[str, TopicPartition, OffsetAndMetadata]]:
