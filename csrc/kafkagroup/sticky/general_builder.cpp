@@ -366,7 +366,13 @@ private:
                     break;
                 }
                 if (a < 0) return -1;
-                if (is_target(a)) return a;
+                // A target never leaves the heap. Loads fall only at sources (the top level, which never
+                // rises), so a member at or below stop_below was at or below every earlier search's stop level
+                // since the potentials were last zeroed: each of those searches returned before settling
+                // it, so it gained the full cut while no node gains more. Its potential is the highest,
+                // so an edge into it has reduced cost <= its cost: 0 from a topic (settled at once and
+                // checked in relax), -1 for a displaced edge (impossible with feasible potentials).
+                if (is_target(a)) throw std::logic_error("sticky: a target settled from the heap (potential invariant)");
             }
             const int64_t d = label_[a];
             const int64_t pa = pot(a);
@@ -496,6 +502,9 @@ private:
                     const int64_t dist = label_[v] + pot(v);
                     if (dist < best) target = v, best = dist;
                 }
+                // Never taken on any input tried (random groups, and a brute-force model of step 3 over
+                // every tie-break on small groups: step 3 ends without a neutral negative chain), but
+                // not proved unreachable, so the clean-up stays.
                 if (target >= 0) {
                     update_potentials(target);
                     augment(target);
