@@ -48,6 +48,7 @@ from kafkagroup.coordinator.messages import (
     SyncGroupRequest, TxnOffsetCommitRequest,
 )
 from kafkagroup.errors import InvalidGroupError
+from kafkagroup.protocol.consumer_protocol import MAX_BYTES_LENGTH, MAX_STRING_BYTES, short_repr, string_problem
 
 __all__ = [
     "MAX_STRING_BYTES", "MAX_BYTES_LENGTH", "INT16", "INT32", "INT64",
@@ -57,8 +58,6 @@ __all__ = [
     "transaction_marker_violation",
 ]
 
-MAX_STRING_BYTES = 0x7FFF          # generated message code: "field is too long to be serialized" above this
-MAX_BYTES_LENGTH = 2**31 - 1       # BYTES: int32 length prefix
 INT16 = (-(2**15), 2**15 - 1)
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -67,15 +66,9 @@ _I64_LO, _I64_HI = INT64
 _BITS = {INT16: "int16", INT32: "int32", INT64: "int64"}
 
 
-def _shown(value: Any) -> str:
-    """``repr`` cut to 60 characters (a 40,000-character string is not logged whole)."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:45]}...({len(text)} chars)"
-
-
 def _int(value: Any, limits: tuple[int, int], where: str, field: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidGroupError(f"{where}: {field} must be an int, got {_shown(value)}")
+        raise InvalidGroupError(f"{where}: {field} must be an int, got {short_repr(value)}")
     lo, hi = limits
     if lo <= value <= hi:
         return None
@@ -88,23 +81,14 @@ def _str(value: Any, where: str, field: str, *, nullable: bool = False) -> str |
             return None
         raise InvalidGroupError(f"{where}: {field} must be a str, got None")
     if not isinstance(value, str):
-        raise InvalidGroupError(f"{where}: {field} must be a str, got {_shown(value)}")
-    if value.isascii():
-        size = len(value)
-    else:
-        try:
-            size = len(value.encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            return (f"{where}: {field}={_shown(value)} is not encodable as UTF-8 (lone surrogate "
-                    f"U+{ord(value[exc.start]):04X} at index {exc.start})")
-    if size > MAX_STRING_BYTES:
-        return f"{where}: {field} is {size} UTF-8 bytes, over Kafka's string limit of {MAX_STRING_BYTES}"
-    return None
+        raise InvalidGroupError(f"{where}: {field} must be a str, got {short_repr(value)}")
+    problem = string_problem(value)
+    return None if problem is None else f"{where}: {field}={short_repr(value)} {problem}"
 
 
 def _bytes(value: Any, where: str, field: str) -> str | None:
     if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise InvalidGroupError(f"{where}: {field} must be bytes, got {_shown(value)}")
+        raise InvalidGroupError(f"{where}: {field} must be bytes, got {short_repr(value)}")
     size = value.nbytes if isinstance(value, memoryview) else len(value)
     if size > MAX_BYTES_LENGTH:
         return f"{where}: {field} is {size} bytes, over Kafka's BYTES limit of {MAX_BYTES_LENGTH}"
@@ -119,7 +103,7 @@ def _first(*problems: str | None) -> str | None:
 
 
 def _where(api: str, group_id: Any) -> str:
-    return f"{api} of group {_shown(group_id)}"
+    return f"{api} of group {short_repr(group_id)}"
 
 
 def _group_id(where: str, group_id: Any) -> str | None:
@@ -235,7 +219,7 @@ def _commit_topics_violation(where: str, topics: Sequence[OffsetCommitRequestTop
                     and (metadata is None or (type(metadata) is str and metadata.isascii()
                                               and len(metadata) <= MAX_STRING_BYTES))):
                 continue
-            field = f"topics[{ti}] {_shown(topic.name)} partitions[{pi}]"
+            field = f"topics[{ti}] {short_repr(topic.name)} partitions[{pi}]"
             problem = _first(
                 _int(index, INT32, where, f"{field}.partition_index"),
                 _int(offset, INT64, where, f"{field}.committed_offset"),
@@ -282,7 +266,7 @@ def _partition_indexes_violation(where: str, topics: Iterable[Any]) -> str | Non
         for pi, index in enumerate(topic.partition_indexes):
             if type(index) is int and _I32_LO <= index <= _I32_HI:
                 continue
-            problem = _int(index, INT32, where, f"topics[{ti}] {_shown(topic.name)} partition_indexes[{pi}]")
+            problem = _int(index, INT32, where, f"topics[{ti}] {short_repr(topic.name)} partition_indexes[{pi}]")
             if problem is not None:
                 return problem
     return None
@@ -301,7 +285,7 @@ def offset_delete_violation(request: OffsetDeleteRequest) -> str | None:
 
 def transaction_marker_violation(producer_id: Any, producer_epoch: Any, partitions: Sequence[Any]) -> str | None:
     """A transaction marker (WriteTxnMarkers): producer id INT64, epoch INT16, offsets-topic partitions INT32."""
-    where = f"transaction marker of producer {_shown(producer_id)}"
+    where = f"transaction marker of producer {short_repr(producer_id)}"
     problem = _first(_int(producer_id, INT64, where, "producer_id"),
                      _int(producer_epoch, INT16, where, "producer_epoch"))
     for i, p in enumerate(partitions):

@@ -50,7 +50,7 @@ from kafkagroup.structs import TopicPartition
 
 __all__ = [
     "MAX_VERSION", "NO_GENERATION", "MAX_STRING_BYTES", "MAX_BYTES_LENGTH", "Subscription", "Assignment",
-    "string_problem", "encode_subscription", "decode_subscription", "encode_assignment", "decode_assignment",
+    "short_repr", "string_problem", "encode_subscription", "decode_subscription", "encode_assignment", "decode_assignment",
     "write_topic_partitions", "read_topic_partitions", "group_in_first_appearance_order",
 ]
 
@@ -69,7 +69,7 @@ MAX_STRING_BYTES = INT16_MAX
 MAX_BYTES_LENGTH = INT32_MAX
 
 
-def _shown(value: object) -> str:
+def short_repr(value: object) -> str:
     """``repr`` cut to 60 characters (a 40,000-character topic name is not put in a message whole)."""
     text = repr(value)
     return text if len(text) <= 60 else f"{text[:45]}...({len(text)} chars)"
@@ -138,7 +138,7 @@ def _user_data(value: object, message: str) -> Optional[bytes]:
         return value  # type: ignore[return-value]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
-    raise ProtocolError(f"{message}: user_data must be bytes or None, got {type(value).__name__} {_shown(value)}")
+    raise ProtocolError(f"{message}: user_data must be bytes or None, got {type(value).__name__} {short_repr(value)}")
 
 
 def _clamp_version(version: int, message: str) -> int:
@@ -247,14 +247,14 @@ def encode_assignment(assignment: Assignment, version: int = MAX_VERSION) -> byt
 
 def _string_field_problem(value: object, field: str) -> Optional[str]:
     if not isinstance(value, str):
-        return f"{field}={_shown(value)} is not a str"
+        return f"{field}={short_repr(value)} is not a str"
     problem = string_problem(value)
-    return None if problem is None else f"{field}={_shown(value)} {problem}"
+    return None if problem is None else f"{field}={short_repr(value)} {problem}"
 
 
 def _int32_problem(value: object, field: str) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"{field}={_shown(value)} is not an int"
+        return f"{field}={short_repr(value)} is not an int"
     if not INT32_MIN <= value <= INT32_MAX:
         return f"{field}={value} is outside int32 [{INT32_MIN}, {INT32_MAX}]"
     return None
@@ -263,7 +263,7 @@ def _int32_problem(value: object, field: str) -> Optional[str]:
 def _partitions_problem(partitions: Iterable[TopicPartition], field: str) -> Optional[str]:
     for topic, partition in partitions:
         problem = (_string_field_problem(topic, f"{field} topic")
-                   or _int32_problem(partition, f"{field} {_shown(topic)} partition"))
+                   or _int32_problem(partition, f"{field} {short_repr(topic)} partition"))
         if problem:
             return problem
     return None
