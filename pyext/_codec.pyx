@@ -565,19 +565,10 @@ cdef class GroupDecoder:
                     cursor = j + 1
                     break
             if t < 0:
-                if n - pos < 2:
-                    fail(e, E_TRUNC16, F_TOPIC_I, i, pos, n - pos, 0, 0)
-                    return False
-                length = be16(p + pos)
-                pos += 2
-                if <uint64_t><int64_t>length > <uint64_t>(n - pos):   # negative or past the end
-                    if length < 0:
-                        fail(e, E_STR_LEN, F_TOPIC_I, i, start, length, 0, 0)
-                    else:
-                        fail(e, E_STR_EXCEEDS, F_TOPIC_I, i, start, length, n - pos, 0)
-                    return False
-                pos += length
                 c.pos = pos
+                if not rd_str(c, e, F_TOPIC_I, i, False, &start, &length):
+                    return False
+                pos = c.pos
                 t = self.intern_topic(c, e, F_TOPIC_I, i, start, length)
                 if t < 0:
                     return False
@@ -700,33 +691,24 @@ cdef class GroupDecoder:
                     cursor += 1
                     matched = True
             if not matched:
-                if n - pos < 2:
-                    fail(e, E_TRUNC16, f_topic, g, pos, n - pos, 0, 0)
+                c.pos = pos
+                if not rd_str(c, e, f_topic, g, False, &start, &length):
                     return False
-                length = be16(p + pos)
-                pos += 2
-                if <uint64_t><int64_t>length > <uint64_t>(n - pos):   # negative or past the end
-                    if length < 0:
-                        fail(e, E_STR_LEN, f_topic, g, start, length, 0, 0)
-                    else:
-                        fail(e, E_STR_EXCEEDS, f_topic, g, start, length, n - pos, 0)
-                    return False
+                pos = c.pos          # past the name, which is p[pos - length : pos]
                 # a member owning a subset of its topics skips some: look a little further ahead
                 # (last 8 bytes and length first), then hash
-                tail = name_tail(p + pos, length)
+                tail = name_tail(p + pos - length, length)
                 stop = min(cursor + RESYNC_WINDOW, n_expect)
                 for j in range(cursor + 1, stop):
                     x = &expect[j]
-                    if x.tail == tail and x.length == length and bytes_equal(x.name, p + pos, length):
+                    if x.tail == tail and x.length == length and bytes_equal(x.name, p + pos - length, length):
                         t = x.topic
                         base = x.base
                         limit = x.limit
                         cursor = j + 1
                         matched = True
                         break
-                pos += length
                 if not matched:
-                    c.pos = pos
                     t = self.intern_topic(c, e, f_topic, g, start, length)
                     if t < 0:
                         return False
