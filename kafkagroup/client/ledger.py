@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple, Optional
 
-from kafkagroup.coordinator.clock import Clock
+from kafkagroup.messages.clock import Clock
 from kafkagroup.errors import InvariantError
 from kafkagroup.structs import TopicPartition
 

@@ -65,9 +65,9 @@ from kafkagroup.client.wire import (
     parse_assignment,
     parse_member_subscription,
 )
-from kafkagroup.coordinator.clock import Clock, TimerHandle
-from kafkagroup.coordinator.errors import ErrorCode
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.clock import Clock, TimerHandle
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.messages.api import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,

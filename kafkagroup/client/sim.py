@@ -12,7 +12,7 @@ switch it to cooperative-sticky?"  :func:`simulate` answers with a :class:`Simul
     print(report.summary())
 
 Everything is the real thing -- :class:`~kafkagroup.coordinator.GroupCoordinator`, :class:`GroupMember`, the
-native assignors, Kafka wire bytes -- on a :class:`~kafkagroup.coordinator.clock.ManualClock`.  Member ids come
+native assignors, Kafka wire bytes -- on a :class:`~kafkagroup.messages.clock.ManualClock`.  Member ids come
 from a counter, so a scenario always produces the same report.  Ownership is tracked by an
 :class:`~kafkagroup.client.ledger.OwnershipLedger` fed by the members' callbacks.
 
@@ -61,7 +61,7 @@ from kafkagroup.client.config import MemberConfig
 from kafkagroup.client.ledger import OwnershipLedger
 from kafkagroup.client.member import GroupMember, MemberState
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol, assignor_name, select_rebalance_protocol
-from kafkagroup.coordinator.clock import ManualClock
+from kafkagroup.messages.clock import ManualClock
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.coordinator.group import GroupState
 from kafkagroup.errors import InvalidGroupError

@@ -5,7 +5,7 @@ and responses both travel through the injected clock (``call_at(now + latency_ms
 member re-entrancy free (a coordinator completing a join phase answers many parked JoinGroups from inside
 one request; each answer is *scheduled*, not handled in place) and makes the whole group -- coordinator
 and members -- one deterministic event loop driven by ``ManualClock.advance`` in tests and the simulator.
-With :class:`~kafkagroup.coordinator.clock.AsyncioClock` the same objects run live on an asyncio loop.
+With :class:`~kafkagroup.messages.clock.AsyncioClock` the same objects run live on an asyncio loop.
 
 Latency 0 still goes through the clock: with ``ManualClock`` a due timer scheduled while another fires runs
 within the same ``advance`` (spec §7.1), so ``clock.advance(0)`` settles everything that is due now.
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol
 
-from kafkagroup.coordinator.clock import Clock
-from kafkagroup.coordinator.deferred import Deferred
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.clock import Clock
+from kafkagroup.messages.deferred import Deferred
+from kafkagroup.messages.api import (
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -56,7 +56,7 @@ class GroupTransport(Protocol):  # pragma: no cover - typing only
 class InProcessTransport:
     """Deliver requests to an in-process coordinator after ``latency_ms`` and answers back after ``latency_ms``.
 
-    ``coordinator`` is anything with the :class:`~kafkagroup.coordinator.interface.GroupCoordinatorAPI`
+    ``coordinator`` is anything with the :class:`~kafkagroup.messages.interface.GroupCoordinatorAPI`
     methods; ``clock`` must be the clock that drives it.  ``requests_sent`` counts requests by API name.
     """
 

@@ -4,22 +4,26 @@ Modules: ``coordinator`` (GroupCoordinator: gate, entry points, partition load/u
 (Join/Sync/Heartbeat/Leave), ``rebalance`` (join/sync phases and timers), ``group`` (state machine, vote),
 ``offsets`` (commit/fetch/delete/retention), ``offsets_txn`` (TxnOffsetCommit, transaction markers),
 ``request_limits`` (what Kafka's wire format can carry; INVALID_REQUEST otherwise), ``store`` (SQLite),
-``partitioning`` (partition_for), ``aio`` (asyncio driver), ``messages`` (requests/responses), ``errors``
-(Kafka error codes), ``clock`` (injected time), ``deferred`` (parked responses), ``config`` (broker keys),
-``interface`` (the request API Protocol).
+``partitioning`` (partition_for), ``aio`` (asyncio driver), ``errors`` (the coordinator's exceptions and
+store-write error maps), ``config`` (broker keys).
+
+The requests, responses, ``ErrorCode``, clocks and ``Deferred`` come from the shared message layer
+(:mod:`kafkagroup.messages`); they are re-exported here so that ``from kafkagroup.coordinator import
+GroupCoordinator, ManualClock, JoinGroupRequest`` keeps working.
 """
 from kafkagroup.coordinator.aio import AsyncGroupCoordinator
-from kafkagroup.coordinator.clock import AsyncioClock, Clock, ManualClock, TimerHandle
+from kafkagroup.messages.clock import AsyncioClock, Clock, ManualClock, TimerHandle
 from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
 from kafkagroup.coordinator.partitioning import partition_for
 from kafkagroup.coordinator.store import GroupStore
-from kafkagroup.coordinator.deferred import Deferred, NotReadyError
-from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError, StoreWriteError
-from kafkagroup.coordinator.interface import GroupCoordinatorAPI
-from kafkagroup.coordinator.messages import *  # noqa: F401,F403  (the message dataclasses, see messages.__all__)
-from kafkagroup.coordinator import messages as _messages
+from kafkagroup.messages.deferred import Deferred, NotReadyError
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteError
+from kafkagroup.messages.interface import GroupCoordinatorAPI
+from kafkagroup.messages.api import *  # noqa: F401,F403  (the message dataclasses, see messages.__all__)
+from kafkagroup.messages import api as _messages
 
 __all__ = [
     "GroupCoordinator", "AsyncGroupCoordinator", "ClassicGroup", "ClassicGroupMember", "GroupState", "GroupStore", "partition_for",

@@ -1,7 +1,7 @@
 """asyncio driver: the coordinator live, in real time, on an event loop.
 
 :class:`AsyncGroupCoordinator` wraps a :class:`GroupCoordinator` whose clock is the loop
-(:class:`~kafkagroup.coordinator.clock.AsyncioClock`): timers are ``loop.call_at`` handles, parked
+(:class:`~kafkagroup.messages.clock.AsyncioClock`): timers are ``loop.call_at`` handles, parked
 JoinGroup/SyncGroup responses are awaited, everything runs on the loop's thread (no locks needed)::
 
     async def main():
@@ -13,7 +13,7 @@ JoinGroup/SyncGroup responses are awaited, everything runs on the loop's thread 
 
 ``request_timeout_ms`` plays the client's ``request.timeout.ms``: a parked request that gets no answer in
 time (Kafka never answers a JoinGroup replaced by a newer one) raises :class:`asyncio.TimeoutError`; a
-superseded request raises :class:`~kafkagroup.coordinator.deferred.NotReadyError` at once.  Call the
+superseded request raises :class:`~kafkagroup.messages.deferred.NotReadyError` at once.  Call the
 methods from the loop's thread only.
 """
 from __future__ import annotations
@@ -21,18 +21,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Iterable, Mapping, TypeVar
 
-from kafkagroup.coordinator.clock import AsyncioClock
+from kafkagroup.messages.clock import AsyncioClock
 from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.coordinator.coordinator import GroupCoordinator
-from kafkagroup.coordinator.deferred import Deferred
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.deferred import Deferred
+from kafkagroup.messages.api import (
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest,
     HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest,
     ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
     OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse, TransactionResult,
     TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 )
-from kafkagroup.coordinator.errors import ErrorCode
+from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.coordinator.store import GroupStore
 
 __all__ = ["AsyncGroupCoordinator"]

@@ -12,9 +12,9 @@ Design (one thread, injected time, synchronous durable writes):
   :class:`~kafkagroup.coordinator.offsets_txn.TxnOffsetHandlers`.  Errors are answered with Kafka's codes; an
   internal ``IllegalStateException`` (:class:`IllegalGroupStateError`) becomes UNKNOWN_SERVER_ERROR (-1),
   as Kafka's request handler does.
-* JoinGroup and SyncGroup return a :class:`~kafkagroup.coordinator.deferred.Deferred`: done at once, or
+* JoinGroup and SyncGroup return a :class:`~kafkagroup.messages.deferred.Deferred`: done at once, or
   later when the join phase completes / the leader's assignment is stored.  Everything else returns its
-  response directly.  Timers run on the injected :class:`~kafkagroup.coordinator.clock.Clock`:
+  response directly.  Timers run on the injected :class:`~kafkagroup.messages.clock.Clock`:
   :class:`ManualClock` in tests and simulations (``clock.advance(ms)``), :class:`AsyncioClock` live
   (see :mod:`kafkagroup.coordinator.aio`).  Calls and timer callbacks must come from one thread.
 * State is written to a :class:`~kafkagroup.coordinator.store.GroupStore` (SQLite) where Kafka appends to
@@ -50,13 +50,14 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Iterable, Mapping
 
-from kafkagroup.coordinator.clock import Clock
+from kafkagroup.messages.clock import Clock
 from kafkagroup.coordinator.config import CoordinatorConfig
-from kafkagroup.coordinator.deferred import Deferred
-from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError, StoreWriteError, group_write_error
+from kafkagroup.messages.deferred import Deferred
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteError, group_write_error
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
 from kafkagroup.coordinator.membership import MembershipHandlers
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.api import (
     DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribedGroupMember,
     DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
     JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest, ListGroupsResponse,

@@ -1,6 +1,8 @@
-"""Kafka's numeric error codes as the classic group coordinator answers them (spec §0.1, ``Errors.java``).
+"""The coordinator's exceptions and the error-code maps of failed store writes.
 
-The coordinator never raises for a protocol error (DESIGN.md convention 4): every handler answers with one
+Kafka's numeric codes themselves (:class:`ErrorCode`) live in the shared message layer
+(:mod:`kafkagroup.messages.error_codes`), below both the coordinator and the client; they are re-exported
+here for the coordinator's modules.  The coordinator never raises for a protocol error (DESIGN.md convention 4): every handler answers with one
 of these codes.  Two exception types remain for the few places where Kafka itself throws:
 
 * :class:`IllegalGroupStateError` -- Kafka's ``IllegalStateException`` (an illegal state transition,
@@ -12,57 +14,15 @@ of these codes.  Two exception types remain for the few places where Kafka itsel
 """
 from __future__ import annotations
 
-from enum import IntEnum
-
 from kafkagroup.errors import KafkaGroupError
+from kafkagroup.messages.error_codes import ErrorCode
 
 __all__ = [
-    "ErrorCode",
     "IllegalGroupStateError",
     "StoreWriteError",
     "group_write_error",
     "offset_commit_write_error",
 ]
-
-
-class ErrorCode(IntEnum):
-    """Kafka's error codes (``org.apache.kafka.common.protocol.Errors``), the subset the coordinator uses."""
-
-    UNKNOWN_SERVER_ERROR = -1
-    NONE = 0
-    UNKNOWN_TOPIC_OR_PARTITION = 3
-    INVALID_FETCH_SIZE = 4
-    NOT_LEADER_OR_FOLLOWER = 6
-    REQUEST_TIMED_OUT = 7
-    MESSAGE_TOO_LARGE = 10
-    OFFSET_METADATA_TOO_LARGE = 12
-    NETWORK_EXCEPTION = 13
-    COORDINATOR_LOAD_IN_PROGRESS = 14
-    COORDINATOR_NOT_AVAILABLE = 15
-    NOT_COORDINATOR = 16
-    RECORD_LIST_TOO_LARGE = 18
-    NOT_ENOUGH_REPLICAS = 19
-    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
-    ILLEGAL_GENERATION = 22
-    INCONSISTENT_GROUP_PROTOCOL = 23
-    INVALID_GROUP_ID = 24
-    UNKNOWN_MEMBER_ID = 25
-    INVALID_SESSION_TIMEOUT = 26
-    REBALANCE_IN_PROGRESS = 27
-    INVALID_COMMIT_OFFSET_SIZE = 28
-    TOPIC_AUTHORIZATION_FAILED = 29
-    GROUP_AUTHORIZATION_FAILED = 30
-    UNSUPPORTED_VERSION = 35
-    INVALID_REQUEST = 42
-    INVALID_PRODUCER_EPOCH = 47
-    KAFKA_STORAGE_ERROR = 56
-    NON_EMPTY_GROUP = 68
-    GROUP_ID_NOT_FOUND = 69
-    MEMBER_ID_REQUIRED = 79
-    GROUP_MAX_SIZE_REACHED = 81
-    FENCED_INSTANCE_ID = 82
-    GROUP_SUBSCRIBED_TO_TOPIC = 86
-    UNSTABLE_OFFSET_COMMIT = 88
 
 
 class IllegalGroupStateError(KafkaGroupError, RuntimeError):

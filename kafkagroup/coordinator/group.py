@@ -22,14 +22,14 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from kafkagroup.coordinator.errors import IllegalGroupStateError
-from kafkagroup.coordinator.messages import JoinGroupResponseMember
+from kafkagroup.messages.api import JoinGroupResponseMember
 from kafkagroup.coordinator.subscriptions import group_subscribed_topics
 from kafkagroup.java_order import hashmap_spread, java_hashmap_order
 from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kafkagroup.coordinator.deferred import Deferred
-    from kafkagroup.coordinator.messages import JoinGroupResponse, SyncGroupResponse
+    from kafkagroup.messages.deferred import Deferred
+    from kafkagroup.messages.api import JoinGroupResponse, SyncGroupResponse
 
 __all__ = ["GroupState", "ClassicGroupMember", "ClassicGroup", "OffsetAndMetadata"]
 

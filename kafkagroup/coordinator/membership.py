@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from typing import Callable
 
 from kafkagroup.coordinator.config import CoordinatorConfig
-from kafkagroup.coordinator.deferred import Deferred
-from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError
+from kafkagroup.messages.deferred import Deferred
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.coordinator.errors import IllegalGroupStateError
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.api import (
     HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupMemberResponse,
     LeaveGroupRequest, LeaveGroupResponse, SyncGroupRequest, SyncGroupResponse,
 )

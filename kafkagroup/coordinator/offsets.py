@@ -31,12 +31,13 @@ from __future__ import annotations
 import logging
 from typing import Callable, Sequence
 
-from kafkagroup.coordinator.clock import Clock
+from kafkagroup.messages.clock import Clock
 from kafkagroup.coordinator.config import CoordinatorConfig
-from kafkagroup.coordinator.errors import ErrorCode, StoreWriteError, group_write_error, offset_commit_write_error
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.coordinator.errors import StoreWriteError, group_write_error, offset_commit_write_error
 from kafkagroup.coordinator.group import ClassicGroup, GroupState, OffsetAndMetadata
 from kafkagroup.coordinator.membership import validate_current_member
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.api import (
     OffsetCommitRequest, OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
     OffsetCommitRequestTopic, OffsetDeleteRequest, OffsetDeleteResponse, OffsetDeleteResponsePartition,
     OffsetDeleteResponseTopic, OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition,

@@ -30,11 +30,12 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from kafkagroup.coordinator.clock import Clock
+from kafkagroup.messages.clock import Clock
 from kafkagroup.coordinator.config import CoordinatorConfig
-from kafkagroup.coordinator.errors import ErrorCode, StoreWriteError, offset_commit_write_error
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.coordinator.errors import StoreWriteError, offset_commit_write_error
 from kafkagroup.coordinator.group import ClassicGroup
-from kafkagroup.coordinator.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+from kafkagroup.messages.api import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from kafkagroup.coordinator.offsets import (
     commit_response_topics, response_topics, uniform_commit_topics, validate_offset_commit,
 )

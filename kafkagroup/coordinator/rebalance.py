@@ -28,12 +28,13 @@ from __future__ import annotations
 import logging
 from typing import Callable, Sequence
 
-from kafkagroup.coordinator.clock import Clock
+from kafkagroup.messages.clock import Clock
 from kafkagroup.coordinator.config import NEW_MEMBER_JOIN_TIMEOUT_MS, CoordinatorConfig
-from kafkagroup.coordinator.deferred import Deferred
-from kafkagroup.coordinator.errors import ErrorCode, IllegalGroupStateError
+from kafkagroup.messages.deferred import Deferred
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.coordinator.errors import IllegalGroupStateError
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from kafkagroup.coordinator.messages import JoinGroupResponse, SyncGroupResponse
+from kafkagroup.messages.api import JoinGroupResponse, SyncGroupResponse
 
 __all__ = ["RebalanceEngine"]
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.api import (
     DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
     ListGroupsRequest, OffsetCommitRequestTopic, OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
     SyncGroupRequest, TxnOffsetCommitRequest,

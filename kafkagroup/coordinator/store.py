@@ -41,7 +41,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal, TypeVar
 
-from kafkagroup.coordinator.errors import ErrorCode, StoreWriteError
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.coordinator.errors import StoreWriteError
 from kafkagroup.coordinator.group import OffsetAndMetadata
 from kafkagroup.structs import TopicPartition
 

@@ -13,9 +13,9 @@ from typing import Any, Callable
 import pytest
 
 from kafkagroup.client import ClusterMetadata, GroupMember
-from kafkagroup.coordinator.clock import ManualClock
-from kafkagroup.coordinator.errors import ErrorCode
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.clock import ManualClock
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.messages.api import (
     HeartbeatResponse,
     JoinGroupResponse,
     JoinGroupResponseMember,

@@ -102,7 +102,7 @@ def test_group_recovers_after_a_failed_group_metadata_write(strategy):
     """§2.9: the leader's SyncGroup write fails with MESSAGE_TOO_LARGE -> every member of the round gets
     UNKNOWN_SERVER_ERROR (-1); §6.9: that is not fatal, the members rejoin and the group becomes Stable."""
     from kafkagroup.client import UnexpectedCoordinatorError
-    from kafkagroup.coordinator.errors import ErrorCode
+    from kafkagroup.messages.error_codes import ErrorCode
 
     h = harness(strategy)
     for _ in range(3):

@@ -10,7 +10,7 @@ import pytest
 
 from client_support import MockAssignor, join_error, join_ok, subscription_bytes, sync_error, sync_ok, tp
 from kafkagroup.client import MemberState, RebalanceProtocol, UnexpectedCoordinatorError
-from kafkagroup.coordinator.errors import ErrorCode as E
+from kafkagroup.messages.error_codes import ErrorCode as E
 
 T1P = tp("test1", 0)
 BACKOFF = 100   # retry.backoff.ms default
@@ -151,7 +151,7 @@ def test_plugin_assign_exception_fails_the_join_and_the_leader_rejoins(scripted,
 
 # ------------------------------------------------------------- OffsetCommit error classes (§6.9)
 def _commit_response(code, partitions=(T1P,)):
-    from kafkagroup.coordinator.messages import (
+    from kafkagroup.messages.api import (
         OffsetCommitResponse,
         OffsetCommitResponsePartition,
         OffsetCommitResponseTopic,
@@ -234,7 +234,7 @@ def test_retriable_error_on_one_partition_retries_the_whole_commit(scripted, clo
     t2p = tp("test2", 0)
     outcome = []
     member.commit_offsets({T1P: 1, t2p: 2}, outcome.append)
-    from kafkagroup.coordinator.messages import (
+    from kafkagroup.messages.api import (
         OffsetCommitResponse,
         OffsetCommitResponsePartition,
         OffsetCommitResponseTopic,

@@ -28,7 +28,7 @@ from kafkagroup.client import (
     select_rebalance_protocol,
 )
 from kafkagroup.client.ownership import CooperativeAssignmentViolation
-from kafkagroup.coordinator.errors import ErrorCode as E
+from kafkagroup.messages.error_codes import ErrorCode as E
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.protocol import decode_assignment, decode_subscription
 
@@ -212,7 +212,7 @@ def test_K08_lost_partitions_after_dropping_out_of_the_group(scripted, protocol,
     join_and_sync(member, transport, generation=1, member_id="consumer-42", assigned=[T1P])
 
     # an OffsetCommit answered REBALANCE_IN_PROGRESS requests a rejoin
-    from kafkagroup.coordinator.messages import OffsetCommitResponse, OffsetCommitResponsePartition, \
+    from kafkagroup.messages.api import OffsetCommitResponse, OffsetCommitResponsePartition, \
         OffsetCommitResponseTopic
     outcome = []
     member.commit_offsets({T1P: 10}, outcome.append)
@@ -428,7 +428,7 @@ def test_sync_protocol_name_mismatch_is_fatal(scripted):
 
 
 def test_short_assignment_bytes_surface_an_error(scripted):
-    from kafkagroup.coordinator.messages import SyncGroupResponse
+    from kafkagroup.messages.api import SyncGroupResponse
     from kafkagroup.errors import InvariantError
 
     member, transport, rec = scripted()

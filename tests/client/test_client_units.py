@@ -18,7 +18,7 @@ from kafkagroup.client.ownership import (
     validate_cooperative_assignment,
 )
 from kafkagroup.client.wire import AssignorState, build_subscription_bytes, parse_member_subscription
-from kafkagroup.coordinator.clock import ManualClock
+from kafkagroup.messages.clock import ManualClock
 from kafkagroup.errors import InvalidGroupError, InvariantError
 from kafkagroup.protocol import decode_subscription
 from kafkagroup.structs import TopicPartition as TP

@@ -3,7 +3,7 @@
 ``VirtualTimeLoop.time()`` is a counter that starts at 0 s and moves only when the loop has nothing ready
 to run: where a real loop would block in ``select(timeout)`` until the next timer, this one polls the
 selector without blocking and, if nothing is ready, adds ``timeout`` to its time.  So ``loop.call_at``
-timers (hence :class:`~kafkagroup.coordinator.clock.AsyncioClock` and the coordinator's timers) fire in
+timers (hence :class:`~kafkagroup.messages.clock.AsyncioClock` and the coordinator's timers) fire in
 deadline order at exactly their deadlines, and ``await asyncio.sleep(s)`` means "let ``s`` seconds of loop
 time pass" -- deterministic, and no wall time spent waiting.  Usage::
 

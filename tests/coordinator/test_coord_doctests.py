@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["kafkagroup.coordinator.coordinator", "kafkagroup.coordinator.clock", "kafkagroup.coordinator.group",
+MODULES = ["kafkagroup.coordinator.coordinator", "kafkagroup.messages.clock", "kafkagroup.coordinator.group",
            "kafkagroup.coordinator.partitioning"]
 
 

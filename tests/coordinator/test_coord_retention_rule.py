@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from coord_harness import E, Harness
-from kafkagroup.coordinator.messages import OffsetCommitRequest
+from kafkagroup.messages.api import OffsetCommitRequest
 from kafkagroup.structs import TopicPartition
 
 T0 = TopicPartition("t", 0)

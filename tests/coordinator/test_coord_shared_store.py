@@ -8,7 +8,7 @@ from pathlib import Path
 from kafkagroup.coordinator import (
     GroupCoordinator, ManualClock, OffsetCommitRequest, OffsetFetchRequest, TransactionResult, TxnOffsetCommitRequest,
 )
-from kafkagroup.coordinator.errors import ErrorCode as E
+from kafkagroup.messages.error_codes import ErrorCode as E
 from kafkagroup.structs import TopicPartition
 
 CFG = {"offsets.topic.num.partitions": 2}

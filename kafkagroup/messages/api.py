@@ -1,8 +1,8 @@
-"""Request and response values of the classic group protocol, with Kafka's field names in snake_case.
+"""Request and response values of Kafka's classic group and offset APIs, with Kafka's field names in snake_case.
 
 These mirror the Kafka message schemas (``clients/src/main/resources/common/message/*.json``) at the level
 the coordinator needs; they are plain dataclasses, not wire codecs.  Error fields are
-:class:`~kafkagroup.coordinator.errors.ErrorCode` (an ``IntEnum``: compare with ints or names).
+:class:`~kafkagroup.messages.error_codes.ErrorCode` (an ``IntEnum``: compare with ints or names).
 
 Example -- the two-step join of KIP-394::
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Mapping, Sequence
 
-from kafkagroup.coordinator.errors import ErrorCode
+from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.structs import TopicPartition
 
 __all__ = [

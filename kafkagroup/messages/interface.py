@@ -1,15 +1,15 @@
 """The coordinator's request API, as a Protocol a member client can code against.
 
-Every handler takes one request (``kafkagroup.coordinator.messages``) and answers with Kafka's error codes
+Every handler takes one request (``kafkagroup.messages.api``) and answers with Kafka's error codes
 (never raises for a protocol error; a malformed request *object* -- e.g. metadata that is not bytes -- is a
 caller bug and raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member).  A value Kafka's
 wire format cannot carry (an offset of ``2**63``, a partition index of ``2**31``, a string with a lone
 surrogate or over 32,767 UTF-8 bytes) is answered INVALID_REQUEST (42) for the whole request, see
 :mod:`~kafkagroup.coordinator.request_limits`.  JoinGroup and SyncGroup may be *parked* by the coordinator, so they
-return a :class:`~kafkagroup.coordinator.deferred.Deferred` that completes when the answer exists (the same
+return a :class:`~kafkagroup.messages.deferred.Deferred` that completes when the answer exists (the same
 call, a later request, or a timer of the injected clock); every other request is answered synchronously.
 
-In-process (tests, simulator) with :class:`~kafkagroup.coordinator.clock.ManualClock`::
+In-process (tests, simulator) with :class:`~kafkagroup.messages.clock.ManualClock`::
 
     coord = GroupCoordinator(clock=clock, store=":memory:", group_initial_rebalance_delay_ms=50)
     r1 = coord.join_group(JoinGroupRequest("g", protocols=[("range", b"")], session_timeout_ms=500)).result()
@@ -39,8 +39,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from kafkagroup.coordinator.deferred import Deferred
-from kafkagroup.coordinator.messages import (
+from kafkagroup.messages.deferred import Deferred
+from kafkagroup.messages.api import (
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
     LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
