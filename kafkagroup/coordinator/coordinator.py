@@ -351,10 +351,12 @@ class GroupCoordinator:
         def run() -> None:
             self._expiry_timer = None
             if self._active:
-                self.expire_offsets()
-                self._schedule_offset_expiration()
+                try:
+                    self.expire_offsets()
+                finally:  # a failed pass (logged by the timer guard) must not end the retention task
+                    self._schedule_offset_expiration()
 
-        self._expiry_timer = self.clock.call_at(
+        self._expiry_timer = self.engine.clock.call_at(
             self.clock.now_ms() + self.config.offsets_retention_check_interval_ms, run)
 
     # ====================================================== Describe / List / Delete
