@@ -365,7 +365,7 @@ class GroupCoordinator:
         violation = limits.describe_groups_violation(request)
         if violation is not None:  # every group of the request
             error = _refused(violation)
-            return DescribeGroupsResponse([DescribedGroup(error, group_id, "") for group_id in request.groups])
+            return DescribeGroupsResponse([DescribedGroup(error, group_id, "") for group_id in request.groups or ()])
         out = []
         for group_id in request.groups:
             error = self._gate(group_id, allow_empty=True)
@@ -404,7 +404,7 @@ class GroupCoordinator:
         if violation is not None:  # every group of the request
             error = _refused(violation)
             return DeleteGroupsResponse([DeletableGroupResult(group_id, error)
-                                         for group_id in dict.fromkeys(request.groups_names)])
+                                         for group_id in dict.fromkeys(request.groups_names or ())])
         results = []
         for group_id in dict.fromkeys(request.groups_names):
             error = self._gate(group_id, allow_empty=True)
