@@ -167,6 +167,17 @@ class GroupCoordinator:
             return _E.NOT_COORDINATOR
         return None
 
+    def _repair_after_failure(self, group_id: str) -> None:
+        """After a membership handler raised: a group it left PreparingRebalance with no join timer would
+        never answer anyone again (the join phase completes only on that timer or on a join), so it is reset
+        as after a failed timer (``RebalanceEngine.reset_failed_group``).  A failure that left the group
+        consistent -- most of them are refusals raised before anything changed -- leaves it alone, so a
+        request cannot reset a healthy group."""
+        group = self.groups.get(group_id)
+        if group is not None and group.state is _S.PREPARING_REBALANCE and group.join_timer is None:
+            log.error("group %s was left in PreparingRebalance without a join timer: resetting it", group_id)
+            self.engine.reset_failed_group(group)
+
     def _create_group(self, group_id: str) -> ClassicGroup:
         group = ClassicGroup(group_id, now_ms=self.clock.now_ms())
         self.groups[group_id] = group
@@ -204,6 +215,7 @@ class GroupCoordinator:
             self.membership.join_group(request, reply)
         except IllegalGroupStateError:
             log.exception("JoinGroup of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             if not reply.done():
                 reply.set_result(JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
         return reply
@@ -226,6 +238,7 @@ class GroupCoordinator:
             self.membership.sync_group(request, reply)
         except IllegalGroupStateError:
             log.exception("SyncGroup of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             if not reply.done():
                 reply.set_result(SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
         return reply
@@ -243,6 +256,7 @@ class GroupCoordinator:
             return HeartbeatResponse(self.membership.heartbeat(request))
         except IllegalGroupStateError:
             log.exception("Heartbeat of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             return HeartbeatResponse(_E.UNKNOWN_SERVER_ERROR)
 
     # ==================================================================== LeaveGroup
@@ -258,6 +272,7 @@ class GroupCoordinator:
             return self.membership.leave_group(request)
         except IllegalGroupStateError:
             log.exception("LeaveGroup of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             return LeaveGroupResponse(_E.UNKNOWN_SERVER_ERROR, [])
 
     # ======================================================================= offsets

@@ -1,4 +1,5 @@
-"""No coordinator timer callback raises out of the clock (issue 10, defect 3, second half).
+"""No coordinator timer callback raises out of the clock (issue 10, defect 3, second half), and no
+request that fails inside a join completion leaves its group without a join timer.
 
 A failure is injected into the work a timer does (the vote, a session expiry, the pending-sync expiry, the
 retention task); the clock must not raise, the failure is logged, every parked request is answered
@@ -159,3 +160,25 @@ def test_under_asyncio_no_exception_reaches_the_loop(monkeypatch) -> None:
     with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
         runner.run(scenario())
     assert unhandled == []
+
+
+def test_a_join_completion_failing_inside_a_request_does_not_wedge_the_group(monkeypatch) -> None:
+    """The leader of a one-member Stable group rejoins: the join completes inside the JoinGroup itself."""
+    h = Harness("S")
+    a = h.fx_single()
+    fail_once(monkeypatch, ClassicGroup, "select_protocol")
+    answer = h.join(a)
+    assert answer.result().error_code == E.UNKNOWN_SERVER_ERROR
+    assert_reset(h, 1)
+    assert_usable(h)
+
+
+def test_a_refusal_raised_before_any_change_leaves_a_healthy_group_alone() -> None:
+    """A pending member id re-used with a group.instance.id is Kafka's IllegalStateException: -1, nothing reset."""
+    h = Harness("S")
+    a = h.fx_single()
+    first = h.join().result()
+    assert first.error_code == E.MEMBER_ID_REQUIRED
+    refused = h.join(first.member_id, instance="i-1").result()
+    assert refused.error_code == E.UNKNOWN_SERVER_ERROR
+    assert h.group.state is S.STABLE and a in h.group.members and h.heartbeat(a, 1) == E.NONE
