@@ -97,3 +97,33 @@ def test_protocol_counts_track_members_under_churn(steps: list[tuple[str, list[s
     if group is not None:
         assert group.supported_protocols == _expected_counts(h)
         assert group.state is not S.PREPARING_REBALANCE or group.join_timer is not None
+
+
+def test_the_repro_script_runs_healthy() -> None:
+    """/work/shared/repro/dup_protocols.py step by step (initial delay 0, retention task on)."""
+    from kafkagroup.coordinator import GroupCoordinator, JoinGroupRequest, ManualClock
+
+    clock = ManualClock()
+    c = GroupCoordinator({"group.initial.rebalance.delay.ms": 0}, clock=clock, store=":memory:")
+    req = JoinGroupRequest("g", protocols=[("range", b"a"), ("range", b"b")], session_timeout_ms=10_000,
+                           client_id="c")
+    req.member_id = c.join_group(req).result().member_id
+    reply = c.join_group(req)
+    clock.advance(0)                                          # no exception out of the clock
+    assert reply.result().error_code == E.NONE and c.group("g").state is S.COMPLETING_REBALANCE
+    clock.advance(60_000)                                     # it never syncs: removed, the group is Empty
+    assert c.group("g").state is S.EMPTY and not c.group("g").members
+    ok = JoinGroupRequest("g", protocols=[("range", b"")], session_timeout_ms=10_000, client_id="ok")
+    ok.member_id = c.join_group(ok).result().member_id
+    later = c.join_group(ok)
+    clock.advance(0)
+    assert later.result().error_code == E.NONE and later.result().protocol_name == "range"
+    for _ in range(60):
+        clock.advance(10_000)
+    # it never synced either; the Empty group without offsets is deleted by the retention task, as in Kafka
+    assert c.group("g") is None
+    fresh = JoinGroupRequest("g", protocols=[("range", b"")], session_timeout_ms=10_000, client_id="fresh")
+    fresh.member_id = c.join_group(fresh).result().member_id
+    r = c.join_group(fresh)
+    clock.advance(0)
+    assert r.result().error_code == E.NONE and c.group("g").supported_protocols == {"range": 1}
