@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.java_order import java_string_key
 
@@ -230,8 +231,11 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     partition_count = np.fromiter((specs[t][0] for t in topics), dtype=np.int32, count=len(topics))
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(partition_count, out=topic_base[1:])
-    if topic_base[-1] >= 2**31:
-        raise InvalidGroupError(f"{int(topic_base[-1])} partitions in total exceed 2^31-1")
+    if topic_base[-1] > MAX_PARTITIONS:  # refused before anything is sized by the total
+        t = int(np.searchsorted(topic_base, MAX_PARTITIONS, side="right")) - 1
+        raise InvalidGroupError(f"topic {topics[t]!r}: {int(partition_count[t])} partitions bring the total to "
+                                f"{int(topic_base[t + 1])}, over the engine's limit of {MAX_PARTITIONS} (2^28) "
+                                "partitions")
 
     if unknown:
         member_topics = [[t for t in m.topics if t in topic_id] for m in members]
