@@ -142,10 +142,14 @@ TEST_CASE("prepare refuses inconsistent problems, naming what is wrong") {
     g.generation = {1};
     CHECK(refusal(g).find("partition") != std::string::npos);
 
+    // Refused before anything is sized by the count (kMaxPartitions), naming the topic that crosses it.
     Group huge;
-    huge.partition_count = {INT32_MAX, 1};
+    huge.partition_count = {static_cast<int32_t>(kMaxPartitions), 1};
     huge.add_member({0});
-    CHECK(refusal(huge).find("2^31-1") != std::string::npos);
+    CHECK(refusal(huge).find("topic 1") != std::string::npos);
+    CHECK(refusal(huge).find("2^28") != std::string::npos);
+    huge.partition_count = {INT32_MAX};
+    CHECK(refusal(huge).find("topic 0") != std::string::npos);
 
     Group bad_offsets;
     bad_offsets.partition_count = {1};
