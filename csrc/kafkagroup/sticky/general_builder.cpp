@@ -163,7 +163,9 @@ private:
         for (int32_t t = 0; t < T_; ++t) {
             if (!in_.subscribed(t)) continue;
             for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
-                const int32_t o = sticky_[part];
+                // A weak owner (racks mismatched) keeps its partition too, at cost 0 like a free one: the
+                // balance moves prefer it (see augment), and rack alignment may still take it away.
+                const int32_t o = sticky_[part] >= 0 ? sticky_[part] : in_.weak(part);
                 if (o < 0) continue;
                 owner_[part] = o;
                 ++load_[o];
@@ -433,16 +435,17 @@ private:
                 const int32_t t = next - M_;
                 const int32_t to = path_[i + 2];
                 // Prefer a partition `from` does not own (cost 0) over one of its own (cost 1); among
-                // equals, one whose replica racks hold `to` (KIP-881 preference during balancing; racks
+                // equals, one `from` does not weakly own (a move that a fed-back result need not repeat),
+                // then one whose replica racks hold `to` (KIP-881 preference during balancing; racks
                 // are a tie-break here, not part of the cost model).
                 int32_t chosen = -1;
                 int rank_chosen = -1;
                 for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
                     if (owner_[part] != from) continue;
-                    const int rank = (sticky_[part] != from ? 2 : 0) +
+                    const int rank = (sticky_[part] != from ? 4 : 0) + (in_.weak(part) != from ? 2 : 0) +
                                      (in_.rack_aware && in_.racks_match(to, part) && !in_.racks_match(from, part) ? 1 : 0);
                     if (rank > rank_chosen) chosen = part, rank_chosen = rank;
-                    if (rank_chosen == 3 || (!in_.rack_aware && rank_chosen == 2)) break;
+                    if (rank_chosen == 7 || (!in_.rack_aware && rank_chosen == 6)) break;
                 }
                 if (chosen < 0) throw std::logic_error("sticky: path through a topic the member does not hold");
                 move(chosen, from, via_[next], to, via_[to]);

@@ -1,12 +1,14 @@
-// KIP-881, after balance and stickiness are settled (either builder): the partitions that have no sticky
+// KIP-881, after balance and stickiness are settled (either builder): the partitions not held by their sticky
 // owner are redistributed among the members holding them, each member keeping its count, so that as many
 // as possible sit on a member in one of their replica racks (Kafka's "rack-matching first, as long as
 // balance does not suffer", made exact for those partitions). With different subscriptions this is done
 // within each topic (a member keeps its count per topic, so only subscribed topics move); with equal
-// subscriptions across all topics at once (a member keeps its total). Loads, quotas and the moved count
-// are unchanged; partitions kept by their sticky owner and partitions held away from their sticky owner
-// are not touched. Kafka's own builders fill racks greedily (first match, round robin) and can leave
-// partitions off-rack where a matching placement exists; this pass removes those.
+// subscriptions across all topics at once (a member keeps its total). Loads and quotas are unchanged, the
+// moved count never grows (a pooled partition is already away from its sticky owner, or has none), and
+// partitions kept by their sticky owner are not touched. Kafka's own builders fill racks greedily (first
+// match, round robin) and can leave partitions off-rack where a matching placement exists; this pass
+// removes those. The flow starts from the current matches, so an aligned placement is returned unchanged:
+// a result fed back as owned is not reshuffled (its pool is a subset of the pool that was aligned).
 //
 // Each pool is a b-matching between partitions and member slots, solved as a max-flow on classes:
 // partitions grouped by which of the holders' racks their replicas cover, members grouped by rack (a
@@ -31,6 +33,8 @@ class SmallFlow {
 public:
     explicit SmallFlow(std::size_t n) : n_(n), cap_(n * n, 0), flow_(n * n, 0) {}
     void add(std::size_t a, std::size_t b, int64_t c) { cap_[a * n_ + b] += c; }
+    // Sends f along a -> b before run() (a feasible starting flow: run() only augments it).
+    void preload(std::size_t a, std::size_t b, int64_t f) { flow_[a * n_ + b] += f, flow_[b * n_ + a] -= f; }
     int64_t flow(std::size_t a, std::size_t b) const { return flow_[a * n_ + b]; }
 
     void run(std::size_t s, std::size_t t) {
@@ -71,11 +75,11 @@ class PoolAligner {
 public:
     explicit PoolAligner(const Input& in) : in_(in), p_(in.problem), holder_index_(static_cast<std::size_t>(in.M), -1) {}
 
-    // Adds topic t's partitions without sticky owner to the pool.
+    // Adds topic t's partitions not held by their sticky owner to the pool.
     void collect(int32_t t, const std::vector<int32_t>& owner) {
         for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
             const int32_t m = owner[part];
-            if (m < 0 || in_.sticky_owner[part] >= 0) continue;
+            if (m < 0 || in_.sticky_owner[part] == m) continue;
             pool_.push_back(part);
             mismatch_ = mismatch_ || !in_.racks_match(m, part);
             if (holder_index_[m] < 0) holder_index_[m] = static_cast<int32_t>(holders_.size()), holders_.push_back(m);
@@ -143,6 +147,13 @@ private:
             net.add(1 + c, C + 1 + R, n);
         }
         for (std::size_t r = 0; r < W; ++r) net.add(C + 1 + r, sink, node_slots[r]);
+        // Start from the current placement's matches, so the flow only adds to them: an aligned pool
+        // keeps its class-to-rack counts, hence every partition stays where it is (a fixed point).
+        for (std::size_t i = 0; i < pool_.size(); ++i) {
+            const std::size_t c = class_of_[i], r = rack_node(owner[pool_[i]]);
+            if (r < R && !(masks_[c] >> r & 1)) continue;  // held off-rack: no match to carry over
+            net.preload(src, 1 + c, 1), net.preload(1 + c, C + 1 + r, 1), net.preload(C + 1 + r, sink, 1);
+        }
         net.run(src, sink);
         // quota[c * W + r]: partitions of class c the flow matches to rack node r.
         quota_.assign(C * W, 0);
@@ -178,18 +189,22 @@ private:
                 if (m >= 0) --q, next_owner_[i] = m;
             }
         }
-        // 3. The unmatched rest fills the remaining slots, in place where the holder still has one.
+        // 3. The unmatched rest fills the remaining slots, in place where the holder still has one: first
+        // partitions held by their weak owner (a move away from it gains no match), then the others.
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t i = 0; i < pool_.size(); ++i) {
+                if (next_owner_[i] >= 0) continue;
+                const int32_t m = owner[pool_[i]];
+                if ((in_.weak(pool_[i]) == m) != (pass == 0)) continue;
+                const std::size_t h = static_cast<std::size_t>(holder_index_[m]);
+                if (slots_[h] > 0) --slots_[h], next_owner_[i] = m;
+            }
         std::size_t any = 0;
         for (std::size_t i = 0; i < pool_.size(); ++i) {
             if (next_owner_[i] >= 0) continue;
-            const int32_t m = owner[pool_[i]];
-            std::size_t h = static_cast<std::size_t>(holder_index_[m]);
-            if (slots_[h] == 0) {
-                while (slots_[any] == 0) ++any;  // slots sum to the pool size, so one is free
-                h = any;
-            }
-            --slots_[h];
-            next_owner_[i] = holders_[h];
+            while (slots_[any] == 0) ++any;  // slots sum to the pool size, so one is free
+            --slots_[any];
+            next_owner_[i] = holders_[any];
         }
         for (std::size_t i = 0; i < pool_.size(); ++i) owner[pool_[i]] = next_owner_[i];
     }
