@@ -15,7 +15,9 @@
 //     with load(v) <= load(u) - 2, move one partition along a cheapest chain to such a v;
 //  4. cost clean-up: move along negative-cost chains from a member at level l + 1 to one at level l
 //     (load vector unchanged as a multiset, fewer moved partitions) until none exists;
-//  5. rack-aware mode: align racks within each topic without changing any count (rack_alignment.cpp).
+//  5. rack-aware mode: align racks within each topic without changing any count, and shift mismatched
+//     partitions to rack-matching members one load level lower (rack_alignment.cpp); then, on groups
+//     small enough, the exact exchange of partitions along load-keeping chains (rack_exchange.cpp).
 // Every chain is a shortest path of the residual graph, so the residual graph never has a negative
 // cycle; after 3 and 4 the residual graph with the convex node costs has none either, which is the
 // optimality condition of convex-cost flow: balance optimal, and `moved` minimal for that balance.
@@ -70,7 +72,12 @@ public:
         fill_free();
         balance();  // builds the per-entry counts only if some chain has to be searched
         reduce_moves();
-        if (in_.rack_aware) align_racks(in_, owner_, /*across_topics=*/false);
+        // Alignment within topics and shifts between load levels, until neither adds a rack match (each
+        // shift adds one, alignment never removes any: at most one round per partition, usually one).
+        if (in_.rack_aware)
+            do align_racks(in_, owner_, /*across_topics=*/false);
+            while (shift_to_matching_racks(in_, owner_, load_, tsub_off_, tsub_member_));
+        if (in_.rack_aware) exchange_for_racks(in_, owner_, tsub_off_, tsub_member_);
         return std::move(owner_);
     }
 

@@ -55,5 +55,20 @@ std::vector<int32_t> build_general(const Input& in);
 // topic, or (across_topics, for equal subscriptions) its total. An aligned placement is left as it is.
 void align_racks(const Input& in, std::vector<int32_t>& owner, bool across_topics);
 
+// Rack-aware mode, different subscriptions (rack_alignment.cpp): a partition on a mismatched member one
+// above its topic's lowest load moves to a rack-matching subscriber at that lowest load (the load vector
+// is the same multiset, no partition leaves its sticky owner, one more rack match). Per topic, using the
+// topic's subscribers tsub_member[tsub_off[t], tsub_off[t+1]). Returns whether anything moved.
+// O(subscriptions + P * replicas).
+// Rack-aware mode, both paths (rack_exchange.cpp): the exact pass after the cheap ones, on groups small
+// enough for it: chains of moves that keep the load vector and the partitions kept by their sticky owner,
+// for the most rack matches, then the fewest partitions away from their weak owner. The subscribers of
+// topic t are tsub_member[tsub_off[t], tsub_off[t+1]), or every member when tsub_off is empty.
+void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std::vector<int64_t>& tsub_off,
+                        const std::vector<int32_t>& tsub_member);
+
+bool shift_to_matching_racks(const Input& in, std::vector<int32_t>& owner, std::vector<int32_t>& load,
+                             const std::vector<int64_t>& tsub_off, const std::vector<int32_t>& tsub_member);
+
 }  // namespace sticky
 }  // namespace kafkagroup

@@ -98,7 +98,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
         // The q + 1 quotas go first to members that keep one more owned partition with it (owned > q:
         // any r of those give the most kept), then to members that keep one more weakly owned partition
         // (owned + weak > q: a result fed back as owned gets its own loads back), then by owned, id.
-        auto key = [&](int32_t m) { return std::make_tuple(owned[m] > q, owned[m] + weak[m] > q, owned[m]); };
+        auto key = [&](int32_t m) { return std::make_tuple(owned[m] > q, owned[m] + weak[m] > q, owned[m] + weak[m], owned[m]); };
         std::vector<int32_t> by_owned(static_cast<std::size_t>(M));
         std::iota(by_owned.begin(), by_owned.end(), 0);
         std::partial_sort(by_owned.begin(), by_owned.begin() + r, by_owned.end(), [&](int32_t a, int32_t b) {
