@@ -251,13 +251,18 @@ private:
             if (in_.weak(part) == owner[part]) ++reserve_[holder_index_[owner[part]]];
         node_holders_.assign(W, {});
         for (std::size_t h = 0; h < holders_.size(); ++h) node_holders_[rack_node(holders_[h])].push_back(h);
+        // Two cursors per rack node (spare slots, any slot): a holder passed by one never qualifies again,
+        // since slots only fall (reserve_ is not lowered meanwhile), so each step is O(1) amortised.
+        std::vector<std::size_t> cursor(2 * W, 0);
         auto take_slot = [&](std::size_t r) -> int32_t {
-            for (int spare = 1; spare >= 0; --spare)
-                for (std::size_t h : node_holders_[r])
-                    if (slots_[h] > (spare ? reserve_[h] : 0)) {
-                        --slots_[h];
-                        return holders_[h];
-                    }
+            const auto& list = node_holders_[r];
+            for (int spare = 1; spare >= 0; --spare) {
+                std::size_t& c = cursor[2 * r + static_cast<std::size_t>(spare)];
+                while (c < list.size() && slots_[list[c]] <= (spare ? reserve_[list[c]] : 0)) ++c;
+                if (c == list.size()) continue;
+                --slots_[list[c]];
+                return holders_[list[c]];
+            }
             return -1;
         };
         for (int pass = 0; pass < 2; ++pass)
@@ -269,7 +274,6 @@ private:
                     const int32_t m = take_slot(r);
                     if (m >= 0) --q, next_owner_[i] = m;
                 }
-                if (next_owner_[i] >= 0 && pass == 1) --reserve_[holder_index_[owner[pool_[i]]]];
             }
         // 3. The unmatched rest fills the remaining slots, in place where the holder still has one: first
         // partitions held by their weak owner (a move away from it gains no match), then the others.

@@ -15,8 +15,9 @@
 // L to one at L - 1, which swaps their loads; any other change of loads is excluded (with a decreasingly
 // minimal load vector no chain reaches a member two below its start).
 // Cost: Bellman-Ford negative-cycle cancelling, O(V * E) per improvement. Limits: only groups whose graph
-// has at most kMaxWork = V * E (about 4e6) and whose member racks number at most 63 are optimised here;
-// larger ones keep the result of the cheap passes.
+// has V * E <= kMaxWork (4e6) and whose member racks number at most 63 are optimised here, and the
+// passes together stop at kMaxTotalWork relaxations (then the improvements found so far are kept, and the
+// result is not guaranteed to be a fixed point); larger groups keep the result of the cheap passes.
 #include <algorithm>
 #include <cstdint>
 #include <cstddef>
@@ -31,7 +32,8 @@ namespace kafkagroup {
 namespace sticky {
 namespace {
 
-constexpr int64_t kMaxWork = 4'000'000;
+constexpr int64_t kMaxWork = 4'000'000;        // V * E of one Bellman-Ford pass
+constexpr int64_t kMaxTotalWork = 200'000'000;  // all passes together (about a second at worst)
 
 struct Arc {
     int32_t to;
@@ -52,8 +54,9 @@ public:
     std::size_t arc_count() const { return arcs_.size(); }
     int64_t flow(std::size_t e) const { return arcs_[e].flow; }
 
-    // Cancels negative cycles until none is left. Returns whether any was cancelled.
-    bool cancel_negative_cycles() {
+    // Cancels negative cycles until none is left, or until `budget` relaxation steps are spent (then the
+    // circulation so far is kept: each cancelled cycle is an improvement). Returns whether any was cancelled.
+    bool cancel_negative_cycles(int64_t budget) {
         bool any = false;
         const std::size_t n = out_.size();
         std::vector<int64_t> dist(n);
@@ -63,6 +66,8 @@ public:
             std::fill(pred.begin(), pred.end(), -1);
             std::ptrdiff_t last = -1;
             for (std::size_t round = 0; round < n; ++round) {
+                budget -= static_cast<int64_t>(arcs_.size());
+                if (budget < 0) return any;
                 last = -1;
                 for (std::size_t a = 0; a < n; ++a)
                     for (std::size_t e : out_[a]) {
@@ -118,6 +123,14 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
     for (int32_t m = 0; m < M; ++m) member_bit[m] = p.member_rack[m] == kNoRack ? 0 : bit_of(p.member_rack[m]);
     auto matches = [&](int32_t m, uint64_t mask) { return member_bit[m] == 0 || (member_bit[m] & mask) != 0; };
 
+    // Equal subscriptions (no per-topic lists given): every member subscribes to every topic in scope.
+    const bool everyone = tsub_off.empty();
+    auto subscriber_count = [&](int32_t t) -> int64_t { return everyone ? M : tsub_off[t + 1] - tsub_off[t]; };
+    auto subscriber = [&](int32_t t, int64_t i) -> int32_t {
+        return everyone ? static_cast<int32_t>(i) : tsub_member[static_cast<std::size_t>(tsub_off[t] + i)];
+    };
+    int64_t edges = 0;  // class -> subscriber arcs
+
     // Classes of the pooled partitions, and loads.
     std::map<std::tuple<int32_t, uint64_t, int32_t>, int32_t> class_id;
     std::vector<std::tuple<int32_t, uint64_t, int32_t>> classes;
@@ -137,6 +150,9 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
             const auto key = std::make_tuple(t, mask, in.weak(part));
             auto it = class_id.find(key);
             if (it == class_id.end()) {
+                // The graph only grows from here: give up as soon as one pass over it would exceed the limit.
+                edges += subscriber_count(t);
+                if ((static_cast<int64_t>(classes.size()) + 1 + M) * (2 * edges + 2 * M) > kMaxWork) return;
                 it = class_id.emplace(key, static_cast<int32_t>(classes.size())).first;
                 classes.push_back(key);
             }
@@ -150,14 +166,7 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
     levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
     const int32_t Lc = static_cast<int32_t>(levels.size());
     // held[x * K + k]: pooled class-k partitions member x holds (dense: K and M are small under the limit).
-    // Equal subscriptions (no per-topic lists given): every member subscribes to every topic in scope.
-    const bool everyone = tsub_off.empty();
-    auto subscriber_count = [&](int32_t t) -> int64_t { return everyone ? M : tsub_off[t + 1] - tsub_off[t]; };
-    auto subscriber = [&](int32_t t, int64_t i) -> int32_t {
-        return everyone ? static_cast<int32_t>(i) : tsub_member[static_cast<std::size_t>(tsub_off[t] + i)];
-    };
-    int64_t edges = 0;
-    for (int32_t k = 0; k < K; ++k) edges += subscriber_count(std::get<0>(classes[k]));
+
     const int64_t V = M + K + Lc;
     if (static_cast<int64_t>(M) * K > kMaxWork || V * (2 * edges + 2 * M) > kMaxWork) return;
     std::vector<int64_t> held(static_cast<std::size_t>(M) * K, 0);
@@ -188,7 +197,7 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
         net.add(level_node(load[m]), m, 1, 0);
         if (std::binary_search(levels.begin(), levels.end(), load[m] + 1)) net.add(m, level_node(load[m] + 1), 1, 0);
     }
-    if (!net.cancel_negative_cycles()) return;
+    if (!net.cancel_negative_cycles(kMaxTotalWork)) return;
 
     // Apply: per class, the partitions given away go to the takers.
     std::vector<std::vector<int32_t>> given(static_cast<std::size_t>(K));
