@@ -1,19 +1,20 @@
-// KIP-881, exactly (both paths; with equal subscriptions pass empty subscriber lists): after balance and stickiness are settled and the cheap
-// passes (per-topic alignment, shifts) are done, the partitions not held by their sticky owner are
-// rearranged by a min-cost circulation over chains of moves that keep the load vector (as a multiset)
-// and never touch a partition kept by its sticky owner. Objective, in this order: most rack matches,
-// then the fewest partitions away from their weak owner (Input::weak_owner). Ties keep the current
-// placement (only strictly improving cycles are applied), so a result fed back as owned comes back
-// unchanged, and a cooperative handover round finds nothing to move: the earlier round's placement is
-// already optimal over the smaller set of placements the handover round may choose from.
+// KIP-881, exactly (both paths; with equal subscriptions pass empty subscriber lists): after balance and
+// stickiness are settled and the cheap passes (alignment, shifts) are done, the assigned partitions are
+// rearranged by a min-cost circulation over chains of moves that keep the load vector (as a multiset).
+// Objective, in this order: the fewest partitions away from their sticky owner (never worse than the
+// builders' minimum), the most rack matches, the fewest partitions away from their weak owner
+// (Input::weak_owner). Ties keep the current placement (only strictly improving cycles are applied), so a
+// result fed back as owned comes back unchanged, and a cooperative handover round finds nothing to move:
+// the earlier round's placement is already optimal over the smaller set of placements that round may
+// choose from.
 //
-// Graph: member nodes; class nodes, one per (topic, member-rack mask of the replicas, weak owner);
-// a level node per load value L. Member x -> class k (x gives away one of its pooled class-k
-// partitions), class k -> subscriber y (y takes it), with costs G * (match(x) - match(y)) plus 1 for
-// leaving the weak owner, -1 for reaching it (G outweighs every weak-owner term). Level node L -> member at
-// L and member at L - 1 -> level node L (capacity 1 each): a chain may move one partition from a member at
-// L to one at L - 1, which swaps their loads; any other change of loads is excluded (with a decreasingly
-// minimal load vector no chain reaches a member two below its start).
+// Graph: member nodes; class nodes, one per (topic, member-rack mask of the replicas, weak owner, sticky
+// owner); a level node per load value L. Member x -> class k (x gives away one of its class-k partitions),
+// class k -> subscriber y (y takes it), costing value(x) - value(y) where value counts S for the sticky
+// owner, G for a rack match and 1 for the weak owner (S outweighs all G terms, G all weak terms). Level
+// node L -> member at L and member at L - 1 -> level node L (capacity 1 each): a chain may move one
+// partition from a member at L to one at L - 1, which swaps their loads; any other change of loads is
+// excluded (with a decreasingly minimal load vector no chain reaches a member two below its start).
 // Cost: Bellman-Ford negative-cycle cancelling, O(V * E) per improvement. Limits: only groups whose graph
 // has V * E <= kMaxWork (4e6) and whose member racks number at most 63 are optimised here, and the
 // passes together stop at kMaxTotalWork relaxations (then the improvements found so far are kept, and the
@@ -131,9 +132,10 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
     };
     int64_t edges = 0;  // class -> subscriber arcs
 
-    // Classes of the pooled partitions, and loads.
-    std::map<std::tuple<int32_t, uint64_t, int32_t>, int32_t> class_id;
-    std::vector<std::tuple<int32_t, uint64_t, int32_t>> classes;
+    // Classes of the assigned partitions, and loads.
+    using Key = std::tuple<int32_t, uint64_t, int32_t, int32_t>;  // topic, rack mask, weak owner, sticky owner
+    std::map<Key, int32_t> class_id;
+    std::vector<Key> classes;
     std::vector<int32_t> class_of(static_cast<std::size_t>(in.P), -1);
     std::vector<int64_t> load(static_cast<std::size_t>(M), 0);
     bool mismatch = false;
@@ -143,11 +145,10 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
             const int32_t m = owner[part];
             if (m < 0) continue;
             ++load[m];
-            if (in.sticky_owner[part] == m) continue;
             uint64_t mask = 0;
             for (int64_t i = p.replica_offsets[part]; i < p.replica_offsets[part + 1]; ++i) mask |= bit_of(p.replica_racks[i]);
             mismatch = mismatch || !matches(m, mask);
-            const auto key = std::make_tuple(t, mask, in.weak(part));
+            const Key key{t, mask, in.weak(part), in.sticky_owner[part]};
             auto it = class_id.find(key);
             if (it == class_id.end()) {
                 // The graph only grows from here: give up as soon as one pass over it would exceed the limit.
@@ -159,13 +160,15 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
             class_of[part] = it->second;
         }
     }
-    if (!mismatch) return;  // every pooled partition matches its holder; weak owners alone never justify a move
+    // Every partition on a matching member: no rack match to gain, and the builders' sticky count is
+    // already minimal; a weak owner alone never justifies a move (its partition would lose its match).
+    if (!mismatch) return;
     const int32_t K = static_cast<int32_t>(classes.size());
     std::vector<int64_t> levels(load.begin(), load.end());
     std::sort(levels.begin(), levels.end());
     levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
     const int32_t Lc = static_cast<int32_t>(levels.size());
-    // held[x * K + k]: pooled class-k partitions member x holds (dense: K and M are small under the limit).
+    // held[x * K + k]: class-k partitions member x holds (dense: K and M are small under the limit).
 
     const int64_t V = M + K + Lc;
     if (static_cast<int64_t>(M) * K > kMaxWork || V * (2 * edges + 2 * M) > kMaxWork) return;
@@ -174,7 +177,13 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
         if (class_of[part] >= 0) ++held[static_cast<std::size_t>(owner[part]) * K + class_of[part]];
 
     const int64_t G = 2 * (static_cast<int64_t>(in.P) + 1);
-    auto weak_term = [&](int32_t m, int32_t k) -> int64_t { return std::get<2>(classes[k]) == m ? 1 : 0; };
+    const int64_t S = G * (static_cast<int64_t>(in.P) + 1);  // outweighs every rack and weak-owner term
+    // What holding a class-k partition is worth to member m, negated: a rack match G, its sticky owner S,
+    // its weak owner 1.
+    auto value = [&](int32_t m, int32_t k) -> int64_t {
+        return (matches(m, std::get<1>(classes[k])) ? G : 0) + (std::get<2>(classes[k]) == m ? 1 : 0) +
+               (std::get<3>(classes[k]) == m ? S : 0);
+    };
     Circulation net(static_cast<std::size_t>(V));
     auto class_node = [&](int32_t k) { return M + k; };
     auto level_node = [&](int64_t level) {
@@ -184,13 +193,11 @@ void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std:
     std::vector<std::pair<std::size_t, std::pair<int32_t, int32_t>>> take_arcs;  // arc, (class, member)
     for (int32_t k = 0; k < K; ++k) {
         const int32_t t = std::get<0>(classes[k]);
-        const uint64_t mask = std::get<1>(classes[k]);
         for (int64_t i = 0; i < subscriber_count(t); ++i) {
             const int32_t y = subscriber(t, i);
-            const int64_t match_cost = matches(y, mask) ? G : 0;
-            take_arcs.push_back({net.add(class_node(k), y, in.P, -match_cost - weak_term(y, k)), {k, y}});
+            take_arcs.push_back({net.add(class_node(k), y, in.P, -value(y, k)), {k, y}});
             const int64_t h = held[static_cast<std::size_t>(y) * K + k];
-            if (h > 0) give_arc[static_cast<std::size_t>(y) * K + k] = net.add(y, class_node(k), h, match_cost + weak_term(y, k));
+            if (h > 0) give_arc[static_cast<std::size_t>(y) * K + k] = net.add(y, class_node(k), h, value(y, k));
         }
     }
     for (int32_t m = 0; m < M; ++m) {
