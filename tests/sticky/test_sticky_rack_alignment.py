@@ -4,13 +4,15 @@ balance and stickiness do not suffer.
 Kafka's rules restated: in rack-aware mode a previously owned partition is kept only when the owner's
 rack holds a replica (a member without rack matches everything); balance ranks above stickiness, and
 stickiness (to those rack-matching owners) above further alignment. The engine then aligns racks: the
-partitions without sticky owner are spread over the members holding them, each keeping
+partitions not held by their sticky owner are spread over the members holding them, each keeping
 its count (per topic; with equal subscriptions its total over all topics), so that the most sit on a
-rack-matching member. Checked on small random groups:
+rack-matching member (and then moves them along load-keeping chains, which can only add matches).
+Checked on small random groups:
 - the load vector and `moved` (against the rack-filtered owners) are the exhaustive optimum's;
 - per topic, the rack matches among those partitions equal a brute-force maximum over every
   redistribution that keeps each holder's count; with equal subscriptions, the matches over all
-  topics equal a maximum matching of those partitions to the holders' slots."""
+  topics equal a maximum matching of those partitions to the holders' slots.
+(Stability over rounds, with weak owners: test_sticky_stability.py.)"""
 from __future__ import annotations
 
 from itertools import permutations
@@ -116,13 +118,13 @@ def test_rack_aware_optimal_then_aligned(case):
     if not aware:
         return
     for t in range(len(g.counts)):
-        pool = [p for p, m in enumerate(owner) if m >= 0 and g.topic_of[p] == t and sticky[p] < 0]
+        pool = [p for p, m in enumerate(owner) if m >= 0 and g.topic_of[p] == t and sticky[p] != m]
         holders = [owner[p] for p in pool]
         got = sum(matches(owner[p], p, member_rack, replicas) for p in pool)
         assert got == best_within_topic(pool, holders, member_rack, replicas), (t, pool, holders)
     if len({frozenset(s) for s in g.subs}) == 1:
         # equal subscriptions: any member may take any topic, so the best is over all topics at once
-        pool = [p for p, m in enumerate(owner) if m >= 0 and sticky[p] < 0]
+        pool = [p for p, m in enumerate(owner) if m >= 0 and sticky[p] != m]
         got = sum(matches(owner[p], p, member_rack, replicas) for p in pool)
         assert got == best_across_topics(pool, [owner[p] for p in pool], member_rack, replicas)
     # deterministic

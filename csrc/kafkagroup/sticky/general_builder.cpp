@@ -15,7 +15,9 @@
 //     with load(v) <= load(u) - 2, move one partition along a cheapest chain to such a v;
 //  4. cost clean-up: move along negative-cost chains from a member at level l + 1 to one at level l
 //     (load vector unchanged as a multiset, fewer moved partitions) until none exists;
-//  5. rack-aware mode: align racks within each topic without changing any count (rack_alignment.cpp).
+//  5. rack-aware mode: align racks within each topic without changing any count, and shift mismatched
+//     partitions to rack-matching members one load level lower (rack_alignment.cpp); then, on groups
+//     small enough, the exact exchange of partitions along load-keeping chains (rack_exchange.cpp).
 // Every chain is a shortest path of the residual graph, so the residual graph never has a negative
 // cycle; after 3 and 4 the residual graph with the convex node costs has none either, which is the
 // optimality condition of convex-cost flow: balance optimal, and `moved` minimal for that balance.
@@ -70,7 +72,12 @@ public:
         fill_free();
         balance();  // builds the per-entry counts only if some chain has to be searched
         reduce_moves();
-        if (in_.rack_aware) align_racks(in_, owner_, /*across_topics=*/false);
+        // Alignment within topics and shifts between load levels, until neither adds a rack match (each
+        // shift adds one, alignment never removes any: at most one round per partition, usually one).
+        if (in_.rack_aware)
+            do align_racks(in_, owner_, /*across_topics=*/false);
+            while (shift_to_matching_racks(in_, owner_, load_, tsub_off_, tsub_member_));
+        if (in_.rack_aware) exchange_for_racks(in_, owner_, tsub_off_, tsub_member_);
         return std::move(owner_);
     }
 
@@ -163,7 +170,9 @@ private:
         for (int32_t t = 0; t < T_; ++t) {
             if (!in_.subscribed(t)) continue;
             for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
-                const int32_t o = sticky_[part];
+                // A weak owner (racks mismatched) keeps its partition too, at cost 0 like a free one: the
+                // balance moves prefer it (see augment), and rack alignment may still take it away.
+                const int32_t o = sticky_[part] >= 0 ? sticky_[part] : in_.weak(part);
                 if (o < 0) continue;
                 owner_[part] = o;
                 ++load_[o];
@@ -433,16 +442,17 @@ private:
                 const int32_t t = next - M_;
                 const int32_t to = path_[i + 2];
                 // Prefer a partition `from` does not own (cost 0) over one of its own (cost 1); among
-                // equals, one whose replica racks hold `to` (KIP-881 preference during balancing; racks
+                // equals, one `from` does not weakly own (a move that a fed-back result need not repeat),
+                // then one whose replica racks hold `to` (KIP-881 preference during balancing; racks
                 // are a tie-break here, not part of the cost model).
                 int32_t chosen = -1;
                 int rank_chosen = -1;
                 for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {
                     if (owner_[part] != from) continue;
-                    const int rank = (sticky_[part] != from ? 2 : 0) +
+                    const int rank = (sticky_[part] != from ? 4 : 0) + (in_.weak(part) != from ? 2 : 0) +
                                      (in_.rack_aware && in_.racks_match(to, part) && !in_.racks_match(from, part) ? 1 : 0);
                     if (rank > rank_chosen) chosen = part, rank_chosen = rank;
-                    if (rank_chosen == 3 || (!in_.rack_aware && rank_chosen == 2)) break;
+                    if (rank_chosen == 7 || (!in_.rack_aware && rank_chosen == 6)) break;
                 }
                 if (chosen < 0) throw std::logic_error("sticky: path through a topic the member does not hold");
                 move(chosen, from, via_[next], to, via_[to]);

@@ -65,12 +65,17 @@ Input::Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& p
     for (int64_t i = 0; i < end; ++i) topic_subscribed[p.sub_topics[i]] = 1;
     // Kafka keeps a previously owned partition only when its racks match the owner's (rack-aware mode):
     // rack alignment ranks above stickiness, balance above both.
+    // The dropped owners are remembered as weak owners (see weak_owner).
     if (rack_aware) {
         rack_filtered_owner_ = prev_owner;
+        weak_owner_.assign(static_cast<std::size_t>(P), kUnassigned);
         for (int32_t part = 0; part < P; ++part)
-            if (rack_filtered_owner_[part] >= 0 && !racks_match(rack_filtered_owner_[part], part))
+            if (rack_filtered_owner_[part] >= 0 && !racks_match(rack_filtered_owner_[part], part)) {
+                weak_owner_[part] = rack_filtered_owner_[part];
                 rack_filtered_owner_[part] = kUnassigned;
+            }
         sticky_owner = rack_filtered_owner_.data();
+        weak_owner = weak_owner_.data();
     }
 }
 

@@ -15,7 +15,10 @@ std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepa
     std::vector<int32_t> owner = sticky::build_uniform(input);
     // Kafka's constrained builder fills racks greedily; the ownerless partitions can be placed on matching
     // racks without changing any quota, kept partition or the moved count (every member takes any topic).
-    if (input.rack_aware) sticky::align_racks(input, owner, /*across_topics=*/true);
+    if (input.rack_aware) {
+        sticky::align_racks(input, owner, /*across_topics=*/true);
+        sticky::exchange_for_racks(input, owner, {}, {});
+    }
     return owner;
 }
 

@@ -10,6 +10,9 @@
 //   general_builder.cpp       different subscriptions: fill, then min-cost augmenting paths to the
 //                             optimal (decreasingly minimal) load vector, keeping the most owned
 //   rack_alignment.cpp        KIP-881, both paths: most rack matches within each topic, counts fixed
+//                             (equal subscriptions: across topics, q + 1 slots movable); shifts one level down
+//   rack_exchange.cpp         KIP-881, both paths, exact on groups under a work limit: load-keeping chains
+//                             for sticky owners, then rack matches, then weak owners (a fixed point)
 //   cooperative.cpp           withhold every partition whose owner changes (KIP-429)
 #pragma once
 

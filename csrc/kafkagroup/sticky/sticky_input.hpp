@@ -17,6 +17,11 @@ struct Input {
     // [P] valid previous owner the builders try to keep, or -1: the caller's prev_owner, or (rack-aware
     // mode only) a copy without the owners whose racks do not match.
     const int32_t* sticky_owner = nullptr;
+    // [P] rack-aware mode only (else nullptr): the valid previous owner whose racks do not match, or -1.
+    // Such an owner ranks below rack alignment but above any other mismatched member: it keeps the
+    // partition unless a rack-matching member can take it without hurting balance, so that a result fed
+    // back as owned comes back unchanged (a fixed point) instead of trading mismatched partitions.
+    const int32_t* weak_owner = nullptr;
     // KIP-881. Enabled by Kafka's rule (rack_awareness.cpp); when off, racks_match() is always true.
     bool rack_aware = false;
 
@@ -31,9 +36,11 @@ struct Input {
     // Does member m sit in a rack holding a replica of partition `part`? True when not rack aware or
     // the member has no rack (Kafka's racksMismatch is false for a member without rack).
     bool racks_match(int32_t m, int32_t part) const;
+    // The weak owner of `part` (see weak_owner), or -1.
+    int32_t weak(int32_t part) const { return weak_owner ? weak_owner[part] : -1; }
 
 private:
-    std::vector<int32_t> rack_filtered_owner_;
+    std::vector<int32_t> rack_filtered_owner_, weak_owner_;
 };
 
 // Kafka's AbstractPartitionAssignor.useRackAwareAssignment: some member rack is a replica rack, and not
@@ -43,10 +50,25 @@ bool use_rack_aware_assignment(const Problem& problem, const Prepared& prepared)
 std::vector<int32_t> build_uniform(const Input& in);
 std::vector<int32_t> build_general(const Input& in);
 
-// Rack-aware mode, both paths (rack_alignment.cpp): redistributes the partitions that have no sticky owner
-// among their holders to put the most on rack-matching members; each holder keeps its count per topic, or
-// (across_topics, for equal subscriptions) its total.
+// Rack-aware mode, both paths (rack_alignment.cpp): redistributes the partitions not held by their sticky
+// owner among their holders to put the most on rack-matching members; each holder keeps its count per
+// topic, or (across_topics, for equal subscriptions) its total. An aligned placement is left as it is.
 void align_racks(const Input& in, std::vector<int32_t>& owner, bool across_topics);
+
+// Rack-aware mode, different subscriptions (rack_alignment.cpp): a partition on a mismatched member one
+// above its topic's lowest load moves to a rack-matching subscriber at that lowest load (the load vector
+// is the same multiset, no partition leaves its sticky owner, one more rack match). Per topic, using the
+// topic's subscribers tsub_member[tsub_off[t], tsub_off[t+1]). Returns whether anything moved.
+// O(subscriptions + P * replicas).
+// Rack-aware mode, both paths (rack_exchange.cpp): the exact pass after the cheap ones, on groups small
+// enough for it: chains of moves that keep the load vector and the partitions kept by their sticky owner,
+// for the most rack matches, then the fewest partitions away from their weak owner. The subscribers of
+// topic t are tsub_member[tsub_off[t], tsub_off[t+1]), or every member when tsub_off is empty.
+void exchange_for_racks(const Input& in, std::vector<int32_t>& owner, const std::vector<int64_t>& tsub_off,
+                        const std::vector<int32_t>& tsub_member);
+
+bool shift_to_matching_racks(const Input& in, std::vector<int32_t>& owner, std::vector<int32_t>& load,
+                             const std::vector<int64_t>& tsub_off, const std::vector<int32_t>& tsub_member);
 
 }  // namespace sticky
 }  // namespace kafkagroup

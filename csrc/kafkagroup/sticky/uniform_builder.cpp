@@ -5,11 +5,13 @@
 // q + 1. The q + 1 quotas go to the members owning the most (ties: lower member id), so the kept count,
 // sum(min(owned_m, quota_m)), is the largest any balanced assignment can keep: `moved` equals the exact
 // lower bound. Then owned partitions are kept up to the quota, and the rest is handed out in partition
-// order to members below quota (rack-matching members first when KIP-881 applies).
+// order to members below quota (rack-matching members first when KIP-881 applies, then the owner whose
+// racks do not match, see Input::weak_owner).
 // Cost: O(N + M log M) time, O(P + M) memory; no per-partition heap operations are needed because the
 // quotas are known in advance.
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "kafkagroup/sticky/sticky_input.hpp"
 
@@ -83,17 +85,25 @@ std::vector<int32_t> build_uniform(const Input& in) {
     const int64_t q = N / M, r = N % M;
 
     // A valid sticky owner subscribes to the partition's topic, so every owned partition is in scope.
-    std::vector<int64_t> owned(static_cast<std::size_t>(M), 0);
+    // owned[m]: partitions m keeps if its quota allows; weak[m]: those it owns with mismatched racks.
+    std::vector<int64_t> owned(static_cast<std::size_t>(M), 0), weak(static_cast<std::size_t>(M), 0);
     const bool any_owned = in.prepared.has_owned;
     if (any_owned)
-        for (int32_t part = 0; part < in.P; ++part)
+        for (int32_t part = 0; part < in.P; ++part) {
             if (in.sticky_owner[part] >= 0) ++owned[in.sticky_owner[part]];
+            if (in.weak(part) >= 0) ++weak[in.weak(part)];
+        }
     std::vector<int64_t> quota(static_cast<std::size_t>(M), q);
     if (r > 0) {
+        // The q + 1 quotas go first to members that keep one more owned partition with it (owned > q:
+        // any r of those give the most kept), then to members that keep one more weakly owned partition
+        // (owned + weak > q: a result fed back as owned gets its own loads back), then by owned, id.
+        auto key = [&](int32_t m) { return std::make_tuple(owned[m] > q, owned[m] + weak[m] > q, owned[m] + weak[m], owned[m]); };
         std::vector<int32_t> by_owned(static_cast<std::size_t>(M));
         std::iota(by_owned.begin(), by_owned.end(), 0);
         std::partial_sort(by_owned.begin(), by_owned.begin() + r, by_owned.end(), [&](int32_t a, int32_t b) {
-            return owned[a] != owned[b] ? owned[a] > owned[b] : a < b;
+            const auto ka = key(a), kb = key(b);
+            return ka != kb ? ka > kb : a < b;
         });
         for (int64_t i = 0; i < r; ++i) quota[by_owned[i]] = q + 1;
     }
@@ -115,6 +125,11 @@ std::vector<int32_t> build_uniform(const Input& in) {
                 for (int32_t part = in.topic_begin(t); part < in.topic_end(t); ++part)
                     if (owner[part] == kUnassigned) free_parts.push_back(part);
         fill_rack_matching(in, free_parts, quota, load, owner);
+        // A partition no rack-matching member could take stays with its weak owner while its quota allows.
+        for (int32_t part : free_parts) {
+            const int32_t o = in.weak(part);
+            if (owner[part] == kUnassigned && o >= 0 && load[o] < quota[o]) owner[part] = o, ++load[o];
+        }
     }
     // Round out: members below quota, in id order, take the free partitions in partition order (one
     // pass over the subscribed topics; no list of free partitions).
