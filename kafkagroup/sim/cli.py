@@ -79,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.example and not args.scenario:
         raise SystemExit("kafkagroup simulate: give a scenario file or --example NAME "
                          f"(examples: {', '.join(example_names())})")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise SystemExit("kafkagroup simulate: --plot needs matplotlib (pip install 'kafkagroup[plot]')") from None
     data = load_example(args.example) if args.example else _read_json(args.scenario)
     try:
         scenario = parse_scenario(data)
@@ -94,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
     reports = [simulate(sc) for sc in runs]
     if args.plot:
         from kafkagroup.sim.plot import plot_reports
-        plot_reports(reports, args.plot)
+        try:
+            plot_reports(reports, args.plot)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"kafkagroup simulate: cannot write the plot {args.plot}: {e}") from None
     if args.format == "json":
         print(json.dumps([r.to_dict() for r in reports], indent=2))
         return 0
