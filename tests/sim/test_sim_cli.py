@@ -159,3 +159,26 @@ def test_plot_to_an_unwritable_path_is_a_one_line_error(tmp_path):
     with pytest.raises(SystemExit) as e:
         run_cli(tmp_path, SMALL, "--strategies", "range", "--plot", str(tmp_path / "no" / "such" / "dir.png"))
     assert "cannot write the plot" in str(e.value.code) and "\n" not in str(e.value.code)
+
+
+def test_scale_out_example_compares_strategies(capsys):
+    """(moved from tests/core/test_core_cli.py with the simulate command)"""
+    assert main(["simulate", "--example", "scale-out", "--strategies", "range,cooperative-sticky",
+                 "--format", "json"]) == 0
+    eager, coop = json.loads(capsys.readouterr().out)
+    assert eager["rebalance_protocol"] == "EAGER" and coop["rebalance_protocol"] == "COOPERATIVE"
+    assert eager["double_ownership"] == coop["double_ownership"] == 0
+    # cooperative-sticky moves fewer partitions than range and needs the follow-up generation, and it loses
+    # less partition-time: only the moved partitions stop
+    assert coop["moved_partitions"] < eager["moved_partitions"]
+    assert coop["generations"] == eager["generations"] + 1
+    assert coop["partition_unowned_ms"] < eager["partition_unowned_ms"]
+    assert coop["paused_partitions"] == coop["moved_partitions"] < eager["paused_partitions"] == 144
+    assert (eager["final_min_load"], eager["final_max_load"]) == (3, 3)
+
+
+def test_scenario_file_table(tmp_path, capsys):
+    assert run_cli(tmp_path, {"name": "leave", "topics": {"t": 12}, "members": 4,
+                              "steps": [{"action": "remove_members", "count": 1}]}, "--members") == 0
+    out = capsys.readouterr().out
+    assert "leave: rebalance cost by strategy" in out and "cooperative-sticky" in out
