@@ -11,6 +11,7 @@ One figure, one shared time axis (seconds since the group first settled):
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -126,9 +127,11 @@ def plot_reports(reports: Sequence[SimulationReport], out: str | Path) -> Path:
     ax.grid(True, linewidth=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.32), ncol=2, frameon=False)
     r0 = reports[0]
-    fig.suptitle(f"{r0.name}: {r0.members} members, {r0.partitions} partitions"
-                 + (f" -- {r0.description}" if r0.description else ""), fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.98))
+    title = f"{r0.name}: {r0.members} members at the end, {r0.partitions} partitions"
+    if r0.description:
+        title += "\n" + "\n".join(textwrap.wrap(r0.description, 150)[:3])
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()          # (matplotlib >= 3.3 leaves room for the suptitle)
     path = Path(out)
     fig.savefig(path, dpi=110)
     plt.close(fig)
