@@ -121,14 +121,14 @@ def _table(scenario: Any, reports: list[Any]) -> Table:
     title = escape(f"{scenario.name}: rebalance cost by strategy (simulated time)")
     table = Table(title=title, caption=escape(scenario.description) or None)
     for col in ("strategy", "protocol", "partition-s without owner", "longest pause ms", "rebalances",
-                "members stopped", "moved", "settled ms", "double owned", "final load"):
+                "members idle", "moved", "settled ms", "double owned", "final load"):
         table.add_column(col, justify="left" if col in ("strategy", "protocol") else "right")
     for r in reports:
         settled = "never" if any(s.settled_ms is None for s in r.steps) else \
             f"{sum(s.settled_ms for s in r.steps):,}"
         table.add_row(escape(r.label), r.rebalance_protocol, f"{r.partition_unowned_s:,.1f}",
                       f"{r.max_partition_pause_ms:,}", str(r.generations),
-                      f"{r.members_stopped}/{len(r.member_reports)}", str(r.moved_partitions), settled,
+                      f"{r.members_idle}/{len(r.member_reports)}", str(r.moved_partitions), settled,
                       str(r.double_ownership), f"{r.final_min_load}..{r.final_max_load}")
     return table
 
@@ -139,8 +139,9 @@ def _legend(r: Any) -> str:
     return escape(
         "partition-s without owner: sum over partitions of the time no running member owned them "
         "(revoked and not yet reassigned, owner restarting or dead); longest pause: the longest such "
-        "stretch of one partition; rebalances: generations; members stopped: members that owned nothing "
-        "for a while although running; moved: partitions that changed owner.\n"
+        "stretch of one partition; rebalances: generations; members idle: members that owned nothing for a "
+        "while although running (newcomers and restarted members until their first assignment count too); "
+        "moved: partitions that changed owner.\n"
         f"Assumed: session.timeout.ms {s['session.timeout.ms']}, heartbeat.interval.ms "
         f"{s['heartbeat.interval.ms']}, max.poll.interval.ms {s['max.poll.interval.ms']}, max.poll.records "
         f"{s['max.poll.records']}, record processing log-normal median {rp['median']} ms sigma {rp['sigma']} "

@@ -90,7 +90,8 @@ class SimulationReport:
         return self.partition_unowned_ms / 1000
 
     @property
-    def members_stopped(self) -> int:
+    def members_idle(self) -> int:
+        """Members that owned nothing for a while although running (newcomers until their first assignment too)."""
         return sum(1 for m in self.member_reports if m.owned_nothing_ms > 0)
 
     def to_dict(self) -> dict[str, Any]:
