@@ -145,7 +145,8 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
             poll_timeouts=timeouts,
         ))
     loads = [len(m.assignment) for m in h.running] or [0]
-    parts = list(ledger.partitions.items())
+    # sorted, so that ties among the worst partitions come out the same in every process (hash seeds vary)
+    parts = sorted(ledger.partitions.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
     unowned = np.fromiter((p.unowned_ms for _, p in parts), dtype=np.int64, count=len(parts))
     worst_idx = np.argsort(-unowned, kind="stable")[:WORST_PARTITIONS]
     worst = [PartitionPause(f"{parts[i][0].topic}-{parts[i][0].partition}", int(parts[i][1].unowned_ms),
