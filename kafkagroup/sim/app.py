@@ -106,7 +106,6 @@ class PollLoop:
         self.on_poll_timeout = on_poll_timeout
         self.on_late_poll = on_late_poll
         self.consuming = False
-        self.batches = 0                       # batches generated (a proxy for records processed)
         self.poll_timeouts = 0
         self._ends = np.empty(0, dtype=np.int64)
         self._i = 0
@@ -155,7 +154,6 @@ class PollLoop:
 
     def _extend(self, start: int) -> None:
         durations = self.model.draw_batches(self.rng, _CHUNK)
-        self.batches += _CHUNK
         ends = start + np.cumsum(durations)
         self._ends, self._i = ends, 0
         if self._can_time_out:

@@ -52,6 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkagroup.client.config import MemberConfig
 from kafkagroup.client.rebalance_protocol import select_rebalance_protocol
 from kafkagroup.engine import strategies
 from kafkagroup.errors import InvalidGroupError
@@ -184,6 +185,10 @@ def parse_scenario(data: Any) -> Scenario:
         config[key] = _int(config[key], f"config[{key!r}]", 1, MAX_MS)
     if config["heartbeat.interval.ms"] >= config["session.timeout.ms"]:
         raise ScenarioError("config: heartbeat.interval.ms must be lower than session.timeout.ms")
+    try:   # the members' own check of every key and value, before anything runs
+        MemberConfig.from_kafka({**config, "group.id": "sim-group"})
+    except (InvalidGroupError, TypeError, ValueError) as e:
+        raise ScenarioError(f"config: {e}") from None
     coordinator = {"group.initial.rebalance.delay.ms": 3_000,
                    **_object(data.get("coordinator", {}), "coordinator")}
     rp = _object(data.get("record_processing_ms", {}), "record_processing_ms")

@@ -48,6 +48,7 @@ def run_cli(tmp_path: Path, scenario, *args: str) -> int:
      "heartbeat.interval.ms must be lower than session.timeout.ms"),
     ({**SMALL, "steps": [{"action": "roll_restart", "downtime_ms": 10_000, "interval_ms": 1_000}]},
      "interval_ms (1000) is shorter than downtime_ms (10000)"),
+    ({**SMALL, "config": {"session.timeout.msec": 1000}}, "config: unknown member config key 'session.timeout.msec'"),
     ({"members": 3}, "scenario needs 'topics'"),
     ([1, 2], "scenario: expected a JSON object"),
 ])
