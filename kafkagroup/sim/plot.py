@@ -100,7 +100,8 @@ def plot_reports(reports: Sequence[SimulationReport], out: str | Path) -> Path:
     lane_heights = [min(4.0, 0.8 + 0.12 * len(r.member_reports)) for r in reports]
     heights = lane_heights + [2.4]
     fig, axes = plt.subplots(len(heights), 1, sharex=True, figsize=(12, sum(heights) + 1.6),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+                             gridspec_kw={"height_ratios": heights}, squeeze=False,
+                             layout="constrained")      # makes room for the wrapped title and the legend
     axes = axes[:, 0]
     for i, r in enumerate(reports):
         _lanes(axes[i], r, _COLORS[i % len(_COLORS)], end)
@@ -131,7 +132,6 @@ def plot_reports(reports: Sequence[SimulationReport], out: str | Path) -> Path:
     if r0.description:
         title += "\n" + "\n".join(textwrap.wrap(r0.description, 150)[:3])
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()          # (matplotlib >= 3.3 leaves room for the suptitle)
     path = Path(out)
     fig.savefig(path, dpi=110)
     plt.close(fig)
