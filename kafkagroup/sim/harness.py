@@ -84,6 +84,7 @@ class GroupHarness:
         self._retired: list[GroupMember] = []
         self._names = itertools.count(0)
         self.application = application
+        self._unready_hint: Optional[str] = None           # is_stable's shortcut (see there)
         self.loops: dict[str, PollLoop] = {}               # name -> current incarnation's poll loop
         self.timeline = OwnershipTimeline()
         self.timeline.set_total(self.clock.now_ms(), len(self.ledger.owners))
@@ -287,6 +288,10 @@ class GroupHarness:
         g = self.coordinator.group(self.group_id)
         if g is not None and g.state in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE):
             return False   # cheap exit first: this runs after every event while settling
+        # the member that was not ready at the last call is usually still not ready: O(1) instead of a scan
+        hint = self.members.get(self._unready_hint) if self._unready_hint is not None else None
+        if g is not None and hint is not None and hint.alive and not self._member_ready(hint, g.generation_id):
+            return False
         running = self.running
         if not running:
             return g is None or g.state in (GroupState.EMPTY, GroupState.DEAD)
@@ -295,10 +300,10 @@ class GroupHarness:
         if len(g.members) != len(running):
             return False
         for m in running:
-            if m.state is not MemberState.STABLE or m.generation.generation_id != g.generation_id:
+            if not self._member_ready(m, g.generation_id):
+                self._unready_hint = m.name
                 return False
-            if m.rejoin_pending:
-                return False
+        self._unready_hint = None
         subscribed = set().union(*(m.subscription for m in running))
         counts = self.cluster.partitions_per_topic
         for topic in subscribed:
@@ -306,6 +311,11 @@ class GroupHarness:
             if self.ledger.unsettled(topic):
                 return False
         return True
+
+    @staticmethod
+    def _member_ready(m: GroupMember, generation_id: int) -> bool:
+        return (m.state is MemberState.STABLE and m.generation.generation_id == generation_id
+                and not m.rejoin_pending)
 
     def _sync_ledger(self, topic: str, count: int) -> None:
         """Make the ledger's partitions of ``topic`` those of the cluster (also after a test changed
