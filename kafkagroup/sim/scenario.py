@@ -49,11 +49,13 @@ allocated.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from kafkagroup.client.config import MemberConfig
 from kafkagroup.client.rebalance_protocol import select_rebalance_protocol
+from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.engine import strategies
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.sim.app import ProcessingModel
@@ -135,15 +137,17 @@ def strategy_list(value: Any, where: str) -> list[str]:
 
 
 def _int(value: Any, where: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        raise ScenarioError(f"{where}: expected a whole number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+        isinstance(value, float) and (not math.isfinite(value) or not value.is_integer())
+    ):
+        raise ScenarioError(f"{where}: expected a whole number, got {value!r:.60}")
     if not lo <= int(value) <= hi:
         raise ScenarioError(f"{where}: {int(value)} is out of range {lo:,} .. {hi:,}")
     return int(value)
 
 
 def _number(value: Any, where: str, lo: float, hi: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= float(value) <= hi:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= float(value) <= hi:  # NaN fails too
         raise ScenarioError(f"{where}: expected a number in {lo} .. {hi}, got {value!r}")
     return float(value)
 
@@ -191,6 +195,10 @@ def parse_scenario(data: Any) -> Scenario:
         raise ScenarioError(f"config: {e}") from None
     coordinator = {"group.initial.rebalance.delay.ms": 3_000,
                    **_object(data.get("coordinator", {}), "coordinator")}
+    try:   # the coordinator's own check, before anything runs
+        CoordinatorConfig.from_mapping(coordinator)
+    except (InvalidGroupError, TypeError, ValueError) as e:
+        raise ScenarioError(f"coordinator: {e}") from None
     rp = _object(data.get("record_processing_ms", {}), "record_processing_ms")
     for k in rp:
         if k not in ("median", "sigma", "per"):
@@ -273,6 +281,8 @@ def _check_steps(steps: list[Any], sc: Scenario) -> list[dict[str, Any]]:
                 clean["strategy"] = strategy_list(step["strategy"], f"{where}.strategy")
         elif action == "add_partitions":
             topic = step["topic"]
+            if not isinstance(topic, str):
+                raise ScenarioError(f"{where}.topic: expected a topic name, got {topic!r:.60}")
             if topic not in partitions:
                 raise ScenarioError(f"{where}: unknown topic {topic!r} (topics: {', '.join(partitions)})")
             n = _int(step["partitions"], f"{where}.partitions", 1, MAX_PARTITIONS_PER_TOPIC)

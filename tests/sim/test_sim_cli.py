@@ -40,6 +40,11 @@ def run_cli(tmp_path: Path, scenario, *args: str) -> int:
     ({**SMALL, "steps": [{"action": "add_partitions", "topic": "orders", "partitions": 6}]},
      "Kafka only adds partitions"),
     ({**SMALL, "steps": [{"action": "crash"}]}, "steps[0] (crash): needs 'count'"),
+    ({**SMALL, "members": float("inf")}, "members: expected a whole number, got inf"),
+    ({**SMALL, "members": float("nan")}, "members: expected a whole number, got nan"),
+    ({**SMALL, "record_processing_ms": {"median": float("nan")}}, "record_processing_ms.median: expected a number"),
+    ({**SMALL, "steps": [{"action": "add_partitions", "topic": ["orders"], "partitions": 20}]},
+     "steps[0] (add_partitions).topic: expected a topic name"),
     ({**SMALL, "steps": [{"action": "wait", "ms": "soon"}]}, "steps[0] (wait).ms: expected a whole number"),
     ({**SMALL, "strategy": "bogus"}, "strategy: unknown assignor 'bogus'"),
     ({**SMALL, "strategy": ["range", "range"]}, "more than once"),
@@ -49,6 +54,10 @@ def run_cli(tmp_path: Path, scenario, *args: str) -> int:
     ({**SMALL, "steps": [{"action": "roll_restart", "downtime_ms": 10_000, "interval_ms": 1_000}]},
      "interval_ms (1000) is shorter than downtime_ms (10000)"),
     ({**SMALL, "config": {"session.timeout.msec": 1000}}, "config: unknown member config key 'session.timeout.msec'"),
+    ({**SMALL, "coordinator": {"group.initial.rebalance.delay.msx": 5}},
+     "coordinator: unknown coordinator config 'group.initial.rebalance.delay.msx'"),
+    ({**SMALL, "coordinator": {"group.initial.rebalance.delay.ms": -5}},
+     "coordinator: group.initial.rebalance.delay.ms must not be negative"),
     ({"members": 3}, "scenario needs 'topics'"),
     ([1, 2], "scenario: expected a JSON object"),
 ])
@@ -183,3 +192,50 @@ def test_scenario_file_table(tmp_path, capsys):
                               "steps": [{"action": "remove_members", "count": 1}]}, "--members") == 0
     out = capsys.readouterr().out
     assert "leave: rebalance cost by strategy" in out and "cooperative-sticky" in out
+
+
+def test_client_and_coordinator_never_import_the_simulator():
+    """The simulator sits above both layers (issue 13): no module under client/ or coordinator/ imports it."""
+    import ast
+
+    import kafkagroup
+    root = Path(kafkagroup.__file__).parent
+    offenders = []
+    for layer in ("client", "coordinator", "messages"):
+        for path in (root / layer).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                offenders += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names
+                              if n == "kafkagroup.sim" or n.startswith("kafkagroup.sim.")]
+    assert not offenders
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats()
+                     | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                 max_size=3), max_leaves=8)
+_KEYS = st.sampled_from(["topics", "members", "strategy", "static", "config", "coordinator", "steps", "seed",
+                         "record_processing_ms", "start_spread_ms", "network_latency_ms", "settle_timeout_ms",
+                         "name", "bogus"])
+_STEP = st.fixed_dictionaries({"action": st.sampled_from(["scale", "add_members", "remove_members", "crash",
+                                                          "roll_restart", "switch_strategy", "add_partitions",
+                                                          "wait", "nope"])},
+                              optional={"members": _JSON, "count": _JSON, "ms": _JSON, "topic": _JSON,
+                                        "partitions": _JSON, "strategy": _JSON, "downtime_ms": _JSON,
+                                        "interval_ms": _JSON})
+
+
+@settings(max_examples=300, deadline=None)
+@given(base=st.dictionaries(_KEYS, _JSON, max_size=5), steps=st.lists(_STEP, max_size=3))
+def test_garbage_scenarios_are_refused_with_scenario_errors_only(base, steps):
+    """Whatever the JSON holds, parsing either succeeds or raises ScenarioError (never AttributeError & co)."""
+    scenario = {"topics": {"orders": 12}, "steps": steps, **base}
+    try:
+        sc = parse_scenario(scenario)
+    except ScenarioError as e:
+        assert "\n" not in str(e)
+        return
+    assert sum(sc.topics.values()) <= 2_000_000 and 1 <= sc.members <= 100_000
