@@ -132,3 +132,30 @@ def test_per_record_draws_keep_polls_nearly_in_step():
     per_record = scale("range", record_processing_ms={"median": 2.0, "sigma": 0.5, "per": "record"})
     assert per_record.max_partition_pause_ms < per_batch.max_partition_pause_ms
     assert parse_scenario({**BASE, "record_processing_ms": {"per": "record"}}).processing.per == "record"
+
+
+def test_an_eager_member_revokes_exactly_at_its_next_poll():
+    """Fixed 2 s batches (500 records x 4 ms): each member revokes at a whole number of batches after it
+    started consuming, never in the middle of a batch, although it heard of the rebalance mid-batch.
+    (After an eager rebalance every member restarts its batches at the same instant, so with fixed batch
+    times they stay in step; the seeded log-normal default is what spreads them.)"""
+    from kafkagroup.sim.app import ProcessingModel
+    from kafkagroup.sim.harness import GroupHarness
+
+    h = GroupHarness({"orders": 12}, coordinator_config={"group.initial.rebalance.delay.ms": 0},
+                     member_config={"partition.assignment.strategy": "range"}, network_latency_ms=1,
+                     exclusive=False, application=ProcessingModel(500, 4.0, 0.0))
+    for i in range(4):
+        h.advance(700)                 # start 700 ms apart: polls out of step
+        h.add()
+    assert h.settle() is not None
+    h.advance(5_000)
+    started = {n: s[-1][0] for n, s in h.timeline.owned.items()}   # when each began its current run of batches
+    joined_at = h.clock.now_ms()
+    h.add()                            # a fifth member: an eager rebalance
+    assert h.settle() is not None
+    revoked = {n: next(t for t, c in h.timeline.owned[n] if t > started[n] and c == 0) for n in started}
+    for n in started:
+        assert (revoked[n] - started[n]) % 2_000 == 0, (n, started[n], revoked[n])
+    heard = joined_at + 3_000 + 2     # within a heartbeat interval (+ round trip) of the JoinGroup
+    assert all(joined_at < t <= heard + 2_000 for t in revoked.values())
