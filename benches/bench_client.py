@@ -20,7 +20,7 @@ from conftest import time_peer
 from kafkagroup.client.cluster import ClusterMetadata
 from kafkagroup.client.leader import perform_assignment
 from kafkagroup.client.rebalance_protocol import select_rebalance_protocol
-from kafkagroup.client.sim import GroupHarness
+from kafkagroup.sim.harness import GroupHarness
 from kafkagroup.messages.api import JoinGroupResponseMember
 from kafkagroup.protocol import Subscription, encode_subscription, sticky_user_data
 

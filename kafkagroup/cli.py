@@ -49,6 +49,15 @@ def _register_spark_plan() -> None:
 _register_spark_plan()
 
 
+def _register_simulate() -> None:
+    """``simulate`` lives in the simulator package (kafkagroup/sim/cli.py)."""
+    from kafkagroup.sim.cli import HELP, add_arguments, run
+    EXTRA_COMMANDS["simulate"] = (HELP, add_arguments, run)
+
+
+_register_simulate()
+
+
 def make_console() -> Console:
     """A console for tables: the terminal's width, or 160 columns when writing to a pipe or a file
     (rich would otherwise assume 80 and abbreviate the column names)."""
@@ -162,59 +171,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-# Built-in simulator scenarios: the platform engineer's questions, on a 40-member group.
-SIM_EXAMPLES: dict[str, dict[str, Any]] = {
-    "scale": {"name": "scale 40 -> 48", "topics": {"orders": 96, "payments": 48}, "members": 40,
-              "steps": [{"action": "scale", "members": 48}]},
-    "roll": {"name": "rolling restart", "topics": {"orders": 96, "payments": 48}, "members": 40,
-             "steps": [{"action": "roll_restart", "downtime_ms": 5000, "interval_ms": 10000}]},
-    "crash": {"name": "two members crash", "topics": {"orders": 96, "payments": 48}, "members": 40,
-              "steps": [{"action": "crash", "count": 2}]},
-}
-
-
-def cmd_simulate(args: argparse.Namespace) -> int:
-    from kafkagroup.client.sim import simulate  # the coordinator stack loads only for this command
-
-    scenario = dict(SIM_EXAMPLES[args.example]) if args.example else load_scenario_object(args.scenario)
-    strategies_to_run = args.strategies.split(",") if args.strategies else [scenario.get("strategy", "range")]
-    reports = []
-    for strategy in strategies_to_run:
-        reports.append(simulate({**scenario, "strategy": strategy}))
-    if args.format == "json":
-        print(json.dumps([r.to_dict() for r in reports], indent=2))
-        return 0
-    console = make_console()
-    if args.members:
-        for r in reports:
-            console.print(r.summary())
-    table = Table(title=f"{scenario.get('name', 'scenario')}: rebalance cost by strategy (simulated time)")
-    for col in ("strategy", "protocol", "generations", "moved", "members stopped", "unowned partition-s",
-                "longest pause ms", "settled ms", "double owned", "final load"):
-        table.add_column(col, justify="left" if col in ("strategy", "protocol") else "right")
-    for r in reports:
-        stopped = sum(1 for m in r.member_reports if m.owned_nothing_ms > 0)
-        settled = sum(s.settled_ms or 0 for s in r.steps)
-        table.add_row(",".join(r.strategy), r.rebalance_protocol, str(r.generations), str(r.moved_partitions),
-                      f"{stopped}/{len(r.member_reports)}", f"{r.partition_unowned_ms / 1000:.1f}",
-                      str(r.max_partition_pause_ms), str(settled), str(r.double_ownership),
-                      f"{r.final_min_load}..{r.final_max_load}")
-    console.print(table)
-    return 0
-
-
-def load_scenario_object(path: str | None) -> dict[str, Any]:
-    if path is None:
-        raise SystemExit("kafkagroup: give a scenario file or --example NAME")
-    try:
-        data = json.loads(Path(path).read_text() if path != "-" else sys.stdin.read())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SystemExit(f"kafkagroup: cannot read {path}: {e}") from None
-    if not isinstance(data, dict):
-        raise SystemExit(f"kafkagroup: {path}: expected a JSON object")
-    return data
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kafkagroup", description="Kafka consumer-group rebalance engine")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -232,14 +188,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--partitions", type=int, default=1000, help="partitions per topic")
     p.add_argument("--members", type=int, default=1000)
     p.set_defaults(run=cmd_demo)
-
-    p = sub.add_parser("simulate", help="simulate a group's rebalances (coordinator + members on a test clock)")
-    p.add_argument("scenario", nargs="?", help="scenario JSON (see kafkagroup.client.sim for the keys)")
-    p.add_argument("--example", choices=sorted(SIM_EXAMPLES), help="a built-in scenario instead of a file")
-    p.add_argument("--strategies", help="comma-separated strategies to compare, e.g. range,cooperative-sticky")
-    p.add_argument("--members", action="store_true", help="also print one line per member")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    p.set_defaults(run=cmd_simulate)
 
     for name, (help_text, add_arguments, run) in EXTRA_COMMANDS.items():
         p = sub.add_parser(name, help=help_text)

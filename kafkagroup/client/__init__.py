@@ -10,8 +10,9 @@ static membership (KIP-345), rebalance callbacks, and the group leader's assignm
 - :mod:`.wire` -- JoinGroup metadata / SyncGroup assignment bytes (ConsumerProtocol, via kafkagroup.protocol);
 - :mod:`.cluster` -- topic metadata the members see;
 - :mod:`.transport` -- in-process transport to a coordinator through the shared clock;
-- :mod:`.ledger` -- ownership ledger built from the callbacks (no partition owned twice);
-- :mod:`.sim` -- the rebalance simulator (``simulate(scenario) -> SimulationReport``).
+- :mod:`.ledger` -- ownership ledger built from the callbacks (no partition owned twice).
+
+The rebalance simulator that drives these members lives above this layer, in :mod:`kafkagroup.sim`.
 """
 from kafkagroup.client.cluster import ClusterMetadata, MetadataSnapshot
 from kafkagroup.client.config import DEFAULT_ASSIGNORS, MemberConfig

@@ -1,6 +1,6 @@
 """End-to-end groups: real GroupCoordinator + GroupMembers + native assignors on one ManualClock.
 
-Every test runs through :class:`kafkagroup.client.sim.GroupHarness`, whose ``advance`` checks after each
+Every test runs through :class:`kafkagroup.sim.harness.GroupHarness`, whose ``advance`` checks after each
 100 ms step -- and the ledger at each callback -- that no partition is owned by two members at once.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kafkagroup.client import MemberState, RebalanceProtocol
-from kafkagroup.client.sim import GroupHarness
+from kafkagroup.sim.harness import GroupHarness
 from kafkagroup.coordinator.group import GroupState
 from kafkagroup.structs import TopicPartition
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from kafkagroup.client.sim import GroupHarness
+from kafkagroup.sim.harness import GroupHarness
 from kafkagroup.structs import TopicPartition
 
 FAST = {"session.timeout.ms": 8_000, "heartbeat.interval.ms": 1_000, "max.poll.interval.ms": 20_000}

@@ -46,24 +46,3 @@ def test_demo_runs_as_installed_command():
 
 def test_compact_partitions():
     assert compact_partitions([TP("t0", 0), TP("t0", 1), TP("t0", 2), TP("t0", 5), TP("t1", 1)]) == "t0: 0-2,5  t1: 1"
-
-
-def test_simulate_example_compares_strategies(capsys):
-    assert main(["simulate", "--example", "scale", "--strategies", "range,cooperative-sticky", "--format", "json"]) == 0
-    reports = json.loads(capsys.readouterr().out)
-    eager, coop = reports
-    assert eager["rebalance_protocol"] == "EAGER" and coop["rebalance_protocol"] == "COOPERATIVE"
-    assert eager["double_ownership"] == coop["double_ownership"] == 0
-    # cooperative-sticky moves fewer partitions than range, and needs the follow-up generation
-    assert coop["moved_partitions"] < eager["moved_partitions"]
-    assert coop["generations"] == eager["generations"] + 1
-    assert (eager["final_min_load"], eager["final_max_load"]) == (3, 3)
-
-
-def test_simulate_scenario_file_table(tmp_path, capsys):
-    path = tmp_path / "sim.json"
-    path.write_text(json.dumps({"name": "leave", "topics": {"t": 12}, "members": 4,
-                                "steps": [{"action": "remove_members", "count": 1}]}))
-    assert main(["simulate", str(path), "--members"]) == 0
-    out = capsys.readouterr().out
-    assert "leave: rebalance cost by strategy" in out and "range" in out

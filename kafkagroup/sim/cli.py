@@ -1,0 +1,150 @@
+"""``kafkagroup simulate``: run a scenario once per strategy and compare what each rebalance cost.
+
+    kafkagroup simulate examples/rolling-restart.json
+    kafkagroup simulate --example scale-out --strategies range,cooperative-sticky --plot scale.png
+
+Scenario files are described in :mod:`kafkagroup.sim.scenario` and the README; the shipped ones live in the
+repository's ``examples/`` folder (``--example NAME`` runs ``examples/NAME.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kafkagroup.engine import strategies
+
+# kafkagroup.cli imports this module to register the command: the simulator itself (coordinator, client)
+# is imported in run() only.
+
+__all__ = ["HELP", "EXAMPLES_DIR", "add_arguments", "run", "example_names", "load_example"]
+
+HELP = "simulate a group's rebalances (real coordinator + members on a test clock) and compare strategies"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+
+
+def example_names() -> list[str]:
+    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.json")) if EXAMPLES_DIR.is_dir() else []
+
+
+def load_example(name: str) -> dict[str, Any]:
+    path = EXAMPLES_DIR / f"{name}.json"
+    if not path.is_file():
+        known = ", ".join(example_names()) or f"none found in {EXAMPLES_DIR}"
+        raise SystemExit(f"kafkagroup simulate: no example {name!r} (examples: {known})")
+    return _read_json(str(path))
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+        return json.loads(text)
+    except (OSError, UnicodeDecodeError) as e:
+        raise SystemExit(f"kafkagroup simulate: cannot read {path}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"kafkagroup simulate: {path}: not JSON: {e}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", nargs="?",
+                        help="scenario JSON file ('-' for standard input); format in the README and "
+                             "kafkagroup/sim/scenario.py")
+    names = example_names()
+    parser.add_argument("--example", metavar="NAME",
+                        help="run a shipped scenario from examples/ instead of a file"
+                             + (f" ({', '.join(names)})" if names else ""))
+    parser.add_argument("--strategies", metavar="LIST",
+                        help="comma-separated strategies to compare (default: every strategy: "
+                             f"{','.join(strategies())}); 'scenario' runs the scenario's own 'strategy'")
+    parser.add_argument("--members", action="store_true", help="also print one line per member")
+    parser.add_argument("--plot", metavar="OUT.png", help="draw ownership over time per member and consuming "
+                                                         "partitions per strategy into a PNG")
+    parser.add_argument("--format", choices=("table", "json"), default="table",
+                        help="table (default) or JSON with every figure")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kafkagroup.sim.errors import ScenarioError
+    from kafkagroup.sim.runner import simulate
+    from kafkagroup.sim.scenario import parse_scenario, strategy_list
+
+    if args.example and args.scenario:
+        raise SystemExit("kafkagroup simulate: give a scenario file or --example NAME, not both")
+    if not args.example and not args.scenario:
+        raise SystemExit("kafkagroup simulate: give a scenario file or --example NAME "
+                         f"(examples: {', '.join(example_names())})")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise SystemExit("kafkagroup simulate: --plot needs matplotlib (pip install 'kafkagroup[plot]')") from None
+    data = load_example(args.example) if args.example else _read_json(args.scenario)
+    try:
+        scenario = parse_scenario(data)
+        if args.strategies == "scenario":
+            runs = [scenario]
+        else:
+            names = strategy_list(args.strategies, "--strategies") if args.strategies else strategies()
+            runs = [scenario.with_strategy(n) for n in names]
+    except ScenarioError as e:
+        raise SystemExit(f"kafkagroup simulate: {e}") from None
+    for w in scenario.warnings:
+        print(f"kafkagroup simulate: warning: {w}", file=sys.stderr)
+    reports = [simulate(sc) for sc in runs]
+    if args.plot:
+        from kafkagroup.sim.plot import plot_reports
+        try:
+            plot_reports(reports, args.plot)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"kafkagroup simulate: cannot write the plot {args.plot}: {e}") from None
+    if args.format == "json":
+        print(json.dumps([r.to_dict() for r in reports], indent=2))
+        return 0
+    console = Console() if Console().is_terminal else Console(width=160)
+    if args.members:
+        for r in reports:
+            console.print(escape(r.summary()))
+    console.print(_table(scenario, reports))
+    console.print(_legend(reports[0]))
+    if args.plot:
+        console.print(f"plot written to {escape(args.plot)}")
+    return 0
+
+
+def _table(scenario: Any, reports: list[Any]) -> Table:
+    title = escape(f"{scenario.name}: rebalance cost by strategy (simulated time)")
+    table = Table(title=title, caption=escape(scenario.description) or None)
+    for col in ("strategy", "protocol", "partition-s without owner", "longest pause ms", "rebalances",
+                "members idle", "moved", "settled ms", "double owned", "final load"):
+        table.add_column(col, justify="left" if col in ("strategy", "protocol") else "right")
+    for r in reports:
+        settled = "never" if any(s.settled_ms is None for s in r.steps) else \
+            f"{sum(s.settled_ms for s in r.steps):,}"
+        table.add_row(escape(r.label), r.rebalance_protocol, f"{r.partition_unowned_s:,.1f}",
+                      f"{r.max_partition_pause_ms:,}", str(r.generations),
+                      f"{r.members_idle}/{len(r.member_reports)}", str(r.moved_partitions), settled,
+                      str(r.double_ownership), f"{r.final_min_load}..{r.final_max_load}")
+    return table
+
+
+def _legend(r: Any) -> str:
+    s = r.settings
+    rp = s["record_processing_ms"]
+    return escape(
+        "partition-s without owner: sum over partitions of the time no running member owned them "
+        "(revoked and not yet reassigned, owner restarting or dead); longest pause: the longest such "
+        "stretch of one partition; rebalances: generations; members idle: members that owned nothing for a "
+        "while although running (newcomers and restarted members until their first assignment count too); "
+        "moved: partitions that changed owner.\n"
+        f"Assumed: session.timeout.ms {s['session.timeout.ms']}, heartbeat.interval.ms "
+        f"{s['heartbeat.interval.ms']}, max.poll.interval.ms {s['max.poll.interval.ms']}, max.poll.records "
+        f"{s['max.poll.records']}, record processing log-normal median {rp['median']} ms sigma {rp['sigma']} "
+        f"(per {rp['per']}; mean batch {s['batch_ms_mean'] / 1000:.2f} s), members started over "
+        f"{s['start_spread_ms']} ms, network latency {s['network_latency_ms']} ms, seed {s['seed']}."
+    )

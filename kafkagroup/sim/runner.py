@@ -1,0 +1,186 @@
+"""Run a scenario: build the group, let it settle, play the steps, measure.
+
+    report = simulate({"topics": {"orders": 96}, "members": 40, "strategy": "range",
+                       "steps": [{"action": "scale", "members": 48}]})
+    print(report.summary())
+
+The initial members start at seeded instants spread over ``start_spread_ms`` (a deployment: their heartbeats
+are out of phase) and run Kafka's poll loop (:mod:`kafkagroup.sim.app`).  Measuring starts once that first
+group is stable (time 0 of the report).  A scenario always produces the same report.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kafkagroup.client.rebalance_protocol import RebalanceProtocol, select_rebalance_protocol
+from kafkagroup.sim.errors import SimulationError
+from kafkagroup.sim.harness import GroupHarness
+from kafkagroup.sim.report import MemberReport, PartitionPause, SimulationReport, StepReport
+from kafkagroup.sim.scenario import Scenario, parse_scenario
+
+__all__ = ["simulate", "ScenarioWarning"]
+
+WORST_PARTITIONS = 10
+
+
+class ScenarioWarning(UserWarning):
+    """An ignored scenario key (the CLI prints these on stderr)."""
+
+
+def simulate(scenario: Scenario | Mapping[str, Any]) -> SimulationReport:
+    """Run a scenario (a :class:`Scenario` or its JSON object, see :mod:`kafkagroup.sim.scenario`)."""
+    if not isinstance(scenario, Scenario):
+        scenario = parse_scenario(scenario)
+        for w in scenario.warnings:
+            warnings.warn(w, ScenarioWarning, stacklevel=2)
+    sc = scenario
+    member_cfg = {**sc.config, "max.poll.records": sc.processing.max_poll_records,
+                  "partition.assignment.strategy": sc.strategy}
+    h = GroupHarness(
+        sc.topics, group_id=sc.group_id, coordinator_config=sc.coordinator, member_config=member_cfg,
+        network_latency_ms=sc.network_latency_ms, seed=sc.seed, exclusive=False,   # reported, not raised
+        check_every_ms=sc.check_every_ms, application=sc.processing,
+    )
+    starts = np.sort(np.random.default_rng([sc.seed, 1]).integers(0, sc.start_spread_ms + 1, sc.members))
+    for at in starts:
+        h.advance(int(at) - h.clock.now_ms())
+        h.add(static=sc.static)
+    if h.settle(sc.settle_timeout_ms) is None:
+        raise SimulationError(f"{sc.name}: the initial group of {sc.members} members did not settle within "
+                              f"{sc.settle_timeout_ms} ms")
+    h.ledger.reset_window()
+    for m in h.running:
+        m.stats["rebalances"] = 0
+        m.generation_history.clear()
+    t0 = h.clock.now_ms()
+    start_gen = h.generation()
+    current = list(sc.strategy)
+    steps: list[StepReport] = []
+    for step in sc.steps:
+        begun, gen0 = h.clock.now_ms(), h.generation()
+        current = _run_step(h, step, current, sc)
+        settled = h.settle(sc.settle_timeout_ms)
+        steps.append(StepReport(step["action"], begun - t0,
+                                None if settled is None else h.clock.now_ms() - begun, h.generation() - gen0))
+    h.ledger.close_window()
+    return _report(h, sc, current, t0, start_gen, steps)
+
+
+def _running(h: GroupHarness) -> list[str]:
+    return [n for n, m in h.members.items() if m.alive]
+
+
+def _run_step(h: GroupHarness, step: Mapping[str, Any], current: list[str], sc: Scenario) -> list[str]:
+    action = step["action"]
+    if action == "scale":
+        names = _running(h)
+        for _ in range(step["members"] - len(names)):
+            h.add(static=sc.static, partition_assignment_strategy=current)
+        for name in names[step["members"]:]:
+            h.stop(name)
+            h.remove(name)
+    elif action == "add_members":
+        for _ in range(step["count"]):
+            h.add(static=sc.static, partition_assignment_strategy=current)
+    elif action in ("remove_members", "crash"):
+        names = _running(h)
+        for name in names[len(names) - step["count"]:]:
+            (h.stop if action == "remove_members" else h.crash)(name)
+            h.remove(name)
+    elif action == "roll_restart":
+        _roll(h, step["downtime_ms"], step["interval_ms"], current)
+    elif action == "switch_strategy":
+        new = list(step["strategy"])
+        old_proto, new_proto = select_rebalance_protocol(current), select_rebalance_protocol(new)
+        if old_proto is RebalanceProtocol.EAGER and new_proto is RebalanceProtocol.COOPERATIVE:
+            # KIP-429 upgrade: the first bounce lists the new assignor first and keeps the old ones (the group
+            # still agrees on EAGER), the second drops the old ones.
+            _roll(h, step["downtime_ms"], step["interval_ms"], new + [s for s in current if s not in new])
+            h.settle(sc.settle_timeout_ms)
+        _roll(h, step["downtime_ms"], step["interval_ms"], new)
+        return new
+    elif action == "add_partitions":
+        h.set_partitions(step["topic"], step["partitions"], refresh=step["refresh"])
+    elif action == "wait":
+        h.advance(step["ms"])
+    else:   # parse_scenario refuses unknown actions; a Scenario built by hand may still hold one
+        raise SimulationError(f"unknown scenario action {action!r}")
+    return current
+
+
+def _roll(h: GroupHarness, downtime_ms: int, interval_ms: int, strategy: Sequence[str]) -> None:
+    """Rolling bounce: each running member in turn stops cleanly and comes back ``downtime_ms`` later."""
+    for name in _running(h):
+        h.stop(name)
+        h.advance(downtime_ms)
+        h.restart(name, partition_assignment_strategy=list(strategy))
+        h.advance(interval_ms - downtime_ms)
+
+
+def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_gen: int,
+            steps: list[StepReport]) -> SimulationReport:
+    ledger = h.ledger
+    every = list(h._retired) + list(h.members.values())
+    by_name: dict[str, list[Any]] = {}
+    for m in every:
+        by_name.setdefault(m.name, []).append(m)
+    reports = []
+    for name in sorted(by_name, key=lambda n: (len(n), n)):
+        incarnations = by_name[name]
+        st = ledger.members.get(name)
+        gens = [g for m in incarnations for t, g in m.generation_history if t >= t0]
+        live = h.members.get(name)
+        down = h.down_ms.get(name, 0) + (h.clock.now_ms() - h.down_since[name] if name in h.down_since else 0)
+        timeouts = sum(getattr(getattr(m, "loop", None), "poll_timeouts", 0) for m in incarnations)
+        reports.append(MemberReport(
+            name=name, incarnations=len(incarnations), down_ms=down,
+            owned_nothing_ms=st.owned_nothing_ms if st else 0, partition_wait_ms=st.waited_ms if st else 0,
+            gained=st.gained if st else 0, moved_in=st.moved_in if st else 0,
+            revoked=st.revoked if st else 0, lost=st.lost if st else 0,
+            rebalances=len(gens), generations=gens,
+            final_partitions=len(live.assignment) if live is not None and live.alive else 0,
+            poll_timeouts=timeouts,
+        ))
+    loads = [len(m.assignment) for m in h.running] or [0]
+    # sorted, so that ties among the worst partitions come out the same in every process (hash seeds vary)
+    parts = sorted(ledger.partitions.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
+    unowned = np.fromiter((p.unowned_ms for _, p in parts), dtype=np.int64, count=len(parts))
+    worst_idx = np.argsort(-unowned, kind="stable")[:WORST_PARTITIONS]
+    worst = [PartitionPause(f"{parts[i][0].topic}-{parts[i][0].partition}", int(parts[i][1].unowned_ms),
+                            int(parts[i][1].max_pause_ms), int(parts[i][1].moves))
+             for i in worst_idx if unowned[i] > 0]
+    return SimulationReport(
+        name=sc.name, description=sc.description, strategy=list(strategy),
+        rebalance_protocol=select_rebalance_protocol(strategy).name,
+        members=len(h.running), partitions=sum(h.cluster.partitions_per_topic.values()),
+        duration_ms=h.clock.now_ms() - t0, stable=h.is_stable(),
+        start_generation=start_gen, end_generation=h.generation(),
+        moved_partitions=sum(p.moves for _, p in parts),
+        partition_unowned_ms=int(unowned.sum()),
+        max_partition_pause_ms=max((p.max_pause_ms for _, p in parts), default=0),
+        paused_partitions=int((unowned > 0).sum()),
+        pause_p50_ms=int(np.percentile(unowned, 50)) if len(unowned) else 0,
+        pause_p99_ms=int(np.percentile(unowned, 99)) if len(unowned) else 0,
+        double_ownership=ledger.violation_count,
+        final_min_load=min(loads), final_max_load=max(loads),
+        settings=_settings(sc),
+        steps=steps, worst_partitions=worst, member_reports=reports,
+        timeline=h.timeline.window(t0, h.clock.now_ms()),
+    )
+
+
+def _settings(sc: Scenario) -> dict[str, Any]:
+    """The values that shape the answer, so a report says what it assumed."""
+    p = sc.processing
+    return {
+        **{k: sc.config[k] for k in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms")},
+        "max.poll.records": p.max_poll_records,
+        "record_processing_ms": {"median": p.record_ms_median, "sigma": p.record_ms_sigma, "per": p.per},
+        "batch_ms_mean": round(p.batch_ms_mean, 1),
+        "group.initial.rebalance.delay.ms": sc.coordinator.get("group.initial.rebalance.delay.ms"),
+        "start_spread_ms": sc.start_spread_ms, "network_latency_ms": sc.network_latency_ms,
+        "static": sc.static, "seed": sc.seed,
+    }
