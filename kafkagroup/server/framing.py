@@ -1,0 +1,106 @@
+"""Kafka's framing: a 4-byte big-endian size, then a request header and body; responses likewise.
+
+Headers and bodies are read and written by kio's generated codecs; this module only chooses the header
+version (request header v2 for a flexible request, else v1; response header v1 for a flexible response,
+else v0 -- and always v0 for ApiVersions, KIP-511, so a client that sent a version the server does not
+know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``, and
+that the header and body consume it exactly).  The size prefix and the first eight header bytes (api key,
+version, correlation id: identical in every header version) are read with :mod:`struct`, because the
+header version to decode with depends on them.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
+from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
+from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
+from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
+from kio.serial import entity_reader, entity_writer
+
+from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
+
+__all__ = ["FrameError", "Request", "read_frame", "decode_request", "encode_response", "DEFAULT_MAX_REQUEST_BYTES"]
+
+DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024          # socket.request.max.bytes
+_SIZE = struct.Struct(">i")
+_HEADER_START = struct.Struct(">hhi")
+_read_header_v1 = entity_reader(RequestHeaderV1)
+_read_header_v2 = entity_reader(RequestHeaderV2)
+_write_header_v0 = entity_writer(ResponseHeaderV0)
+_write_header_v1 = entity_writer(ResponseHeaderV1)
+
+
+class FrameError(Exception):
+    """Bytes that are not a request this server can parse; the connection is closed with this reason."""
+
+
+@dataclass(slots=True)
+class Request:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: Any            # the kio request entity; None for an ApiVersions of a version above the range
+
+
+async def read_frame(reader: asyncio.StreamReader, max_bytes: int) -> bytes | None:
+    """The next frame's payload, or None at a clean end of stream (no partial frame)."""
+    try:
+        prefix = await reader.readexactly(4)
+    except asyncio.IncompleteReadError as e:
+        if not e.partial:
+            return None
+        raise FrameError(f"connection closed inside a frame's size prefix ({len(e.partial)} of 4 bytes)") from None
+    (size,) = _SIZE.unpack(prefix)
+    if size < 0 or size > max_bytes:
+        raise FrameError(f"frame size {size} is outside 0..{max_bytes} (socket.request.max.bytes)")
+    try:
+        return await reader.readexactly(size)
+    except asyncio.IncompleteReadError as e:
+        raise FrameError(f"connection closed after {len(e.partial)} of a frame's {size} bytes") from None
+
+
+def decode_request(frame: bytes) -> Request:
+    """Parse one request frame (without its size prefix); raise :class:`FrameError` naming what is wrong."""
+    if len(frame) < _HEADER_START.size:
+        raise FrameError(f"frame of {len(frame)} bytes is shorter than a request header")
+    api_key, version, correlation_id = _HEADER_START.unpack_from(frame)
+    if not is_supported(api_key, version):
+        if api_key == API_VERSIONS and version >= 0:
+            header, _ = _parse(_read_header_v1, frame, 0, "request header v1")
+            return Request(api_key, version, correlation_id, header.client_id, None)
+        raise FrameError(f"unsupported API key {api_key} version {version} (correlation id {correlation_id})")
+    cls = request_class(api_key, version)
+    read_header = _read_header_v2 if cls.__flexible__ else _read_header_v1
+    header, used = _parse(read_header, frame, 0, "request header")
+    body, body_used = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
+    if used + body_used != len(frame):
+        raise FrameError(f"{cls.__name__} v{version} ends at byte {used + body_used} of a {len(frame)}-byte frame")
+    return Request(api_key, version, correlation_id, header.client_id, body)
+
+
+def _parse(read: Any, frame: bytes, offset: int, what: str) -> tuple[Any, int]:
+    try:
+        return read(frame, offset)
+    except Exception as e:   # kio raises several types for bad bytes; every one means "malformed"
+        raise FrameError(f"malformed {what} at byte {offset}: {type(e).__name__}: {e}") from None
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
+    """Size prefix + response header + ``body`` (a kio response entity of ``version``)."""
+    buf = io.BytesIO()
+    buf.write(b"\0\0\0\0")
+    flexible_header = api_key != API_VERSIONS and response_class(api_key, version).__flexible__
+    if flexible_header:
+        _write_header_v1(buf, ResponseHeaderV1(correlation_id=correlation_id))
+    else:
+        _write_header_v0(buf, ResponseHeaderV0(correlation_id=correlation_id))
+    entity_writer(type(body))(buf, body)
+    out = buf.getbuffer()
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
