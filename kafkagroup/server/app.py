@@ -27,23 +27,13 @@ from typing import Any, AsyncIterator, Mapping
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.messages.clock import AsyncioClock
 from kafkagroup.server.connection import serve_connection
-from kafkagroup.server.framing import DEFAULT_MAX_REQUEST_BYTES
+from kafkagroup.server.config import SERVER_CONFIG, split_config
 from kafkagroup.server.log import InMemoryLog
 from kafkagroup.server.state import NodeState
 
 __all__ = ["serve", "Server", "SERVER_CONFIG", "parse_listen"]
 
 log = logging.getLogger("kafkagroup.server")
-
-# The server's own keys (Kafka's broker names), with defaults and what they bound.
-SERVER_CONFIG: Mapping[str, tuple[Any, str]] = {
-    "num.partitions": (1, "partitions of an auto-created topic"),
-    "auto.create.topics.enable": (True, "create a topic on its first Metadata or Produce"),
-    "socket.request.max.bytes": (DEFAULT_MAX_REQUEST_BYTES, "largest request frame accepted; larger closes the connection"),
-    "log.retention.bytes": (256 * 1024 * 1024,
-                            "per-partition byte bound of the in-memory log; the oldest batches are dropped"),
-}
-
 
 @dataclass(slots=True)
 class Server:
@@ -74,29 +64,13 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host, port
 
 
-def _split_config(config: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    server = {key: default for key, (default, _) in SERVER_CONFIG.items()}
-    coordinator: dict[str, Any] = {}
-    for key, value in (config or {}).items():
-        if key.replace("_", ".") in SERVER_CONFIG:
-            server[key.replace("_", ".")] = value
-        else:
-            coordinator[key] = value
-    for key, (default, _) in SERVER_CONFIG.items():
-        if not isinstance(server[key], type(default)) or (isinstance(server[key], bool) != isinstance(default, bool)):
-            raise ValueError(f"{key} must be {type(default).__name__}, got {server[key]!r}")
-    if server["socket.request.max.bytes"] < 1:
-        raise ValueError(f"socket.request.max.bytes must be at least 1, got {server['socket.request.max.bytes']}")
-    return server, coordinator
-
-
 @asynccontextmanager
 async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
                 topics: Mapping[str, int] | None = None,
                 config: Mapping[str, Any] | None = None) -> AsyncIterator[Server]:
     """Run a node until the block exits (see the module docstring)."""
     host, port = parse_listen(listen)
-    server_config, coordinator_config = _split_config(config)
+    server_config, coordinator_config = split_config(config)
     records = InMemoryLog(num_partitions=server_config["num.partitions"],
                           partition_max_bytes=server_config["log.retention.bytes"],
                           auto_create=server_config["auto.create.topics.enable"])
@@ -115,6 +89,8 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
         connections.add(task)
         try:
             await serve_connection(state, reader, writer, max_request_bytes)
+        except asyncio.CancelledError:
+            pass   # the server is stopping; ending normally keeps asyncio's stream callback from logging it
         finally:
             connections.discard(task)
 

@@ -22,11 +22,11 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
 
+from kafkagroup.server.config import DEFAULT_MAX_REQUEST_BYTES
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
 __all__ = ["FrameError", "Request", "read_frame", "decode_request", "encode_response", "DEFAULT_MAX_REQUEST_BYTES"]
 
-DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024          # socket.request.max.bytes
 _SIZE = struct.Struct(">i")
 _HEADER_START = struct.Struct(">hhi")
 _read_header_v1 = entity_reader(RequestHeaderV1)
