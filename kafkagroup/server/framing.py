@@ -3,8 +3,9 @@
 Request headers and all bodies are read and written by kio's generated codecs; this module only chooses the header
 version (request header v2 for a flexible request, else v1; response header v1 for a flexible response,
 else v0 -- and always v0 for ApiVersions, KIP-511, so a client that sent a version the server does not
-know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``, and
-that the header and body consume it exactly).  The size prefix and the first eight header bytes (api key,
+know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``,
+that the header and body consume it exactly, and that no non-nullable field was sent as null: kio's
+readers accept a null length anywhere, Kafka's refuse it and close the connection).  The size prefix and the first eight header bytes (api key,
 version, correlation id: identical in every header version) are read with :mod:`struct`, because the
 header version to decode with depends on them.
 """
@@ -22,6 +23,7 @@ from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
 
 from kafkagroup.server.config import DEFAULT_MAX_REQUEST_BYTES
+from kafkagroup.server.entities import null_field
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
 __all__ = ["FrameError", "Request", "read_frame", "decode_request", "encode_response", "DEFAULT_MAX_REQUEST_BYTES"]
@@ -78,6 +80,9 @@ def decode_request(frame: bytes) -> Request:
     body, body_used = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
     if used + body_used != len(frame):
         raise FrameError(f"{cls.__name__} v{version} ends at byte {used + body_used} of a {len(frame)}-byte frame")
+    null = null_field(body)
+    if null is not None:
+        raise FrameError(f"{cls.__name__} v{version}: non-nullable field {null} is null")
     return Request(api_key, version, correlation_id, header.client_id, body)
 
 
