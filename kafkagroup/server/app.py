@@ -106,9 +106,14 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
         yield Server(host, bound_port, coordinator, records)
     finally:
         listener.close()
+        # The coordinator first: it answers every parked JoinGroup/SyncGroup (a retriable coordinator error:
+        # clients look for the coordinator again) and closes its store; a loop pass lets those answers be
+        # written; then the connections still waiting (on a fetch or on a client) are closed.
+        coordinator.shutdown()
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
         for task in list(connections):
             task.cancel()
         if connections:
             await asyncio.gather(*connections, return_exceptions=True)
         await listener.wait_closed()
-        coordinator.shutdown()

@@ -33,7 +33,8 @@ _WRITE_HIGH_WATER = 256 * 1024     # await drain() only when this much is buffer
 async def serve_connection(state: NodeState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                            max_request_bytes: int) -> None:
     peername = writer.get_extra_info("peername")
-    peer_host = peername[0] if isinstance(peername, tuple) else str(peername)
+    # the member's client host as Kafka records it: InetAddress.toString() of an unresolved address, "/ip"
+    peer_host = f"/{peername[0]}" if isinstance(peername, tuple) else str(peername)
     peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
     request: Request | None = None
     try:
