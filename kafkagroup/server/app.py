@@ -14,7 +14,7 @@ connection and shuts the coordinator down (its store closed; every acknowledged 
 
 ``config`` takes the coordinator's Kafka keys (``group.initial.rebalance.delay.ms``,
 ``group.min.session.timeout.ms``, ``offsets.retention.minutes``, ...) and the server's own:
-:data:`SERVER_CONFIG`.
+:data:`kafkagroup.server.config.SERVER_CONFIG`.
 """
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ from typing import Any, AsyncIterator, Mapping
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.messages.clock import AsyncioClock
 from kafkagroup.server.connection import serve_connection
-from kafkagroup.server.config import SERVER_CONFIG, split_config
+from kafkagroup.server.config import split_config
 from kafkagroup.server.log import InMemoryLog
 from kafkagroup.server.state import NodeState
 
-__all__ = ["serve", "Server", "SERVER_CONFIG", "parse_listen"]
+__all__ = ["serve", "Server", "parse_listen"]
 
 log = logging.getLogger("kafkagroup.server")
 
