@@ -2,7 +2,6 @@
 and mistakes answered without a traceback."""
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess

@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 import uuid
 
-import pytest
-from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords
 
 from server_wire import KafkaWire, ServerThread, body, nested, record_batch
