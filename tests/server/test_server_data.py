@@ -106,9 +106,10 @@ def test_produce_then_fetch_every_version(server):
         for v in range(1, 8):
             assert list_offset(wire, v, "t", 1, -2).offset == 0
             assert list_offset(wire, v, "t", 1, -1).offset == hw
-        assert list_offset(wire, 7, "t", 1, -3).offset == 21       # the last batch holds the largest timestamp
-        found = list_offset(wire, 5, "t", 1, 1_700_000_000_201)   # batch 2 (offsets 3-5) spans ...200-202
-        assert (found.offset, found.timestamp) == (3, 1_700_000_000_202)
+        top = list_offset(wire, 7, "t", 1, -3)             # the last record holds the largest timestamp
+        assert (top.offset, top.timestamp) == (27, 1_700_000_000_606)
+        found = list_offset(wire, 5, "t", 1, 1_700_000_000_201)   # batch 2: offsets 3-5 at ...200, 201, 202
+        assert (found.offset, found.timestamp) == (4, 1_700_000_000_201)
         assert list_offset(wire, 5, "t", 1, 1_800_000_000_000).offset == -1
         assert list_offset(wire, 5, "nope", 0, -1).error_code == UNKNOWN
     finally:
