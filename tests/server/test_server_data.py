@@ -73,6 +73,10 @@ def test_api_versions_lists_the_issue_ranges_and_answers_newer_with_v0(server):
         wire.pending.append((API_VERSIONS, 77, 4242))
         r = wire.receive(response_version=0)
         assert r.error_code == UNSUPPORTED and {k.api_key for k in r.api_keys} == set(ADVERTISED)
+        # KIP-511: v3+ must name the client software with [a-zA-Z0-9] at both ends, '.' and '-' inside
+        bad = wire.request(API_VERSIONS, 3, body(API_VERSIONS, 3, client_software_name="-x",
+                                                 client_software_version="1"))
+        assert bad.error_code == INVALID_REQUEST and bad.api_keys == ()
         # and the connection stays usable
         assert wire.request(API_VERSIONS, 3, body(API_VERSIONS, 3, client_software_name="t",
                                                   client_software_version="1")).error_code == NONE
