@@ -48,6 +48,9 @@ def _register_spark_plan() -> None:
 
 _register_spark_plan()
 
+from kafkagroup.server.cli import HELP as _SERVE_HELP, add_arguments as _serve_arguments, run as _serve_run  # noqa: E402
+EXTRA_COMMANDS["serve"] = (_SERVE_HELP, _serve_arguments, _serve_run)
+
 
 def _register_simulate() -> None:
     """``simulate`` lives in the simulator package (kafkagroup/sim/cli.py)."""

@@ -1,0 +1,120 @@
+"""``kafkagroup serve``: run the group coordinator on Kafka's wire protocol until Ctrl-C / SIGTERM.
+
+    kafkagroup serve --listen 127.0.0.1:9092 --store groups.sqlite --topic orders:6 \\
+        --config group.initial.rebalance.delay.ms=0
+
+The first line on stdout (flushed) is ``kafkagroup serve: listening on HOST:PORT`` with the bound port
+(``--listen 127.0.0.1:0`` picks a free one).  SIGINT and SIGTERM stop accepting, close every connection
+and the store (every acknowledged commit is already durable), and exit 0.
+
+Wiring (kafkagroup/cli.py): ``EXTRA_COMMANDS["serve"] = (HELP, add_arguments, run)``.  kio is imported only
+by ``run``, so ``kafkagroup --help`` works without it.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sqlite3
+import sys
+from typing import Any
+
+HELP = "run the group coordinator on Kafka's wire protocol for real clients (in-memory record log)"
+
+DESCRIPTION = """\
+Run one Kafka node (id 0) that real consumers and producers (Java, librdkafka/confluent-kafka,
+kafka-python, aiokafka) connect to: kafkagroup's group coordinator answers FindCoordinator, JoinGroup,
+SyncGroup, Heartbeat, LeaveGroup, OffsetCommit/OffsetFetch and the admin group APIs; a small log answers
+Produce, Fetch and ListOffsets so that records flow.
+
+THE RECORD LOG IS IN MEMORY: records are lost when the server stops. Committed offsets and group state
+are kept in --store (SQLite) and survive a restart; without --store they are in memory too.
+
+--config KEY=VALUE takes Kafka's broker config names:
+{config}
+Not implemented: transactions, fetch sessions, more than one node, TLS/SASL."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kafkagroup.server.config import describe_config
+
+    parser.description = DESCRIPTION.format(config=describe_config())
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--listen", default="127.0.0.1:9092", metavar="HOST:PORT",
+                        help="address to listen on and advertise as node 0 (port 0: any free port; "
+                             "default 127.0.0.1:9092)")
+    parser.add_argument("--store", metavar="PATH",
+                        help="SQLite file for committed offsets and group state (default: in memory, "
+                             "lost on exit)")
+    parser.add_argument("--topic", action="append", default=[], metavar="NAME:PARTITIONS",
+                        help="create a topic at start (repeatable); others are auto-created with "
+                             "num.partitions")
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Kafka broker config (repeatable; names listed above)")
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
+                        help="stderr log level (default info)")
+
+
+def _parse_topics(specs: list[str]) -> dict[str, int]:
+    topics: dict[str, int] = {}
+    for spec in specs:
+        name, sep, count = spec.rpartition(":")
+        if not sep or not name:
+            raise ValueError(f"--topic {spec!r}: expected NAME:PARTITIONS")
+        try:
+            topics[name] = int(count)
+        except ValueError:
+            raise ValueError(f"--topic {spec!r}: partition count {count!r} is not a number") from None
+    return topics
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _parse_config(specs: list[str]) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--config {spec!r}: expected KEY=VALUE")
+        config[key.strip()] = _parse_value(value)
+    return config
+
+
+async def _run(listen: str, store: str | None, topics: dict[str, int], config: dict[str, Any]) -> None:
+    from kafkagroup.server.app import serve
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with serve(listen, store=store, topics=topics, config=config) as server:
+        print(f"kafkagroup serve: listening on {server.bootstrap}", flush=True)
+        await stop.wait()
+        logging.getLogger("kafkagroup.server").info("stopping (signal received)")
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        import kio  # noqa: F401
+    except ImportError:
+        print("kafkagroup serve: needs kio (pip install 'kafkagroup[serve]')", file=sys.stderr)
+        return 2
+    try:
+        topics = _parse_topics(args.topic)
+        config = _parse_config(args.config)
+        asyncio.run(_run(args.listen, args.store, topics, config))
+    except (ValueError, OSError, sqlite3.Error) as e:
+        print(f"kafkagroup serve: {e}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,147 @@
+"""Kafka's framing: a 4-byte big-endian size, then a request header and body; responses likewise.
+
+Request headers and all bodies are read and written by kio's generated codecs; this module only chooses the header
+version (request header v2 for a flexible request, else v1; response header v1 for a flexible response,
+else v0 -- and always v0 for ApiVersions, KIP-511, so a client that sent a version the server does not
+know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``,
+that the header and body consume it exactly, and that no non-nullable field was sent as null: kio's
+readers accept a null length anywhere, Kafka's refuse it and close the connection).  The size prefix and the first eight header bytes (api key,
+version, correlation id: identical in every header version) are read with :mod:`struct`, because the
+header version to decode with depends on them; so is the fixed response header (see
+:func:`encode_response`).
+"""
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
+from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
+from kio.serial import entity_reader, entity_writer
+
+from kafkagroup.server.entities import null_field
+from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
+
+__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response"]
+
+_SIZE = struct.Struct(">i")
+_HEADER_START = struct.Struct(">hhi")
+_read_header_v1 = entity_reader(RequestHeaderV1)
+_read_header_v2 = entity_reader(RequestHeaderV2)
+
+
+class FrameError(Exception):
+    """Bytes that are not a request this server can parse; the connection is closed with this reason."""
+
+
+@dataclass(slots=True)
+class Request:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: Any            # the kio request entity; None for an ApiVersions of a version above the range
+
+
+class FrameBuffer:
+    """Bytes received on a connection, cut into frames: ``feed`` what arrives, ``next_frame`` until None.
+
+    A connection reads whatever the socket has (many pipelined requests at once) and handles the frames
+    in order; the size is checked against ``socket.request.max.bytes`` as soon as its prefix is in, so an
+    absurd length is refused before anything is buffered for it.
+    """
+
+    __slots__ = ("_data", "_max_bytes")
+
+    def __init__(self, max_bytes: int) -> None:
+        self._data = bytearray()
+        self._max_bytes = max_bytes
+
+    def feed(self, chunk: bytes) -> None:
+        self._data += chunk
+
+    def next_frame(self) -> bytes | None:
+        """The next complete frame's payload (size prefix removed), or None until more bytes arrive."""
+        data = self._data
+        if len(data) < 4:
+            return None
+        (size,) = _SIZE.unpack_from(data)
+        if size < 0 or size > self._max_bytes:
+            raise FrameError(f"frame size {size} is outside 0..{self._max_bytes} (socket.request.max.bytes)")
+        if len(data) < 4 + size:
+            return None
+        frame = bytes(data[4:4 + size])
+        del data[:4 + size]
+        return frame
+
+    def check_end(self) -> None:
+        """At end of stream: a partial frame left over is an error."""
+        if len(self._data) >= 4:
+            (size,) = _SIZE.unpack_from(self._data)
+            raise FrameError(f"connection closed after {len(self._data) - 4} of a frame's {size} bytes")
+        if self._data:
+            raise FrameError(f"connection closed inside a frame's size prefix ({len(self._data)} of 4 bytes)")
+
+
+def decode_request(frame: bytes) -> Request:
+    """Parse one request frame (without its size prefix); raise :class:`FrameError` naming what is wrong."""
+    if len(frame) < _HEADER_START.size:
+        raise FrameError(f"frame of {len(frame)} bytes is shorter than a request header")
+    api_key, version, correlation_id = _HEADER_START.unpack_from(frame)
+    if not is_supported(api_key, version):
+        if api_key == API_VERSIONS and version >= 0:
+            header, _ = _parse(_read_header_v1, frame, 0, "request header v1")
+            return Request(api_key, version, correlation_id, header.client_id, None)
+        raise FrameError(f"unsupported API key {api_key} version {version} (correlation id {correlation_id})")
+    cls = request_class(api_key, version)
+    read_header = _read_header_v2 if cls.__flexible__ else _read_header_v1
+    header, used = _parse(read_header, frame, 0, "request header")
+    body, body_used = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
+    if used + body_used != len(frame):
+        raise FrameError(f"{cls.__name__} v{version} ends at byte {used + body_used} of a {len(frame)}-byte frame")
+    null = null_field(body)
+    if null is not None:
+        raise FrameError(f"{cls.__name__} v{version}: non-nullable field {null} is null")
+    return Request(api_key, version, correlation_id, header.client_id, body)
+
+
+def _parse(read: Any, frame: bytes, offset: int, what: str) -> tuple[Any, int]:
+    try:
+        return read(frame, offset)
+    except Exception as e:   # kio raises several types for bad bytes; every one means "malformed"
+        raise FrameError(f"malformed {what} at byte {offset}: {type(e).__name__}: {e}") from None
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
+    """Size prefix + response header + ``body`` (a kio response entity of ``version``).
+
+    The response header is packed here rather than by kio's writer: it is a fixed 4 bytes (v0: the
+    correlation id) or 5 (v1: plus an empty tagged-field section, one zero varint), and kio's generic
+    entity writer costs as much for it as for a heartbeat's body.  Bodies of :data:`_CONSTANT_BODY_APIS`
+    (a pure function of a few hashable fields: Heartbeat's throttle time and error code) are encoded once
+    per distinct value.
+    """
+    flexible_header = api_key != API_VERSIONS and response_class(api_key, version).__flexible__
+    encoded = _constant_body(body) if api_key in _CONSTANT_BODY_APIS else _body_bytes(body)
+    header = _HEADER_V1.pack(len(encoded) + 5, correlation_id, 0) if flexible_header else \
+        _HEADER_V0.pack(len(encoded) + 4, correlation_id)
+    return header + encoded
+
+
+_HEADER_V0 = struct.Struct(">ii")      # size, correlation id
+_HEADER_V1 = struct.Struct(">iiB")     # size, correlation id, tagged fields: none
+_CONSTANT_BODY_APIS = frozenset({12})  # Heartbeat
+
+
+def _body_bytes(body: Any) -> bytes:
+    buf = io.BytesIO()
+    entity_writer(type(body))(buf, body)
+    return buf.getvalue()
+
+
+@lru_cache(maxsize=256)
+def _constant_body(body: Any) -> bytes:
+    return _body_bytes(body)

@@ -1,0 +1,70 @@
+"""The classic group and offset APIs: kio requests in, the coordinator's answers out.
+
+JoinGroup and SyncGroup may be parked by the coordinator (a :class:`~kafkagroup.messages.Deferred`); their
+handlers return a coroutine that awaits it, so the connection waits while the loop serves everyone else.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kafkagroup.messages.api import ListGroupsResponse
+from kafkagroup.server import adapter
+from kafkagroup.server.framing import Request
+from kafkagroup.server.state import NodeState
+
+__all__ = ["HANDLERS"]
+
+
+def _join_group(state: NodeState, req: Request, peer: str) -> Any:
+    return state.coordinator.join_group(adapter.join_group(req.body, req.api_version, req.client_id, peer)).wait()
+
+
+def _sync_group(state: NodeState, req: Request, peer: str) -> Any:
+    return state.coordinator.sync_group(adapter.sync_group(req.body)).wait()
+
+
+def _heartbeat(state: NodeState, req: Request, peer: str) -> Any:
+    return state.coordinator.heartbeat(adapter.heartbeat(req.body))
+
+
+def _leave_group(state: NodeState, req: Request, peer: str) -> Any:
+    response = state.coordinator.leave_group(adapter.leave_group(req.body))
+    return adapter.leave_group_response(response, req.api_version)
+
+
+def _offset_commit(state: NodeState, req: Request, peer: str) -> Any:
+    return state.coordinator.offset_commit(adapter.offset_commit(req.body, req.api_version))
+
+
+def _offset_fetch(state: NodeState, req: Request, peer: str) -> Any:
+    requests = adapter.offset_fetch_groups(req.body)
+    responses = [state.coordinator.offset_fetch(r) for r in requests]
+    return adapter.offset_fetch_response(responses, [r.group_id for r in requests], req.api_version)
+
+
+def _offset_delete(state: NodeState, req: Request, peer: str) -> Any:
+    return state.coordinator.offset_delete(adapter.offset_delete(req.body))
+
+
+def _describe_groups(state: NodeState, req: Request, peer: str) -> Any:
+    return state.coordinator.describe_groups(adapter.describe_groups(req.body))
+
+
+def _list_groups(state: NodeState, req: Request, peer: str) -> Any:
+    response = state.coordinator.list_groups(adapter.list_groups(req.body))
+    types = {t.lower() for t in getattr(req.body, "types_filter", ())}        # v5+ (KIP-848)
+    if types and "classic" not in types:
+        response = ListGroupsResponse(response.error_code, [])
+    return {"error_code": response.error_code,
+            "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.group_state,
+                        "group_type": "classic"} for g in response.groups]}
+
+
+def _delete_groups(state: NodeState, req: Request, peer: str) -> Any:
+    return state.coordinator.delete_groups(adapter.delete_groups(req.body))
+
+
+HANDLERS = {
+    8: _offset_commit, 9: _offset_fetch, 11: _join_group, 12: _heartbeat, 13: _leave_group, 14: _sync_group,
+    15: _describe_groups, 16: _list_groups, 42: _delete_groups, 47: _offset_delete,
+}

@@ -1,0 +1,282 @@
+"""The in-memory log behind Produce, Fetch and ListOffsets: enough for records to flow, nothing durable.
+
+Everything here lives in memory and is lost when the server stops (committed *offsets* are the
+coordinator's and live in its store).  One replica, no compaction, no transactions.
+
+A partition keeps the record batches (magic v2) a producer sent, as opaque bytes with two fields
+rewritten: ``baseOffset`` (the next offset of the partition) and ``partitionLeaderEpoch`` (0); the batch
+CRC covers neither (it starts at ``attributes``), so the client's checksum stays valid.  A retried batch
+of an idempotent producer is recognised and not appended twice.  The batch's
+``lastOffsetDelta`` gives how many offsets it takes.  The high watermark is the last offset + 1 (every
+write is "replicated" at once).  A per-partition byte bound (``log.retention.bytes``) drops the oldest
+batches: the log start offset moves past them and fetching below it is OFFSET_OUT_OF_RANGE.
+"""
+from __future__ import annotations
+
+import asyncio
+import bisect
+import re
+import struct
+import uuid
+from dataclasses import dataclass, field
+
+from crc32c import crc32c
+
+__all__ = ["InMemoryLog", "PartitionLog", "BatchError", "split_batches", "TOPIC_ID_NAMESPACE",
+           "OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "INVALID_TOPIC_EXCEPTION", "INVALID_RECORD"]
+
+# Kafka error codes only the log answers (the coordinator's live in kafkagroup.messages.ErrorCode).
+OFFSET_OUT_OF_RANGE = 1
+CORRUPT_MESSAGE = 2
+INVALID_TOPIC_EXCEPTION = 17
+INVALID_RECORD = 87
+
+# Topic ids are uuid5(namespace, name): stable for a name across restarts of the server.
+TOPIC_ID_NAMESPACE = uuid.UUID("6b61666b-6167-726f-7570-2d746f706963")
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}\Z")
+
+# Record batch v2 layout (DefaultRecordBatch): offsets of the fields read or rewritten here.
+_BATCH_OVERHEAD = 61                    # header size up to and including the record count
+_BASE_OFFSET = struct.Struct(">q")      # @0
+_LENGTH = struct.Struct(">i")           # @8: bytes after this field
+_LEADER_EPOCH = struct.Struct(">i")     # @12
+_MAGIC_AT = 16
+_CRC = struct.Struct(">I")              # @17, covers @21..end
+_LAST_OFFSET_DELTA = struct.Struct(">i")  # @23
+_ATTRIBUTES = struct.Struct(">h")       # @21: compression in bits 0-2, log-append time in bit 3
+_BASE_TIMESTAMP = struct.Struct(">q")   # @27
+_MAX_TIMESTAMP = struct.Struct(">q")    # @35
+_RECORD_COUNT = struct.Struct(">i")     # @57
+_COMPRESSION_MASK, _LOG_APPEND_TIME = 0x07, 0x08
+_PRODUCER = struct.Struct(">qhi")       # @43: producerId, producerEpoch, baseSequence
+_RECENT_BATCHES_PER_PRODUCER = 5        # Kafka's ProducerStateEntry keeps the last 5 batches' metadata
+
+
+class BatchError(ValueError):
+    """Produced bytes that are not well-formed v2 record batches; ``code`` is the Kafka error to answer."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def split_batches(records: bytes) -> list[bytearray]:
+    """The v2 record batches in ``records``, each checked (length, magic, CRC32C, offset delta)."""
+    batches = []
+    pos, end = 0, len(records)
+    if end == 0:
+        raise BatchError(INVALID_RECORD, "produce request carries no record batch")
+    while pos < end:
+        if end - pos < _BATCH_OVERHEAD:
+            raise BatchError(CORRUPT_MESSAGE, f"record batch at byte {pos} is truncated ({end - pos} bytes left)")
+        (length,) = _LENGTH.unpack_from(records, pos + 8)
+        size = 12 + length
+        if length < _BATCH_OVERHEAD - 12 or pos + size > end:
+            raise BatchError(CORRUPT_MESSAGE, f"record batch at byte {pos} declares length {length} "
+                                              f"({end - pos} bytes left)")
+        magic = records[pos + _MAGIC_AT]
+        if magic != 2:
+            raise BatchError(INVALID_RECORD, f"record batch at byte {pos} has magic {magic}; only v2 is accepted")
+        batch = bytearray(records[pos:pos + size])
+        (crc,) = _CRC.unpack_from(batch, 17)
+        if crc32c(memoryview(batch)[21:]) != crc:
+            raise BatchError(CORRUPT_MESSAGE, f"record batch at byte {pos} fails its CRC32C check")
+        (delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
+        if delta < 0:
+            raise BatchError(CORRUPT_MESSAGE, f"record batch at byte {pos} has lastOffsetDelta {delta}")
+        batches.append(batch)
+        pos += size
+    return batches
+
+
+@dataclass(slots=True)
+class PartitionLog:
+    """One partition: batches in offset order, ``bases[i]`` the base offset of ``batches[i]``."""
+
+    max_bytes: int
+    log_start_offset: int = 0
+    high_watermark: int = 0
+    size_bytes: int = 0
+    batches: list[bytes] = field(default_factory=list)
+    bases: list[int] = field(default_factory=list)
+    # idempotent producers: producer id -> recent (epoch, base sequence, base offset), newest last
+    producers: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+
+    def append(self, batches: list[bytearray]) -> int:
+        """Append checked batches; return the base offset of the first.  A batch an idempotent producer
+        sends again (same producer id, epoch and base sequence as one of its last five: a retry whose
+        first answer was lost) is not appended twice; its original base offset is answered, as Kafka does.
+        Sequence gaps are not checked.  Oldest batches beyond the byte bound are dropped (the newest batch
+        is always kept)."""
+        first = None
+        for batch in batches:
+            producer_id, epoch, sequence = _PRODUCER.unpack_from(batch, 43)
+            if producer_id >= 0 and sequence >= 0:
+                recent = self.producers.setdefault(producer_id, [])
+                duplicate = next((o for e, q, o in recent if e == epoch and q == sequence), None)
+                if duplicate is not None:
+                    first = duplicate if first is None else first
+                    continue
+                recent.append((epoch, sequence, self.high_watermark))
+                del recent[:-_RECENT_BATCHES_PER_PRODUCER]
+            if first is None:
+                first = self.high_watermark
+            _BASE_OFFSET.pack_into(batch, 0, self.high_watermark)
+            _LEADER_EPOCH.pack_into(batch, 12, 0)
+            (delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
+            self.bases.append(self.high_watermark)
+            self.batches.append(bytes(batch))
+            self.size_bytes += len(batch)
+            self.high_watermark += delta + 1
+        while self.size_bytes > self.max_bytes and len(self.batches) > 1:
+            self.size_bytes -= len(self.batches[0])
+            del self.batches[0], self.bases[0]
+            self.log_start_offset = self.bases[0]
+        return self.high_watermark if first is None else first
+
+    def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
+        """Whole batches from the one holding ``offset``, up to ``max_bytes`` (the first batch even if
+        larger when ``at_least_one``, KIP-74); ``b""`` at the high watermark.  ``offset`` must be in range."""
+        if offset >= self.high_watermark:
+            return b""
+        i = bisect.bisect_right(self.bases, offset) - 1
+        out: list[bytes] = []
+        total = 0
+        for batch in self.batches[max(i, 0):]:
+            if total + len(batch) > max_bytes and (out or not at_least_one):
+                break
+            out.append(batch)
+            total += len(batch)
+        return b"".join(out)
+
+    def in_range(self, offset: int) -> bool:
+        return self.log_start_offset <= offset <= self.high_watermark
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record whose timestamp is >= ``timestamp``, else (-1, -1), as
+        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first
+        such record inside.  In a compressed batch (records not read here) the batch's base offset and max
+        timestamp stand for the record (a consumer seeking there skips earlier records itself)."""
+        for base, batch in zip(self.bases, self.batches):
+            (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
+            if max_ts >= timestamp:
+                records = record_timestamps(batch)
+                if records is None:
+                    return base, max_ts
+                return next(((base + d, ts) for d, ts in records if ts >= timestamp), (base, max_ts))
+        return -1, -1
+
+    def max_timestamp(self) -> tuple[int, int]:
+        """(offset, timestamp) for ListOffsets' MAX_TIMESTAMP (KIP-734): the first record holding the largest
+        timestamp (batch base offset for a compressed batch); (-1, -1) when empty."""
+        best = (-1, -1, b"")
+        for base, batch in zip(self.bases, self.batches):
+            (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
+            if max_ts > best[1]:
+                best = (base, max_ts, batch)
+        base, max_ts, batch = best
+        records = record_timestamps(batch) if batch else None
+        if records is None:
+            return base, max_ts
+        return next(((base + d, ts) for d, ts in records if ts == max_ts), (base, max_ts))
+
+
+def _varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
+    """A zigzag varint (record fields) at ``pos``: (value, position after it)."""
+    shift = raw = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 10 bytes")
+
+
+def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
+    """(offset delta, timestamp) of every record of an uncompressed v2 batch, in order; None for a
+    compressed batch, or one whose records do not parse (its CRC is the client's; the records are not
+    checked at produce time)."""
+    (attributes,) = _ATTRIBUTES.unpack_from(batch, 21)
+    (last_delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
+    (base_ts,) = _BASE_TIMESTAMP.unpack_from(batch, 27)
+    (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
+    if attributes & _COMPRESSION_MASK:
+        return None
+    if attributes & _LOG_APPEND_TIME:        # every record carries the batch's (max) timestamp
+        return [(d, max_ts) for d in range(last_delta + 1)]
+    (count,) = _RECORD_COUNT.unpack_from(batch, 57)
+    out = []
+    pos = _BATCH_OVERHEAD
+    try:
+        for _ in range(count):
+            length, pos = _varint(batch, pos)
+            end = pos + length
+            ts_delta, pos = _varint(batch, pos + 1)       # after the record's attributes byte
+            offset_delta, pos = _varint(batch, pos)
+            out.append((offset_delta, base_ts + ts_delta))
+            pos = end
+    except (IndexError, ValueError):
+        return None
+    return out
+
+
+class InMemoryLog:
+    """Topics -> partitions, created from ``--topic`` or on first use (``num.partitions``)."""
+
+    def __init__(self, *, num_partitions: int = 1, partition_max_bytes: int = 256 * 1024 * 1024,
+                 auto_create: bool = True) -> None:
+        if num_partitions < 1:
+            raise ValueError(f"num.partitions must be at least 1, got {num_partitions}")
+        if partition_max_bytes < 1:
+            raise ValueError(f"log.retention.bytes must be at least 1, got {partition_max_bytes}")
+        self.num_partitions = num_partitions
+        self.partition_max_bytes = partition_max_bytes
+        self.auto_create = auto_create
+        self.topics: dict[str, list[PartitionLog]] = {}
+        self._appended = asyncio.Event()
+
+    @staticmethod
+    def topic_problem(name: str | None) -> str | None:
+        if name is None or not _LEGAL_TOPIC.match(name) or name in (".", ".."):
+            return f"illegal topic name {name!r} (1-249 of [a-zA-Z0-9._-], not '.' or '..')"
+        return None
+
+    @staticmethod
+    def topic_id(name: str) -> uuid.UUID:
+        return uuid.uuid5(TOPIC_ID_NAMESPACE, name)
+
+    def create(self, name: str, partitions: int | None = None) -> list[PartitionLog]:
+        problem = self.topic_problem(name)
+        if problem:
+            raise ValueError(problem)
+        count = self.num_partitions if partitions is None else partitions
+        if count < 1:
+            raise ValueError(f"topic {name!r}: partition count must be at least 1, got {count}")
+        existing = self.topics.get(name)
+        if existing is not None:
+            return existing
+        created = [PartitionLog(self.partition_max_bytes) for _ in range(count)]
+        self.topics[name] = created
+        return created
+
+    def partition(self, topic: str, index: int, *, create: bool = False) -> PartitionLog | None:
+        parts = self.topics.get(topic)
+        if parts is None and create and self.auto_create and self.topic_problem(topic) is None:
+            parts = self.create(topic)
+        if parts is None or not 0 <= index < len(parts):
+            return None
+        return parts[index]
+
+    def notify_append(self) -> None:
+        """Wake fetches waiting for data."""
+        self._appended.set()
+        self._appended = asyncio.Event()
+
+    async def wait_for_append(self, timeout_s: float) -> None:
+        try:
+            await asyncio.wait_for(self._appended.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            pass
