@@ -1,6 +1,6 @@
 """Kafka's framing: a 4-byte big-endian size, then a request header and body; responses likewise.
 
-Headers and bodies are read and written by kio's generated codecs; this module only chooses the header
+Request headers and all bodies are read and written by kio's generated codecs; this module only chooses the header
 version (request header v2 for a flexible request, else v1; response header v1 for a flexible response,
 else v0 -- and always v0 for ApiVersions, KIP-511, so a client that sent a version the server does not
 know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``, and
@@ -14,12 +14,11 @@ import asyncio
 import io
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
-from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
-from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
 
 from kafkagroup.server.config import DEFAULT_MAX_REQUEST_BYTES
@@ -31,8 +30,6 @@ _SIZE = struct.Struct(">i")
 _HEADER_START = struct.Struct(">hhi")
 _read_header_v1 = entity_reader(RequestHeaderV1)
 _read_header_v2 = entity_reader(RequestHeaderV2)
-_write_header_v0 = entity_writer(ResponseHeaderV0)
-_write_header_v1 = entity_writer(ResponseHeaderV1)
 
 
 class FrameError(Exception):
@@ -92,15 +89,32 @@ def _parse(read: Any, frame: bytes, offset: int, what: str) -> tuple[Any, int]:
 
 
 def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
-    """Size prefix + response header + ``body`` (a kio response entity of ``version``)."""
-    buf = io.BytesIO()
-    buf.write(b"\0\0\0\0")
+    """Size prefix + response header + ``body`` (a kio response entity of ``version``).
+
+    The response header is packed here rather than by kio's writer: it is a fixed 4 bytes (v0: the
+    correlation id) or 5 (v1: plus an empty tagged-field section, one zero varint), and kio's generic
+    entity writer costs as much for it as for a heartbeat's body.  Bodies of :data:`_CONSTANT_BODY_APIS`
+    (a pure function of a few hashable fields: Heartbeat's throttle time and error code) are encoded once
+    per distinct value.
+    """
     flexible_header = api_key != API_VERSIONS and response_class(api_key, version).__flexible__
-    if flexible_header:
-        _write_header_v1(buf, ResponseHeaderV1(correlation_id=correlation_id))
-    else:
-        _write_header_v0(buf, ResponseHeaderV0(correlation_id=correlation_id))
+    encoded = _constant_body(body) if api_key in _CONSTANT_BODY_APIS else _body_bytes(body)
+    header = _HEADER_V1.pack(len(encoded) + 5, correlation_id, 0) if flexible_header else \
+        _HEADER_V0.pack(len(encoded) + 4, correlation_id)
+    return header + encoded
+
+
+_HEADER_V0 = struct.Struct(">ii")      # size, correlation id
+_HEADER_V1 = struct.Struct(">iiB")     # size, correlation id, tagged fields: none
+_CONSTANT_BODY_APIS = frozenset({12})  # Heartbeat
+
+
+def _body_bytes(body: Any) -> bytes:
+    buf = io.BytesIO()
     entity_writer(type(body))(buf, body)
-    out = buf.getbuffer()
-    _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    return buf.getvalue()
+
+
+@lru_cache(maxsize=256)
+def _constant_body(body: Any) -> bytes:
+    return _body_bytes(body)

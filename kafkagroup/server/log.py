@@ -114,6 +114,8 @@ class PartitionLog:
     def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
         """Whole batches from the one holding ``offset``, up to ``max_bytes`` (the first batch even if
         larger when ``at_least_one``, KIP-74); ``b""`` at the high watermark.  ``offset`` must be in range."""
+        if offset >= self.high_watermark:
+            return b""
         i = bisect.bisect_right(self.bases, offset) - 1
         out: list[bytes] = []
         total = 0
