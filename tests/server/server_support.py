@@ -17,9 +17,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from server_wire import ServerThread
+if TYPE_CHECKING:
+    from server_wire import ServerThread
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -239,8 +240,11 @@ class Consumers:
 
 
 # --- servers --------------------------------------------------------------------------------------
-def thread_server(topics: dict[str, int], config: Optional[dict[str, Any]] = None) -> ServerThread:
-    """kafkagroup.server.serve(...) on a background loop (server_wire.ServerThread) with the small timeouts."""
+def thread_server(topics: dict[str, int], config: Optional[dict[str, Any]] = None) -> "ServerThread":
+    """kafkagroup.server.serve(...) on a background loop (server_wire.ServerThread) with the small timeouts
+    (imported here: the benches use this module's processes only, and run kafkagroup as a process)."""
+    from server_wire import ServerThread
+
     return ServerThread(topics=topics, config={**SERVER_CONFIG, **(config or {})})
 
 

@@ -20,7 +20,8 @@ from typing import Any, Callable, Optional
 import pytest
 
 import kafkagroup
-from server_support import (SESSION_MS, ConsumerProcess, Consumers, ServeProcess, ServerThread, TansuProcess,
+from server_wire import ServerThread
+from server_support import (SESSION_MS, ConsumerProcess, Consumers, ServeProcess, TansuProcess,
                             compile_java, produce, tansu_binary, thread_server, wait_until)
 
 TP = tuple[str, int]
