@@ -21,7 +21,7 @@ import pytest
 
 import kafkagroup
 from server_wire import ServerThread
-from server_support import (SESSION_MS, ConsumerProcess, Consumers, ServeProcess, TansuProcess,
+from server_support import (ConsumerProcess, Consumers, ServeProcess, TansuProcess,
                             compile_java, produce, tansu_binary, thread_server, wait_until)
 
 TP = tuple[str, int]
@@ -145,7 +145,7 @@ def first_read(records: Iterable[tuple]) -> dict[TP, int]:
 def consume_and_commit_all(members: list[ConsumerProcess], keys: set[str]) -> list[tuple]:
     """Wait until the group has read every key and committed past every record it read; returns the records."""
     wait_until(lambda: keys_read(members) >= keys, JOIN_S,
-               f"the group to read {len(keys)} keys (read {len(keys_read(members))})")
+               lambda: f"the group to read {len(keys)} keys (read {len(keys_read(members))})")
     everything = [r for m in members for r in m.records()]
     ends = read_ends(everything)
     wait_until(lambda: merged_commits(members) == ends, JOIN_S,
