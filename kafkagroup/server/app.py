@@ -14,7 +14,7 @@ connection and shuts the coordinator down (its store closed; every acknowledged 
 
 ``config`` takes the coordinator's Kafka keys (``group.initial.rebalance.delay.ms``,
 ``group.min.session.timeout.ms``, ``offsets.retention.minutes``, ...) and the server's own:
-:data:`SERVER_CONFIG`.
+:data:`kafkagroup.server.config.SERVER_CONFIG`.
 """
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ from typing import Any, AsyncIterator, Mapping
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.messages.clock import AsyncioClock
 from kafkagroup.server.connection import serve_connection
-from kafkagroup.server.config import SERVER_CONFIG, split_config
+from kafkagroup.server.config import split_config
 from kafkagroup.server.log import InMemoryLog
 from kafkagroup.server.state import NodeState
 
-__all__ = ["serve", "Server", "SERVER_CONFIG", "parse_listen"]
+__all__ = ["serve", "Server", "parse_listen"]
 
 log = logging.getLogger("kafkagroup.server")
 
@@ -106,9 +106,14 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
         yield Server(host, bound_port, coordinator, records)
     finally:
         listener.close()
+        # The coordinator first: it answers every parked JoinGroup/SyncGroup (a retriable coordinator error:
+        # clients look for the coordinator again) and closes its store; a loop pass lets those answers be
+        # written; then the connections still waiting (on a fetch or on a client) are closed.
+        coordinator.shutdown()
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
         for task in list(connections):
             task.cancel()
         if connections:
             await asyncio.gather(*connections, return_exceptions=True)
         await listener.wait_closed()
-        coordinator.shutdown()

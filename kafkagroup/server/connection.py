@@ -1,15 +1,18 @@
-"""One client connection: read a request, answer it, read the next -- as a Kafka broker does.
+"""One client connection: requests handled one at a time, in order -- as a Kafka broker does.
 
 A broker handles one request of a connection at a time (it mutes the channel until the answer is sent),
 so answers leave in request order and a request is never handled before the previous one is answered.
-This connection does the same with a coroutine per connection: a client may pipeline as many requests as
-it likes (they wait in the socket buffer), and a parked JoinGroup or SyncGroup suspends only this
-coroutine while the loop serves every other connection and the coordinator's timers.
+This connection does the same with a coroutine per connection: it reads whatever the socket holds, cuts
+it into frames (:class:`~kafkagroup.server.framing.FrameBuffer`) and handles them in order; the answers
+of requests handled at once (pipelined heartbeats, say) leave in one write.  A parked JoinGroup or
+SyncGroup, or a Fetch waiting for data, suspends only this coroutine (earlier answers are written first)
+while the loop serves every other connection and the coordinator's timers.
 
-A frame that does not parse (garbage, truncation, a size above ``socket.request.max.bytes``), an API key or
-version outside :data:`kafkagroup.server.versions.SUPPORTED`, or a handler failure closes this connection
-with one logged line naming the peer and the reason; nothing else is touched.  A client that goes away
-while its JoinGroup is parked is noticed by the coordinator's session timeout, as in Kafka.
+A frame that does not parse (garbage, truncation, a size above ``socket.request.max.bytes``, a null where
+Kafka forbids one), an API key or version outside :data:`kafkagroup.server.versions.SUPPORTED`, or a
+handler failure closes this connection with one logged line naming the peer and the reason; answers to
+the requests before it are still sent; nothing else is touched.  A client that goes away while its
+JoinGroup is parked is noticed by the coordinator's session timeout, as in Kafka.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import logging
 
 from kafkagroup.messages.deferred import NotReadyError
 from kafkagroup.server.entities import to_entity
-from kafkagroup.server.framing import FrameError, Request, decode_request, encode_response, read_frame
+from kafkagroup.server.framing import FrameBuffer, FrameError, Request, decode_request, encode_response
 from kafkagroup.server.handlers import HANDLERS
 from kafkagroup.server.state import NO_RESPONSE, NodeState
 from kafkagroup.server.versions import API_NAMES, response_class
@@ -27,37 +30,51 @@ from kafkagroup.server.versions import API_NAMES, response_class
 __all__ = ["serve_connection"]
 
 log = logging.getLogger("kafkagroup.server")
-_WRITE_HIGH_WATER = 256 * 1024     # await drain() only when this much is buffered (pipelined answers)
+_READ_SIZE = 256 * 1024
+_WRITE_HIGH_WATER = 256 * 1024     # await drain() only when this much is buffered
 
 
 async def serve_connection(state: NodeState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                            max_request_bytes: int) -> None:
     peername = writer.get_extra_info("peername")
-    peer_host = peername[0] if isinstance(peername, tuple) else str(peername)
+    # the member's client host as Kafka records it: InetAddress.toString() of an unresolved address, "/ip"
+    peer_host = f"/{peername[0]}" if isinstance(peername, tuple) else str(peername)
     peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
+    frames = FrameBuffer(max_request_bytes)
+    answers: list[bytes] = []
     request: Request | None = None
+
+    def flush() -> None:
+        if answers:
+            writer.write(b"".join(answers))
+            answers.clear()
+
     try:
         while True:
-            request = None
-            frame = await read_frame(reader, max_request_bytes)
-            if frame is None:
+            chunk = await reader.read(_READ_SIZE)
+            if not chunk:
+                frames.check_end()
                 break
-            request = decode_request(frame)
-            result = HANDLERS[request.api_key](state, request, peer_host)
-            if inspect.isawaitable(result):
-                result = await result
-            if result is NO_RESPONSE:
-                continue
-            version = request.api_version if request.body is not None else 0
-            body = to_entity(response_class(request.api_key, version), result)
-            writer.write(encode_response(request.api_key, version, request.correlation_id, body))
+            frames.feed(chunk)
+            while (frame := frames.next_frame()) is not None:
+                request = decode_request(frame)
+                result = HANDLERS[request.api_key](state, request, peer_host)
+                if inspect.isawaitable(result):
+                    flush()
+                    result = await result
+                if result is not NO_RESPONSE:
+                    version = request.api_version if request.body is not None else 0
+                    body = to_entity(response_class(request.api_key, version), result)
+                    answers.append(encode_response(request.api_key, version, request.correlation_id, body))
+                request = None
+            flush()
             if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
                 await writer.drain()
     except FrameError as e:
         log.warning("closing connection from %s: %s", peer, e)
     except NotReadyError as e:
         log.info("closing connection from %s: %s (Kafka never answers it; the client times out)", peer, e)
-    except (ConnectionError, asyncio.IncompleteReadError):
+    except ConnectionError:
         pass
     except asyncio.CancelledError:
         raise
@@ -66,4 +83,8 @@ async def serve_connection(state: NodeState, reader: asyncio.StreamReader, write
                 f"(correlation id {request.correlation_id})") if request else "a request"
         log.exception("closing connection from %s: internal error handling %s", peer, what)
     finally:
+        try:
+            flush()
+        except Exception:   # the transport may already be gone; nothing more can be sent
+            pass
         writer.close()

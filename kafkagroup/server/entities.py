@@ -125,3 +125,35 @@ def to_entity(cls: type, values: Any) -> Any:
             value = convert(value)
         kwargs[name] = value
     return cls(**kwargs)
+
+
+@lru_cache(maxsize=None)
+def _null_plan(cls: type) -> tuple[tuple[str, bool, type | None, bool], ...]:
+    """Per field: (name, nullable, nested entity class or None, is an array)."""
+    hints = typing.get_type_hints(cls)
+    plan = []
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        nullable = type(None) in typing.get_args(hint) or f.metadata.get("tag") is not None
+        plan.append((f.name, nullable, _entity_class(hint), _is_array(hint)))
+    return tuple(plan)
+
+
+def null_field(entity: Any, path: str = "") -> str | None:
+    """The path of the first field that this version declares non-nullable but holds None (kio's readers
+    accept a null length for any string or array; Kafka's generated readers refuse it), else None."""
+    for name, nullable, nested, is_array in _null_plan(type(entity)):
+        value = getattr(entity, name)
+        where = f"{path}.{name}" if path else name
+        if value is None:
+            if not nullable:
+                return where
+            continue
+        if nested is not None:
+            for i, item in enumerate(value if is_array else (value,)):
+                found = null_field(item, f"{where}[{i}]" if is_array else where)
+                if found:
+                    return found
+        elif is_array and any(item is None for item in value):
+            return f"{where}[{next(i for i, item in enumerate(value) if item is None)}]"
+    return None

@@ -3,14 +3,15 @@
 Request headers and all bodies are read and written by kio's generated codecs; this module only chooses the header
 version (request header v2 for a flexible request, else v1; response header v1 for a flexible response,
 else v0 -- and always v0 for ApiVersions, KIP-511, so a client that sent a version the server does not
-know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``, and
-that the header and body consume it exactly).  The size prefix and the first eight header bytes (api key,
+know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``,
+that the header and body consume it exactly, and that no non-nullable field was sent as null: kio's
+readers accept a null length anywhere, Kafka's refuse it and close the connection).  The size prefix and the first eight header bytes (api key,
 version, correlation id: identical in every header version) are read with :mod:`struct`, because the
-header version to decode with depends on them.
+header version to decode with depends on them; so is the fixed response header (see
+:func:`encode_response`).
 """
 from __future__ import annotations
 
-import asyncio
 import io
 import struct
 from dataclasses import dataclass
@@ -22,9 +23,10 @@ from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
 
 from kafkagroup.server.config import DEFAULT_MAX_REQUEST_BYTES
+from kafkagroup.server.entities import null_field
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
-__all__ = ["FrameError", "Request", "read_frame", "decode_request", "encode_response", "DEFAULT_MAX_REQUEST_BYTES"]
+__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response", "DEFAULT_MAX_REQUEST_BYTES"]
 
 _SIZE = struct.Struct(">i")
 _HEADER_START = struct.Struct(">hhi")
@@ -45,21 +47,44 @@ class Request:
     body: Any            # the kio request entity; None for an ApiVersions of a version above the range
 
 
-async def read_frame(reader: asyncio.StreamReader, max_bytes: int) -> bytes | None:
-    """The next frame's payload, or None at a clean end of stream (no partial frame)."""
-    try:
-        prefix = await reader.readexactly(4)
-    except asyncio.IncompleteReadError as e:
-        if not e.partial:
+class FrameBuffer:
+    """Bytes received on a connection, cut into frames: ``feed`` what arrives, ``next_frame`` until None.
+
+    A connection reads whatever the socket has (many pipelined requests at once) and handles the frames
+    in order; the size is checked against ``socket.request.max.bytes`` as soon as its prefix is in, so an
+    absurd length is refused before anything is buffered for it.
+    """
+
+    __slots__ = ("_data", "_max_bytes")
+
+    def __init__(self, max_bytes: int) -> None:
+        self._data = bytearray()
+        self._max_bytes = max_bytes
+
+    def feed(self, chunk: bytes) -> None:
+        self._data += chunk
+
+    def next_frame(self) -> bytes | None:
+        """The next complete frame's payload (size prefix removed), or None until more bytes arrive."""
+        data = self._data
+        if len(data) < 4:
             return None
-        raise FrameError(f"connection closed inside a frame's size prefix ({len(e.partial)} of 4 bytes)") from None
-    (size,) = _SIZE.unpack(prefix)
-    if size < 0 or size > max_bytes:
-        raise FrameError(f"frame size {size} is outside 0..{max_bytes} (socket.request.max.bytes)")
-    try:
-        return await reader.readexactly(size)
-    except asyncio.IncompleteReadError as e:
-        raise FrameError(f"connection closed after {len(e.partial)} of a frame's {size} bytes") from None
+        (size,) = _SIZE.unpack_from(data)
+        if size < 0 or size > self._max_bytes:
+            raise FrameError(f"frame size {size} is outside 0..{self._max_bytes} (socket.request.max.bytes)")
+        if len(data) < 4 + size:
+            return None
+        frame = bytes(data[4:4 + size])
+        del data[:4 + size]
+        return frame
+
+    def check_end(self) -> None:
+        """At end of stream: a partial frame left over is an error."""
+        if len(self._data) >= 4:
+            (size,) = _SIZE.unpack_from(self._data)
+            raise FrameError(f"connection closed after {len(self._data) - 4} of a frame's {size} bytes")
+        if self._data:
+            raise FrameError(f"connection closed inside a frame's size prefix ({len(self._data)} of 4 bytes)")
 
 
 def decode_request(frame: bytes) -> Request:
@@ -78,6 +103,9 @@ def decode_request(frame: bytes) -> Request:
     body, body_used = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
     if used + body_used != len(frame):
         raise FrameError(f"{cls.__name__} v{version} ends at byte {used + body_used} of a {len(frame)}-byte frame")
+    null = null_field(body)
+    if null is not None:
+        raise FrameError(f"{cls.__name__} v{version}: non-nullable field {null} is null")
     return Request(api_key, version, correlation_id, header.client_id, body)
 
 

@@ -5,7 +5,8 @@ coordinator's and live in its store).  One replica, no compaction, no transactio
 
 A partition keeps the record batches (magic v2) a producer sent, as opaque bytes with two fields
 rewritten: ``baseOffset`` (the next offset of the partition) and ``partitionLeaderEpoch`` (0); the batch
-CRC covers neither (it starts at ``attributes``), so the client's checksum stays valid.  The batch's
+CRC covers neither (it starts at ``attributes``), so the client's checksum stays valid.  A retried batch
+of an idempotent producer is recognised and not appended twice.  The batch's
 ``lastOffsetDelta`` gives how many offsets it takes.  The high watermark is the last offset + 1 (every
 write is "replicated" at once).  A per-partition byte bound (``log.retention.bytes``) drops the oldest
 batches: the log start offset moves past them and fetching below it is OFFSET_OUT_OF_RANGE.
@@ -43,6 +44,8 @@ _MAGIC_AT = 16
 _CRC = struct.Struct(">I")              # @17, covers @21..end
 _LAST_OFFSET_DELTA = struct.Struct(">i")  # @23
 _MAX_TIMESTAMP = struct.Struct(">q")    # @35
+_PRODUCER = struct.Struct(">qhi")       # @43: producerId, producerEpoch, baseSequence
+_RECENT_BATCHES_PER_PRODUCER = 5        # Kafka's ProducerStateEntry keeps the last 5 batches' metadata
 
 
 class BatchError(ValueError):
@@ -92,12 +95,28 @@ class PartitionLog:
     size_bytes: int = 0
     batches: list[bytes] = field(default_factory=list)
     bases: list[int] = field(default_factory=list)
+    # idempotent producers: producer id -> recent (epoch, base sequence, base offset), newest last
+    producers: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
 
     def append(self, batches: list[bytearray]) -> int:
-        """Append checked batches; return the base offset of the first.  Oldest batches beyond the byte
-        bound are dropped (the newest batch is always kept)."""
-        first = self.high_watermark
+        """Append checked batches; return the base offset of the first.  A batch an idempotent producer
+        sends again (same producer id, epoch and base sequence as one of its last five: a retry whose
+        first answer was lost) is not appended twice; its original base offset is answered, as Kafka does.
+        Sequence gaps are not checked.  Oldest batches beyond the byte bound are dropped (the newest batch
+        is always kept)."""
+        first = None
         for batch in batches:
+            producer_id, epoch, sequence = _PRODUCER.unpack_from(batch, 43)
+            if producer_id >= 0 and sequence >= 0:
+                recent = self.producers.setdefault(producer_id, [])
+                duplicate = next((o for e, q, o in recent if e == epoch and q == sequence), None)
+                if duplicate is not None:
+                    first = duplicate if first is None else first
+                    continue
+                recent.append((epoch, sequence, self.high_watermark))
+                del recent[:-_RECENT_BATCHES_PER_PRODUCER]
+            if first is None:
+                first = self.high_watermark
             _BASE_OFFSET.pack_into(batch, 0, self.high_watermark)
             _LEADER_EPOCH.pack_into(batch, 12, 0)
             (delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
@@ -109,7 +128,7 @@ class PartitionLog:
             self.size_bytes -= len(self.batches[0])
             del self.batches[0], self.bases[0]
             self.log_start_offset = self.bases[0]
-        return first
+        return self.high_watermark if first is None else first
 
     def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
         """Whole batches from the one holding ``offset``, up to ``max_bytes`` (the first batch even if

@@ -178,11 +178,12 @@ class KafkaWire:
             return False
 
 
-def record_batch(values: list[bytes], *, timestamp: int = 1_700_000_000_000, producer_id: int = -1) -> bytes:
+def record_batch(values: list[bytes], *, timestamp: int = 1_700_000_000_000, producer_id: int = -1,
+                 base_sequence: int = 0) -> bytes:
     """A magic-v2 record batch as a producer sends it (kafka-python's builder; base offset 0)."""
     builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
                                         producer_id=producer_id, producer_epoch=0 if producer_id >= 0 else -1,
-                                        base_sequence=0 if producer_id >= 0 else -1, batch_size=1 << 24)
+                                        base_sequence=base_sequence if producer_id >= 0 else -1, batch_size=1 << 24)
     for i, value in enumerate(values):
         builder.append(i, timestamp=timestamp + i, key=None, value=value, headers=[])
     return bytes(builder.build())

@@ -192,3 +192,47 @@ def test_hostile_frames_then_a_real_client_still_joins(caplog):
             consumer.close()
     finally:
         s.stop()
+
+
+def _nulled(frame: bytes, after: bytes, width: int, null: bytes) -> bytes:
+    """``frame`` with the length prefix (``width`` bytes) that follows ``after`` replaced by ``null``, the
+    rest of that field's bytes left in place (they are then trailing bytes or garbage: either way the
+    request must be refused)."""
+    i = frame.index(after) + len(after)
+    out = frame[4:i] + null + frame[i + width:]
+    return struct.pack(">i", len(out)) + out
+
+
+NULL_CASES = {
+    # JoinGroup v9: protocols (compact array) null: varint 0
+    "join v9 protocols": (encode_request(11, 9, 1, body(11, 9, group_id="g", session_timeout=6000,
+        rebalance_timeout=6000, member_id="", group_instance_id=None, protocol_type="consumer", protocols=(),
+        reason=None)), b"consumer", 1, b"\x00"),
+    # JoinGroup v0: protocols (int32 array) null: -1
+    "join v0 protocols": (encode_request(11, 0, 1, body(11, 0, group_id="g", session_timeout=6000, member_id="",
+        protocol_type="consumer", protocols=())), b"consumer", 4, b"\xff\xff\xff\xff"),
+    # Heartbeat v0: group id (int16 string) null: -1
+    "heartbeat v0 group id": (encode_request(12, 0, 1, body(12, 0, group_id="gg", generation_id=1, member_id="m")),
+                              b"test", 2, b"\xff\xff"),
+    # OffsetCommit v8: topics null
+    "commit v8 topics": (encode_request(8, 8, 1, body(8, 8, group_id="g", generation_id_or_member_epoch=-1,
+        member_id="mm", group_instance_id=None, topics=())), b"mm\x00", 1, b"\x00"),
+}
+
+
+def test_null_where_kafka_forbids_it_closes_with_the_field_named(caplog):
+    caplog.set_level(logging.INFO, logger="kafkagroup.server")
+    s = ServerThread()
+    try:
+        for name, (frame_, after, width, null) in NULL_CASES.items():
+            caplog.clear()
+            sock = socket.create_connection(s.address)
+            sock.sendall(_nulled(frame_, after, width, null))
+            sock.settimeout(10)
+            assert sock.recv(100) == b"", name
+            sock.close()
+            line = wait_for_log(caplog, "closing connection")
+            assert "is null" in line or "malformed" in line or "ends at byte" in line, (name, line)
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    finally:
+        s.stop()

@@ -106,3 +106,28 @@ def test_absurd_but_well_formed_requests_of_every_api(caplog):
         probe.close()
     finally:
         s.stop()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=300), max_size=20), st.data())
+def test_frame_buffer_cuts_any_chunking_into_the_frames_sent(payloads, data):
+    from kafkagroup.server.framing import FrameBuffer
+    stream = b"".join(struct.pack(">i", len(p)) + p for p in payloads)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
+    buffer, got = FrameBuffer(300), []
+    for start, end in zip([0, *cuts], [*cuts, len(stream)]):
+        buffer.feed(stream[start:end])
+        while (frame := buffer.next_frame()) is not None:
+            got.append(frame)
+    buffer.check_end()
+    assert got == payloads
+    partial = FrameBuffer(300)
+    partial.feed(stream + b"\x00\x00")
+    while partial.next_frame() is not None:
+        pass
+    with pytest.raises(FrameError, match="size prefix"):
+        partial.check_end()
+    with pytest.raises(FrameError, match="outside 0..300"):
+        too_big = FrameBuffer(300)
+        too_big.feed(struct.pack(">i", 301))
+        too_big.next_frame()

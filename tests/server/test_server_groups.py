@@ -260,3 +260,32 @@ def test_join_naming_one_protocol_twice_keeps_the_server_alive(server):
         assert commit(other, 9, "after-dup-offsets", {("t", 0): 1}).topics[0].partitions[0].error_code == NONE
     finally:
         other.close()
+
+
+def test_stopping_answers_parked_joins_not_coordinator_and_keeps_commits(tmp_path):
+    from server_wire import ServerThread
+    store = str(tmp_path / "g.sqlite")
+    s = ServerThread(topics={"t": 1}, store=store, config={"group.initial.rebalance.delay.ms": 0})
+    a, b = KafkaWire(s.address), KafkaWire(s.address)
+    try:
+        ma = join_fully(a, 9, "stop").member_id
+        sync(a, 5, "stop", 1, ma, [(ma, b"")])
+        assert commit(a, 9, "stop", {("t", 0): 99}, 1, ma).topics[0].partitions[0].error_code == NONE
+        described = a.request(DESCRIBE, 5, body(DESCRIBE, 5, groups=("stop",), include_authorized_operations=False))
+        assert described.groups[0].members[0].client_host == "/127.0.0.1"      # as Kafka records it
+        mb = join(b, 9, "stop").member_id
+        b.send(JOIN, 9, body(JOIN, 9, group_id="stop", session_timeout=10_000, rebalance_timeout=10_000, member_id=mb,
+                             group_instance_id=None, protocol_type="consumer", reason=None,
+                             protocols=(nested(JOIN, 9, "JoinGroupRequestProtocol", name="range", metadata=b""),)))
+        s.stop()
+        assert b.receive().error_code in (15, 16)   # the coordinator's retriable answer: clients look for it again
+    finally:
+        a.close()
+        b.close()
+    again = ServerThread(topics={"t": 1}, store=store)
+    w = KafkaWire(again.address)
+    try:
+        assert fetch_offsets(w, 8, "stop", [("t", 0)])[("t", 0)][0] == 99
+    finally:
+        w.close()
+        again.stop()
