@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 from kio.schema.errors import ErrorCode as KioErrorCode
 
-__all__ = ["to_entity", "field_names"]
+__all__ = ["to_entity", "null_field"]
 
 _NEUTRAL: Mapping[str, Any] = {
     "throttle_time": 0,
@@ -104,11 +104,6 @@ def _plan(cls: type) -> tuple[tuple[str, Callable[[Any], Any] | None, Any], ...]
                 default = convert(default)
         plan.append((f.name, convert, default))
     return tuple(plan)
-
-
-def field_names(cls: type) -> frozenset[str]:
-    """The fields this version of the entity has."""
-    return frozenset(name for name, _, _ in _plan(cls))
 
 
 def to_entity(cls: type, values: Any) -> Any:

@@ -22,11 +22,10 @@ from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
 
-from kafkagroup.server.config import DEFAULT_MAX_REQUEST_BYTES
 from kafkagroup.server.entities import null_field
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
-__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response", "DEFAULT_MAX_REQUEST_BYTES"]
+__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response"]
 
 _SIZE = struct.Struct(">i")
 _HEADER_START = struct.Struct(">hhi")

@@ -43,7 +43,11 @@ _LEADER_EPOCH = struct.Struct(">i")     # @12
 _MAGIC_AT = 16
 _CRC = struct.Struct(">I")              # @17, covers @21..end
 _LAST_OFFSET_DELTA = struct.Struct(">i")  # @23
+_ATTRIBUTES = struct.Struct(">h")       # @21: compression in bits 0-2, log-append time in bit 3
+_BASE_TIMESTAMP = struct.Struct(">q")   # @27
 _MAX_TIMESTAMP = struct.Struct(">q")    # @35
+_RECORD_COUNT = struct.Struct(">i")     # @57
+_COMPRESSION_MASK, _LOG_APPEND_TIME = 0x07, 0x08
 _PRODUCER = struct.Struct(">qhi")       # @43: producerId, producerEpoch, baseSequence
 _RECENT_BATCHES_PER_PRODUCER = 5        # Kafka's ProducerStateEntry keeps the last 5 batches' metadata
 
@@ -149,24 +153,74 @@ class PartitionLog:
         return self.log_start_offset <= offset <= self.high_watermark
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
-        """(offset, timestamp) of the first batch whose max timestamp is >= ``timestamp``, else (-1, -1) as
-        Kafka answers.  Batch granularity: Kafka answers the first such *record*; an opaque log gives the
-        batch's base offset and its max timestamp (a consumer seeking there skips earlier records itself)."""
+        """(offset, timestamp) of the first record whose timestamp is >= ``timestamp``, else (-1, -1), as
+        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first
+        such record inside.  In a compressed batch (records not read here) the batch's base offset and max
+        timestamp stand for the record (a consumer seeking there skips earlier records itself)."""
         for base, batch in zip(self.bases, self.batches):
-            (ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
-            if ts >= timestamp:
-                return base, ts
+            (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
+            if max_ts >= timestamp:
+                records = record_timestamps(batch)
+                if records is None:
+                    return base, max_ts
+                return next(((base + d, ts) for d, ts in records if ts >= timestamp), (base, max_ts))
         return -1, -1
 
     def max_timestamp(self) -> tuple[int, int]:
-        """(offset, timestamp) for ListOffsets' MAX_TIMESTAMP (KIP-734), at batch granularity: the base
-        offset of the batch holding the largest max timestamp; (-1, -1) when empty."""
-        best = (-1, -1)
+        """(offset, timestamp) for ListOffsets' MAX_TIMESTAMP (KIP-734): the first record holding the largest
+        timestamp (batch base offset for a compressed batch); (-1, -1) when empty."""
+        best = (-1, -1, b"")
         for base, batch in zip(self.bases, self.batches):
-            (ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
-            if ts > best[1]:
-                best = (base, ts)
-        return best
+            (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
+            if max_ts > best[1]:
+                best = (base, max_ts, batch)
+        base, max_ts, batch = best
+        records = record_timestamps(batch) if batch else None
+        if records is None:
+            return base, max_ts
+        return next(((base + d, ts) for d, ts in records if ts == max_ts), (base, max_ts))
+
+
+def _varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
+    """A zigzag varint (record fields) at ``pos``: (value, position after it)."""
+    shift = raw = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 10 bytes")
+
+
+def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
+    """(offset delta, timestamp) of every record of an uncompressed v2 batch, in order; None for a
+    compressed batch, or one whose records do not parse (its CRC is the client's; the records are not
+    checked at produce time)."""
+    (attributes,) = _ATTRIBUTES.unpack_from(batch, 21)
+    (last_delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
+    (base_ts,) = _BASE_TIMESTAMP.unpack_from(batch, 27)
+    (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
+    if attributes & _COMPRESSION_MASK:
+        return None
+    if attributes & _LOG_APPEND_TIME:        # every record carries the batch's (max) timestamp
+        return [(d, max_ts) for d in range(last_delta + 1)]
+    (count,) = _RECORD_COUNT.unpack_from(batch, 57)
+    out = []
+    pos = _BATCH_OVERHEAD
+    try:
+        for _ in range(count):
+            length, pos = _varint(batch, pos)
+            end = pos + length
+            ts_delta, pos = _varint(batch, pos + 1)       # after the record's attributes byte
+            offset_delta, pos = _varint(batch, pos)
+            out.append((offset_delta, base_ts + ts_delta))
+            pos = end
+    except (IndexError, ValueError):
+        return None
+    return out
 
 
 class InMemoryLog:

@@ -1,7 +1,7 @@
 """What every handler of one ``kafkagroup serve`` node shares: its address, the coordinator, the log."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kafkagroup.coordinator.coordinator import GroupCoordinator
@@ -20,5 +20,4 @@ class NodeState:
     port: int
     coordinator: GroupCoordinator
     log: InMemoryLog
-    next_producer_id: int = 1000
-    producer_epochs: dict[str, tuple[int, int]] = field(default_factory=dict)
+    next_producer_id: int = 1000        # InitProducerId hands out 1000, 1001, ...

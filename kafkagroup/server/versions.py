@@ -1,7 +1,7 @@
 """The APIs and versions ``kafkagroup serve`` advertises, and their kio request/response classes.
 
-Each range overlaps every client's under test (Java kafka-clients 3.9, librdkafka 2.x, kafka-python 3.0,
-aiokafka 0.14; checked against their sources).  Fetch stops at 12 (13+ names topics by id only) and needs
+The ranges are issue 11's, chosen to overlap every client under test (Java kafka-clients 3.9, librdkafka
+2.x, kafka-python 3.0, aiokafka 0.14); the real-client tests run all four against them.  Fetch stops at 12 (13+ names topics by id only) and needs
 no fetch sessions (the server answers session id 0, which every client accepts).  A request for a
 version outside its range closes the connection, as a broker does -- except ApiVersions, whose clients
 probe with their newest version and are told the truth with a v0 body (KIP-511).

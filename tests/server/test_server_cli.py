@@ -2,7 +2,6 @@
 and mistakes answered without a traceback."""
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -22,7 +21,10 @@ def start(*args: str) -> tuple[subprocess.Popen, tuple[str, int]]:
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     match = re.fullmatch(r"kafkagroup serve: listening on (127\.0\.0\.1):(\d+)\n", line)
-    assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
+    if not match:
+        proc.kill()                                   # never leave a server behind
+        _, err = proc.communicate(timeout=30)
+        raise AssertionError(f"first line {line!r}; stderr: {err[-2000:]}")
     return proc, (match.group(1), int(match.group(2)))
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 import uuid
 
-import pytest
-from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords
 
 from server_wire import KafkaWire, ServerThread, body, nested, record_batch
@@ -75,6 +73,10 @@ def test_api_versions_lists_the_issue_ranges_and_answers_newer_with_v0(server):
         wire.pending.append((API_VERSIONS, 77, 4242))
         r = wire.receive(response_version=0)
         assert r.error_code == UNSUPPORTED and {k.api_key for k in r.api_keys} == set(ADVERTISED)
+        # KIP-511: v3+ must name the client software with [a-zA-Z0-9] at both ends, '.' and '-' inside
+        bad = wire.request(API_VERSIONS, 3, body(API_VERSIONS, 3, client_software_name="-x",
+                                                 client_software_version="1"))
+        assert bad.error_code == INVALID_REQUEST and bad.api_keys == ()
         # and the connection stays usable
         assert wire.request(API_VERSIONS, 3, body(API_VERSIONS, 3, client_software_name="t",
                                                   client_software_version="1")).error_code == NONE
@@ -108,9 +110,10 @@ def test_produce_then_fetch_every_version(server):
         for v in range(1, 8):
             assert list_offset(wire, v, "t", 1, -2).offset == 0
             assert list_offset(wire, v, "t", 1, -1).offset == hw
-        assert list_offset(wire, 7, "t", 1, -3).offset == 21       # the last batch holds the largest timestamp
-        found = list_offset(wire, 5, "t", 1, 1_700_000_000_201)   # batch 2 (offsets 3-5) spans ...200-202
-        assert (found.offset, found.timestamp) == (3, 1_700_000_000_202)
+        top = list_offset(wire, 7, "t", 1, -3)             # the last record holds the largest timestamp
+        assert (top.offset, top.timestamp) == (27, 1_700_000_000_606)
+        found = list_offset(wire, 5, "t", 1, 1_700_000_000_201)   # batch 2: offsets 3-5 at ...200, 201, 202
+        assert (found.offset, found.timestamp) == (4, 1_700_000_000_201)
         assert list_offset(wire, 5, "t", 1, 1_800_000_000_000).offset == -1
         assert list_offset(wire, 5, "nope", 0, -1).error_code == UNKNOWN
     finally:

@@ -2,7 +2,6 @@
 structurally valid but absurd requests of every API against a live server."""
 from __future__ import annotations
 
-import io
 import logging
 import socket
 import struct

@@ -92,3 +92,35 @@ def test_topics_and_auto_creation():
         log.create("..")
     with pytest.raises(ValueError, match="at least 1"):
         log.create("zero", 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_offsets_for_times_match_a_record_scan(seed):
+    """ListOffsets by timestamp and MAX_TIMESTAMP against a scan of every record (timestamps not monotonic,
+    as producers may send them); in a compressed batch the batch's base offset and max timestamp stand in."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    rng = random.Random(seed)
+    log = PartitionLog(1 << 30)
+    records: list[tuple[int, int, int | None]] = []      # (offset, timestamp, base if its batch is compressed)
+    batch_max: dict[int, int] = {}
+    for _ in range(30):
+        stamps = [rng.randint(0, 1000) for _ in range(rng.randint(1, 6))]
+        b = DefaultRecordBatchBuilder(magic=2, compression_type=rng.choice([0, 0, 1]), is_transactional=False,
+                                      producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 24)
+        for i, ts in enumerate(stamps):
+            b.append(i, timestamp=ts, key=None, value=b"v" * rng.randint(0, 300), headers=[])
+        raw = bytes(b.build())
+        compressed = raw[22] & 0x07 != 0                 # kafka-python keeps a batch raw if gzip does not shrink it
+        base = log.append(split_batches(raw))
+        batch_max[base] = max(stamps)
+        records += [(base + i, ts, base if compressed else None) for i, ts in enumerate(stamps)]
+
+    def expected(offset: int, ts: int, compressed_base: int | None) -> tuple[int, int]:
+        return (offset, ts) if compressed_base is None else (compressed_base, batch_max[compressed_base])
+
+    assert any(c is not None for _, _, c in records) and any(c is None for _, _, c in records)
+    for target in range(0, 1002, 7):
+        first = next(((o, ts, c) for o, ts, c in records if ts >= target), None)
+        assert log.offset_for_timestamp(target) == (expected(*first) if first else (-1, -1)), target
+    top = max(ts for _, ts, _ in records)
+    assert log.max_timestamp() == expected(*next(r for r in records if r[1] == top))

@@ -7,6 +7,7 @@ answered INVALID_REQUEST with a message saying so.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from typing import Any
 
@@ -21,12 +22,22 @@ __all__ = ["HANDLERS"]
 log = logging.getLogger("kafkagroup.server")
 UNKNOWN_TOPIC_ID = 100
 _GROUP_KEY, _TRANSACTION_KEY = 0, 1
+# KIP-511: what a v3+ ApiVersions request may name as the client's software and version
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?")
 _API_KEYS = [{"api_key": k, "min_version": lo, "max_version": hi} for k, (_, lo, hi) in sorted(SUPPORTED.items())]
 
 
 def _api_versions(state: NodeState, req: Request, peer: str) -> Any:
-    error = ErrorCode.UNSUPPORTED_VERSION if req.body is None else ErrorCode.NONE
-    return {"error_code": error, "api_keys": _API_KEYS}
+    if req.body is None:
+        # A version above the range: a v0 body with UNSUPPORTED_VERSION and the full list, as the issue
+        # specifies (Kafka's broker lists only ApiVersions' own range there; clients read just that entry).
+        return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": _API_KEYS}
+    if req.api_version >= 3 and not (_SOFTWARE.fullmatch(req.body.client_software_name)
+                                     and _SOFTWARE.fullmatch(req.body.client_software_version)):
+        log.info("ApiVersions from %s: invalid client software name/version %r %r", peer,
+                 req.body.client_software_name, req.body.client_software_version)
+        return {"error_code": ErrorCode.INVALID_REQUEST, "api_keys": ()}
+    return {"error_code": ErrorCode.NONE, "api_keys": _API_KEYS}
 
 
 def _topic(state: NodeState, name: str, error: int = ErrorCode.NONE) -> dict[str, Any]:
