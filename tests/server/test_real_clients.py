@@ -240,10 +240,14 @@ def test_cooperative_sticky_never_stops_kept_partitions(broker, consumers, clien
     marks = {m.name: m.mark() for m in (a, b)}
     c = consumers.start(clients[2], server.bootstrap, group, topics, name=f"{clients[2]}-2",
                         strategy="cooperative-sticky")
-    wait_settled([a, b, c], partitions(topics))
+    # KIP-429 may take more than one round to reach 4/4/4 (the leader withholds, owners revoke, a follow-up
+    # round hands over; a round can run while one owner is still revoking), and each round's exact sharing
+    # is "settled" for a moment: wait for the balanced end state, then judge every callback on the way.
+    wait_until(lambda: settled([a, b, c], partitions(topics))
+               and sorted(map(len, (a.owned, b.owned, c.owned))) == [4, 4, 4], JOIN_S,
+               lambda: f"4/4/4 (now {[sorted(m.owned) for m in (a, b, c)]})")
     for m in (a, b):
         kept_never_revoked(m, marks[m.name], before[m.name])
-    assert sorted(map(len, (a.owned, b.owned, c.owned))) == [4, 4, 4]
 
     before = {m.name: m.owned for m in (a, b)}
     marks = {m.name: m.mark() for m in (a, b)}
