@@ -23,13 +23,18 @@ What the model assumes, and why:
 * The application closes a consumer whose poll raised a fatal error (``FencedInstanceIdException``: another
   process now holds its ``group.instance.id``, e.g. a crashed incarnation's JoinGroup still in flight),
   one poll delay after the error, as a Java application must; until then it keeps its partitions, as Java does.
-* A static instance always starts with the subscription it last had, and partitions are added only while no
-  static instance is down but possibly still in the group (down for less than its session timeout).  Kafka
-  does not rebalance when a static member rejoins a Stable group (KIP-345: only a change of the selected
-  protocol triggers one), and a returning static leader skips the assignment (KIP-814) and takes the
-  metadata it sees at its return as the metadata of the group's assignment; so a restart under other topics,
-  or after partitions were added while the instance was away, leaves partitions unassigned until the next
-  change, in Kafka as here (``GroupMember._on_leader_elected``).
+* A static instance starts with the subscription it last had, and an instance the group may still hold
+  (down for less than its session timeout) comes back only once the group has caught up with the last
+  change (partitions added, a subscription changed, a static member gone down in the middle of a rebalance
+  or of a cooperative handover): a rebalance completed since, every running member stable and on the
+  current metadata.  Kafka does not rebalance when a static member rejoins a Stable group
+  (KIP-345: only a change of the selected protocol triggers one), and a returning static leader skips the
+  assignment (KIP-814) and takes the metadata it sees on its return as the metadata of the group's
+  assignment; so an instance that returns before the group has caught up -- under topics the group has not
+  seen, after partitions the group has not assigned yet, or in place of a member that had revoked partitions
+  for a follow-up rebalance it never asked for (its restarted process owns nothing and has nothing to
+  revoke, so nobody triggers it) -- leaves partitions unassigned until the next change, in Kafka as here
+  (``GroupMember._on_leader_elected``).
 """
 from __future__ import annotations
 
@@ -40,7 +45,9 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from kafkagroup.client import ClusterMetadata, GroupMember
+from kafkagroup.client.member import MemberState
 from kafkagroup.coordinator import GroupCoordinator
+from kafkagroup.coordinator.group import GroupState
 from kafkagroup.messages.clock import ManualClock
 from kafkagroup.structs import TopicPartition
 
@@ -146,11 +153,36 @@ def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic")
     static_share = 0.25 if membership == "dynamic" else 0.8
     instance_topics = {f"s{i}": list(rng.choice(TOPIC_SETS)) for i in range(6)}
     away: dict[str, int] = {}        # static instance -> time until which the group may still hold it
+    changed_at: list[int | None] = [None]   # generation at the last change the group has not caught up with
+
+    def note_change() -> None:
+        group = coordinator.group("g")
+        changed_at[0] = group.generation_id if group is not None else 0
+
+    def caught_up() -> bool:
+        group = coordinator.group("g")
+        if changed_at[0] is None or group is None or not group.members:
+            return True
+        running = [m for m in members.values() if m.alive]
+        # _metadata: the member's metadata snapshot (no public accessor; tests only)
+        if group.state is GroupState.STABLE and group.generation_id > changed_at[0] and all(
+                m.state is MemberState.STABLE and not m.rejoin_pending and m._metadata.version == cluster.version
+                for m in running):
+            changed_at[0] = None
+        return changed_at[0] is None
+
+    def may_start(instance: str) -> bool:
+        return away.get(instance, -1) < clock.now_ms() or caught_up()
 
     def went_down(key: str) -> None:
         instance = key.split("#")[0]
         if instance in instance_topics:
-            away[instance] = clock.now_ms() + members[key].config.session_timeout_ms + 1
+            member = members[key]
+            away[instance] = clock.now_ms() + member.config.session_timeout_ms + 1
+            group = coordinator.group("g")
+            if member.rejoin_pending or member.state is not MemberState.STABLE or (
+                    group is not None and group.state is not GroupState.STABLE):
+                note_change()     # it went down in the middle of a rebalance or of a cooperative handover
 
     def start(instance: str | None = None) -> None:
         name = instance or f"m{next(dynamic_names)}"
@@ -184,7 +216,7 @@ def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic")
 
     def free_instance() -> str | None:
         running = {k.split("#")[0] for k, m in members.items() if m.alive}
-        free = [i for i in instance_topics if i not in running]
+        free = [i for i in instance_topics if i not in running and may_start(i)]
         return rng.choice(free) if free else None
 
     for _ in range(rng.randint(1, 5)):
@@ -212,7 +244,7 @@ def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic")
             went_down(key)
             stats.actions["crash"] += 1
             instance = key.split("#")[0]
-            if instance in instance_topics and rng.random() < .7:
+            if instance in instance_topics and rng.random() < .7 and may_start(instance):
                 start(instance)           # the same static instance restarts at once
         elif r < .32 and live:
             key = rng.choice(live)
@@ -221,12 +253,14 @@ def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic")
             instance = key.split("#")[0]
             if instance in instance_topics:
                 instance_topics[instance] = topics
+            note_change()
             stats.actions["subscribe"] += 1
         elif r < .36:
             topic = rng.choice("abc")
             count = cluster.partitions_per_topic[topic] + rng.randint(1, 4)
-            if count <= 40 and all(until < clock.now_ms() for until in away.values()):
+            if count <= 40:
                 cluster.set_partitions(topic, count)
+                note_change()
                 stats.actions["add_partitions"] += 1
             for key in live:
                 if rng.random() < .5:
