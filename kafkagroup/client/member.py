@@ -790,6 +790,9 @@ class GroupMember:
             if self.generation != sent:
                 return   # answer for an older generation: ignore
             if err is _E.FENCED_INSTANCE_ID:
+                # Java resets state and generation first (resetStateOnResponseError), then raises: the
+                # instance id belongs to another process now, so close() reports the partitions lost
+                self._reset_generation(reset_member_id=True)
                 self._fatal(err, "Heartbeat")
                 return
             self._reset_generation(reset_member_id=err is _E.UNKNOWN_MEMBER_ID)
@@ -941,12 +944,14 @@ class GroupMember:
         self._cancel("request_timeout")
 
     def _fatal(self, code: ErrorCode, api: str) -> None:
+        """Stop for good.  State and generation stay as the failed request left them, as in Java: after a fatal
+        JoinGroup/SyncGroup the rebalance is still in progress, so the application's close() (onLeavePrepare)
+        reports the owned partitions lost -- another member may own them already -- rather than revoked."""
         err = FatalMemberError(code, api, self.name)
         self.fatal_error = err
         self.errors.append(err)
         self._pending_error = self._pending_error or err
         self._round = None
-        self.state = MemberState.UNJOINED
         self._stop()
         self._notify("fatal", err)
 
