@@ -201,6 +201,15 @@ def print_results(console: Console, label: str, group: GroupFile, rows: list[tup
                   f"here; the other {total - claimed:,} are assigned without counting as moved.")
 
 
+def check_writable(path: str) -> None:
+    """Fail before the work when an output file cannot be created (a missing directory, a directory)."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"cannot write {path}: Is a directory")
+    if not target.parent.is_dir():
+        raise UsageError(f"cannot write {path}: No such file or directory")
+
+
 def write_plot(path: str, group: GroupFile, rows: list[tuple[str, AssignmentResult]], title: str) -> None:
     from kafkagroup.plots import plot_assignment   # matplotlib loads only for --plot
 
@@ -224,6 +233,8 @@ def cmd_assign(args: argparse.Namespace) -> int:
                          "kafkagroup assign --example-json prints one")
     if args.summary and args.all_members:
         raise UsageError("assign: --summary and --all-members exclude each other")
+    if args.plot:
+        check_writable(args.plot)
     try:
         group = load_group_file(args.group)
     except KafkaGroupError as e:
@@ -231,10 +242,13 @@ def cmd_assign(args: argparse.Namespace) -> int:
     for message in group.warnings:
         warn(f"{args.group}: {message}")
     names = [args.strategy] if args.strategy else strategies()
-    results = run_strategies(group, names, strict=not args.lenient)
+    try:
+        results = run_strategies(group, names, strict=not args.lenient)
+    except KafkaGroupError as e:      # what only the model sees (a claim past a topic's end, shared instance ids)
+        raise UsageError(f"{args.group}: {e}") from None
     summary = args.summary or (not args.all_members and len(group.members) > SUMMARY_MEMBERS)
     if args.plot:
-        write_plot(args.plot, group, results, title=args.group)
+        write_plot(args.plot, group, results, title=Path(args.group).name)
     if args.format == "json":
         print(json.dumps({n: result_json(r, summary=summary) for n, r in results}, indent=2))
         return 0

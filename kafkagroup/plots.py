@@ -5,7 +5,7 @@
   (red) below it, the even share as a dashed line.
 - :func:`plot_compare` (``kafkagroup spark-plan --compare --plot``): per strategy, how moves are
   distributed over the groups of a fleet (cumulative share of groups by partitions moved) and the
-  fleet's total moves next to the lower bound where the engine knows it.
+  fleet's total moves with the lower bound summed over the groups where the engine knows it.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from kafkagroup.api import AssignmentResult
     from kafkagroup.groupfile import GroupFile
 
-KEPT, GAINED, LOST, BOUND = "#9aa5b1", "#2b7bba", "#d6604d", "#222222"
+KEPT, GAINED, LOST = "#9aa5b1", "#2b7bba", "#d6604d"
+LINE_STYLES = ("-", "--", "-.", ":")
 STRATEGY_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
 
 
@@ -73,7 +74,7 @@ def plot_assignment(group: "GroupFile", rows: Sequence[tuple[str, "AssignmentRes
         if not labelled:                         # many members: order by load after, busiest first
             order = np.lexsort((-moves["lost"], -moves["after"]))
             moves = {k: v[order] for k, v in moves.items()}
-        bar = 0.8 if members < 400 else 1.0
+        bar = 0.8 if members < 100 else 1.0
         ax.bar(x, moves["kept"], bar, color=KEPT, linewidth=0)
         ax.bar(x, moves["gained"], bar, bottom=moves["kept"], color=GAINED, linewidth=0)
         ax.bar(x, -moves["lost"], bar, color=LOST, linewidth=0)
@@ -124,8 +125,10 @@ def plot_compare(frame: Any, path: str, title: str = "") -> None:
         top = max(top, int(moved[-1]))
         share = np.arange(1, len(moved) + 1) / len(moved)
         color = STRATEGY_COLORS[i % len(STRATEGY_COLORS)]
+        # strategies often coincide (sticky and cooperative-sticky): styles keep every line visible
         left.step(np.concatenate([[0], moved]), np.concatenate([[0], share]), where="post", color=color,
-                  linewidth=2, label=f"{name} (median {np.median(moved):g}, max {moved[-1]:,})")
+                  linewidth=max(3.2 - 0.7 * i, 1.2), linestyle=LINE_STYLES[i % len(LINE_STYLES)],
+                  label=f"{name} (median {np.median(moved):g}, max {moved[-1]:,})")
     left.set_xscale("symlog", linthresh=1)
     left.set_xlim(0, top * 1.3)
     left.set_ylim(0, 1.02)
@@ -133,7 +136,7 @@ def plot_compare(frame: Any, path: str, title: str = "") -> None:
     left.set_ylabel("share of groups moving at most that many")
     left.set_title("distribution of moves over the fleet's groups", loc="left", fontsize=11)
     left.grid(alpha=0.3)
-    left.legend(loc="lower right", fontsize=9, frameon=False)
+    left.legend(loc="center left", fontsize=9, frameon=True, framealpha=0.9, edgecolor="none")
 
     totals = [int(ok.loc[ok["strategy"] == n, "moved"].sum()) for n in names]
     colors = [STRATEGY_COLORS[i % len(STRATEGY_COLORS)] for i in range(len(names))]
@@ -141,24 +144,24 @@ def plot_compare(frame: Any, path: str, title: str = "") -> None:
     for rect, total in zip(bars, totals):
         right.annotate(f"{total:,}", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
                        ha="center", va="bottom", fontsize=9, xytext=(0, 2), textcoords="offset points")
-    for i, n in enumerate(names):
+    labels = []
+    for n in names:
         rows = ok[ok["strategy"] == n]
         known = rows["moved_lower_bound"].notna()
-        if known.all() and len(rows):
-            bound = int(rows["moved_lower_bound"].sum())
-            right.hlines(bound, i - 0.4, i + 0.4, color=BOUND, linewidth=2,
-                         label="lower bound (groups where known)" if i == 0 else None)
-        elif known.any():
-            right.annotate(f"bound known for {int(known.sum()):,} of {len(rows):,} groups", (i, 0), ha="center",
-                           va="bottom", fontsize=7, rotation=90, xytext=(0, 4), textcoords="offset points",
-                           color="white")
-    right.set_ylabel("partitions moved, whole fleet")
+        bound = int(rows["moved_lower_bound"].sum())      # nulls (no bound known) are skipped
+        if not known.any():
+            labels.append(f"{n}\nno lower bound known")
+        else:
+            where = "all groups" if known.all() else f"{int(known.sum()):,} of {len(rows):,} groups"
+            labels.append(f"{n}\nlower bound {bound:,}\n({where})")
+    right.set_xticks(np.arange(len(names)))
+    right.set_xticklabels(labels, fontsize=8)
+    right.set_yscale("symlog", linthresh=1)       # totals differ by orders of magnitude between strategies
+    right.set_ylim(0, max(max(totals, default=1), 1) * 4)
+    right.set_ylabel("partitions moved, whole fleet (symlog scale)")
     right.set_title("total moves per strategy", loc="left", fontsize=11)
     right.grid(axis="y", alpha=0.3)
     right.set_axisbelow(True)
-    if right.get_legend_handles_labels()[0]:
-        right.legend(loc="upper right", fontsize=9, frameon=False)
-    right.tick_params(axis="x", labelsize=9)
     for ax in (left, right):
         ax.spines[["top", "right"]].set_visible(False)
     failed = int(frame["error"].notna().sum())

@@ -184,17 +184,22 @@ def is_local_master(master: str | None) -> bool:
     return master is None or master.startswith("local")
 
 
+def set_executor_python(master: str | None) -> None:
+    """Local executors are children of this process: unless PYSPARK_PYTHON says otherwise, run them on
+    this interpreter, which has kafkagroup. A cluster's executors need their own interpreter
+    (PYSPARK_PYTHON or spark.pyspark.python, README "Running on a real cluster"): this one's path means
+    nothing on their machines, so it is not set for them."""
+    if is_local_master(master):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
 def _session(master: str | None, conf: list[tuple[str, str]] = ()) -> tuple[Any, bool]:  # type: ignore[assignment]
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
-    if is_local_master(master):
-        # Local executors are children of this process: run them on this interpreter, which has
-        # kafkagroup. A cluster's executors need their own (PYSPARK_PYTHON / spark.pyspark.python,
-        # README "Running on a real cluster"): this interpreter's path means nothing there.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    set_executor_python(master)
     builder = (SparkSession.builder.appName("kafkagroup spark-plan").master(master or "local[*]")
                .config("spark.ui.showConsoleProgress", "false"))
     if is_local_master(master):
