@@ -130,8 +130,10 @@ def _spark_failure(error: Exception) -> str:
     for marker in ("InvalidGroupError: ", "SchemaError: ", "KafkaGroupError: "):
         if marker in text:
             return text.split(marker, 1)[1].splitlines()[0].strip()
-    first = next((line.strip() for line in text.splitlines() if line.strip()), type(error).__name__)
-    return f"the Spark job failed: {first}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # a Java exception: its first line is py4j's "An error occurred while calling ...", then ": <cause>"
+    cause = next((line.lstrip(": ") for line in lines if line.startswith(": ")), None)
+    return cause or (lines[0] if lines else type(error).__name__)
 
 
 class SparkProgress:
@@ -221,21 +223,19 @@ def run(args: argparse.Namespace) -> int:
         return 2
     check_arguments(args)
     console = Console(stderr=True, markup=False, highlight=False)
-    spark, owned_session = _session(args.master, args.conf)
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    try:
+        spark, owned_session = _session(args.master, args.conf)
+    except (Py4JError, PySparkException) as e:      # a bad master URL, an archive that cannot be unpacked, ...
+        print(f"kafkagroup: spark-plan: Spark did not start: {_spark_failure(e)}", file=sys.stderr)
+        return 2
     try:
         return _run(args, spark, console)
-    except Exception as e:
-        from kafkagroup.errors import KafkaGroupError
-
-        if isinstance(e, KafkaGroupError):
-            raise
-        from py4j.protocol import Py4JError
-        from pyspark.errors import PySparkException
-
-        if isinstance(e, (Py4JError, PySparkException)):
-            print(f"kafkagroup: spark-plan: {_spark_failure(e)}", file=sys.stderr)
-            return 2
-        raise
+    except (Py4JError, PySparkException) as e:
+        print(f"kafkagroup: spark-plan: {_spark_failure(e)}", file=sys.stderr)
+        return 2
     finally:
         if owned_session:
             spark.stop()

@@ -59,6 +59,14 @@ def test_mistakes_are_found_before_spark_starts(tmp_path, capsys):
     assert not spark_running()
 
 
+def test_spark_that_does_not_start_is_one_line(tmp_path, capsys):
+    run = run_cli(capsys, "spark-plan", "--example", "3", "--master", "nosuch://x", "--out", str(tmp_path))
+    failures = [line for line in run.err_lines if line.startswith("kafkagroup:")]
+    assert run.code == 2 and len(failures) == 1
+    assert failures[0].startswith("kafkagroup: spark-plan: Spark did not start: ") and "nosuch://x" in failures[0]
+    assert not spark_running()
+
+
 def test_pyspark_python_is_set_for_local_masters_only(monkeypatch):
     from kafkagroup.spark.cli import set_executor_python
 
