@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx' -o -name '*.pxd' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars clean
+.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars cxx-test clean
 
 all: build
 
@@ -50,7 +50,31 @@ $(KAFKA_JARS)/.extracted: | $(VENV)/bin/python
 
 kafka-jars: $(KAFKA_JARS)/.extracted
 
-test: build java kafka-jars
+# The C++ engine on its own: csrc/kafkagroup as a Python-free static library, and its doctest program
+# (csrc/tests/). doctest comes from Debian's doctest-dev, installed if missing.
+CXX ?= g++
+CXX_TEST_FLAGS := -std=c++17 -O2 -Wall -Wextra -Wno-unused-parameter -Icsrc
+CXX_LIB_SOURCES := $(shell find csrc/kafkagroup -name '*.cpp')
+CXX_LIB_OBJECTS := $(patsubst csrc/%.cpp,build/cxx/%.o,$(CXX_LIB_SOURCES))
+CXX_HEADERS := $(shell find csrc/kafkagroup -name '*.hpp')
+
+build/cxx/%.o: csrc/%.cpp $(CXX_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXX_TEST_FLAGS) -c $< -o $@
+
+build/cxx/libkafkagroup.a: $(CXX_LIB_OBJECTS)
+	ar rcs $@ $^
+
+/usr/include/doctest/doctest.h:
+	apt-get install -y -qq doctest-dev >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq doctest-dev; }
+
+build/cxx/engine_test: csrc/tests/engine_test.cpp build/cxx/libkafkagroup.a /usr/include/doctest/doctest.h
+	$(CXX) $(CXX_TEST_FLAGS) $< build/cxx/libkafkagroup.a -o $@
+
+cxx-test: build/cxx/engine_test
+	build/cxx/engine_test
+
+test: build java kafka-jars cxx-test
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
 
 test-fast: build

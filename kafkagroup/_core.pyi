@@ -2,7 +2,10 @@
 import numpy as np
 import numpy.typing as npt
 
+MAX_PARTITIONS: int  # the largest total partition count the engine accepts (2**28)
+
 def strategies() -> list[str]: ...
+def _raise_cpp_exception(kind: str, message: str) -> None: ...  # test hook of the error translation
 def assign(
     strategy: str,
     partition_count: npt.NDArray[np.int32],

@@ -21,25 +21,98 @@ from kafkagroup.model import CompactGroup, TopicSpec, build_group
 from kafkagroup.structs import TopicPartition
 
 
+class MemberAssignment(Mapping[str, list[TopicPartition]]):
+    """member id -> its partitions, ascending by (topic, partition), built when a member is first read.
+
+    A read-only mapping over the engine's ``owner[]``: a 1M-partition group costs no per-partition Python
+    object until the caller asks for a member's list (``counts()`` and ``owner`` need none at all). Reading
+    every member builds every list once (~0.5 us per partition); lists are cached, do not mutate them.
+
+    >>> r = assign("range", {"t0": 3}, {"C0": {"topics": ["t0"]}, "C1": {"topics": ["t0"]}})
+    >>> r.assignment["C0"], r.assignment.counts()
+    ([t0-0, t0-1], {'C0': 2, 'C1': 1})
+    """
+
+    def __init__(self, group: CompactGroup, owner: np.ndarray) -> None:
+        self._group = group
+        self.owner = owner
+        self._index = {member: i for i, member in enumerate(group.members)}
+        self._starts: np.ndarray | None = None
+        self._order: np.ndarray | None = None
+        self._lists: dict[str, list[TopicPartition]] = {}
+
+    def _grouped(self) -> tuple[np.ndarray, np.ndarray]:
+        """Partition ids grouped by owner (ascending within each), and each member's start in them."""
+        if self._order is None:
+            owner = self.owner
+            assigned = np.flatnonzero(owner >= 0)
+            self._order = assigned[np.argsort(owner[assigned], kind="stable")]
+            counts = np.bincount(owner[assigned], minlength=len(self._group.members))
+            self._starts = np.zeros(len(counts) + 1, dtype=np.int64)
+            np.cumsum(counts, out=self._starts[1:])
+        assert self._starts is not None
+        return self._order, self._starts
+
+    def __getitem__(self, member: str) -> list[TopicPartition]:
+        cached = self._lists.get(member)
+        if cached is not None:
+            return cached
+        i = self._index[member]
+        order, starts = self._grouped()
+        with _no_cyclic_gc():
+            topics, partitions = self._group.partition_names(order[starts[i]:starts[i + 1]])
+            tps = list(map(TopicPartition, topics, partitions))
+        self._lists[member] = tps
+        return tps
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._group.members)
+
+    def __len__(self) -> int:
+        return len(self._group.members)
+
+    def __contains__(self, member: object) -> bool:
+        return member in self._index
+
+    def counts(self) -> dict[str, int]:
+        """Partitions per member, without building any list."""
+        counts = np.bincount(self.owner[self.owner >= 0], minlength=len(self._group.members)).tolist()
+        return dict(zip(self._group.members, counts))
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
 @dataclass(frozen=True)
 class AssignmentResult:
     """What one assignment produced.
 
     ``assignment`` maps every member id to its partitions, sorted by (topic, partition) -- Java's
     order for roundrobin and rack-aware range; plain range and the sticky assignors return Java
-    lists in HashMap order, which carries no meaning. ``withheld`` lists what a cooperative assignor
-    holds back this round. ``engine_us`` is the native call alone; ``total_us`` includes interning
-    names and building the lists.
+    lists in HashMap order, which carries no meaning. It is a read-only :class:`MemberAssignment`
+    whose lists are built on first read (``dict(result.assignment)`` builds them all); ``owner`` is
+    the engine's array (member index in ``members`` order, -1 unassigned). ``withheld`` lists what a
+    cooperative assignor holds back this round. ``engine_us`` is the native call alone; ``total_us``
+    includes interning names (and not the lists, which are built when read).
     """
 
     strategy: str
-    assignment: dict[str, list[TopicPartition]]
+    assignment: MemberAssignment
     withheld: list[TopicPartition]
     metrics: Metrics
     engine_us: float
     total_us: float
     unknown_topics: list[str] = field(default_factory=list)
     dropped_claims: int = 0
+
+    @property
+    def owner(self) -> np.ndarray:
+        return self.assignment.owner
+
+    @property
+    def members(self) -> list[str]:
+        """Member ids in the engine's order (Kafka's MemberInfo order): ``owner`` indexes this list."""
+        return self.assignment._group.members
 
 
 @contextmanager
@@ -54,23 +127,6 @@ def _no_cyclic_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def partitions_by_member(group: CompactGroup, owner: np.ndarray) -> dict[str, list[TopicPartition]]:
-    """Per-member TopicPartition lists from owner[], ascending global id within each member."""
-    members = group.members
-    assigned = np.flatnonzero(owner >= 0)
-    order = assigned[np.argsort(owner[assigned], kind="stable")]
-    counts = np.bincount(owner[assigned], minlength=len(members)).tolist()
-    with _no_cyclic_gc():
-        topics, partitions = group.partition_names(order)
-        tps = list(map(TopicPartition, topics, partitions))
-        out: dict[str, list[TopicPartition]] = {}
-        start = 0
-        for member, count in zip(members, counts):
-            out[member] = tps[start:start + count]
-            start += count
-    return out
 
 
 def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscriptions: Mapping[str, Any], *,
@@ -89,7 +145,7 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
         raise InvalidGroupError(f"strategy must be a protocol name, got {strategy!r}")
     group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict)
     result = assign_arrays(strategy, **group.arrays())
-    assignment = partitions_by_member(group, result.owner)
+    assignment = MemberAssignment(group, result.owner)
     topics, partitions = group.partition_names(result.withheld)
     withheld = list(map(TopicPartition, topics, partitions))
     return AssignmentResult(strategy=strategy, assignment=assignment, withheld=withheld, metrics=result.metrics,

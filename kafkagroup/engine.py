@@ -10,6 +10,13 @@ Members are dense ids in Kafka's MemberInfo order, topics dense ids in Java name
 problem"). The engine validates every index and raises :class:`~kafkagroup.errors.InvalidGroupError`
 naming the member / topic / partition index. The GIL is released while the engine runs, so threads
 may assign different groups concurrently.
+
+Capacity: at most :data:`MAX_PARTITIONS` (2**28 = 268,435,456) partitions in total per call. The result
+alone is 4 bytes per partition (1 GiB at the bound) and the assignors' working arrays are several times
+that, so a larger problem is refused with InvalidGroupError naming the topic that crosses the bound,
+before anything is allocated for it (a count near 2**31 used to allocate until the OS killed the process).
+A broken engine invariant (a kafkagroup defect, never bad input) raises
+:class:`~kafkagroup.errors.InvariantError`.
 """
 from __future__ import annotations
 
@@ -59,6 +66,9 @@ class ArrayResult:
     metrics: Metrics
     engine_us: float       # wall time of the native call, microseconds
 
+
+#: The largest total partition count one call accepts (the engine's kMaxPartitions, csrc/kafkagroup/problem.hpp).
+MAX_PARTITIONS: int = _core.MAX_PARTITIONS
 
 _INT32 = np.iinfo(np.int32)
 _INT64 = np.iinfo(np.int64)

@@ -3,7 +3,8 @@
 - :class:`InvalidGroupError` -- bad input to an assignor (unknown topic, out-of-range partition, duplicate
   member, inconsistent arrays). A ``ValueError``; the message names the member, topic or partition.
 - :class:`ProtocolError` -- malformed Kafka wire bytes; the message names the field and byte offset.
-- :class:`InvariantError` -- kafkagroup broke one of its own invariants (a bug, never bad input).
+- :class:`InvariantError` -- kafkagroup broke one of its own invariants (a bug, never bad input); the
+  native engine's ``std::logic_error`` arrives as this (``pyext/_core.cpp`` translates it).
 
 The coordinator never raises for a protocol error: it answers with Kafka's numeric error codes.
 """

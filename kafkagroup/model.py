@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.java_order import java_string_key
 
@@ -51,6 +52,12 @@ class Member:
 
 def _field(spec: Any, *names: str, default: Any = None) -> Any:
     """First present field among `names` of a dict or an object (kafkagroup or Kafka spellings)."""
+    if type(spec) is dict:  # the usual case; the Mapping ABC check below costs ~1 us a call
+        for name in names:
+            value = spec.get(name)
+            if value is not None:
+                return value
+        return default
     for name in names:
         if isinstance(spec, Mapping):
             if name in spec and spec[name] is not None:
@@ -60,8 +67,13 @@ def _field(spec: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-def normalize_member(member_id: str, spec: Any) -> Member:
-    """A :class:`Member` from a dict (scenario format), a Subscription-like object, or a topic list."""
+def normalize_member(member_id: str, spec: Any, *, check_elements: bool = True) -> Member:
+    """A :class:`Member` from a dict (scenario format), a Subscription-like object, or a topic list.
+
+    ``check_elements=False`` leaves the per-topic and per-claim checks to the caller (build_group checks
+    each distinct topic list once and every claim in bulk, with the same messages); ``owned`` is then the
+    caller's sequence as given.
+    """
     if not isinstance(member_id, str) or member_id == "":
         raise InvalidGroupError(f"member id must be a non-empty string, got {member_id!r}")
     if isinstance(spec, Member):
@@ -73,15 +85,10 @@ def normalize_member(member_id: str, spec: Any) -> Member:
     if isinstance(topics, str):
         raise InvalidGroupError(f"member {member_id!r}: topics must be a list of names, got a string")
     owned_raw = _field(spec, "owned", "owned_partitions", default=())
-    owned = []
-    for claim in owned_raw:
-        try:
-            topic, partition = claim
-        except (TypeError, ValueError):
-            raise InvalidGroupError(f"member {member_id!r}: owned partition {claim!r} is not (topic, partition)") from None
-        if not isinstance(topic, str) or isinstance(partition, bool) or not isinstance(partition, (int, np.integer)):
-            raise InvalidGroupError(f"member {member_id!r}: owned partition {claim!r} is not (topic, partition)")
-        owned.append((topic, int(partition)))
+    if check_elements:
+        owned: tuple[Any, ...] = tuple(check_claim(member_id, claim) for claim in owned_raw)
+    else:
+        owned = owned_raw if isinstance(owned_raw, (list, tuple)) else tuple(owned_raw)
     generation = _field(spec, "generation", "generation_id", default=-1)
     if isinstance(generation, bool) or not isinstance(generation, (int, np.integer)) or not -2**31 <= generation < 2**31:
         raise InvalidGroupError(f"member {member_id!r}: generation must be a 32-bit integer, got {generation!r}")
@@ -90,10 +97,30 @@ def normalize_member(member_id: str, spec: Any) -> Member:
     for label, value in (("rack", rack), ("group.instance.id", instance)):
         if value is not None and not isinstance(value, str):
             raise InvalidGroupError(f"member {member_id!r}: {label} must be a string, got {value!r}")
+    topics = tuple(topics)
+    if check_elements:
+        check_topics(member_id, topics)
+    return Member(member_id, topics, owned, int(generation), rack or None, instance or None)
+
+
+def check_topics(member_id: str, topics: tuple[Any, ...]) -> None:
+    """A member's topic list: names (strings), none listed twice."""
     for topic in topics:
         if not isinstance(topic, str):
             raise InvalidGroupError(f"member {member_id!r}: topic names must be strings, got {topic!r}")
-    return Member(member_id, tuple(topics), tuple(owned), int(generation), rack or None, instance or None)
+    if len(set(topics)) != len(topics):
+        raise InvalidGroupError(f"member {member_id!r} lists a topic twice: {list(topics)}")
+
+
+def check_claim(member_id: str, claim: Any) -> tuple[str, int]:
+    """One owned claim as (topic, partition), or an error naming the member and the claim."""
+    try:
+        topic, partition = claim
+    except (TypeError, ValueError):
+        raise InvalidGroupError(f"member {member_id!r}: owned partition {claim!r} is not (topic, partition)") from None
+    if not isinstance(topic, str) or isinstance(partition, bool) or not isinstance(partition, (int, np.integer)):
+        raise InvalidGroupError(f"member {member_id!r}: owned partition {claim!r} is not (topic, partition)")
+    return topic, int(partition)
 
 
 @dataclass
@@ -198,7 +225,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     """
     specs = topic_specs(partitions_per_topic, partition_racks)
     if isinstance(subscriptions, Mapping):
-        members = [normalize_member(mid, spec) for mid, spec in subscriptions.items()]
+        members = [normalize_member(mid, spec, check_elements=False) for mid, spec in subscriptions.items()]
     else:
         members = list(subscriptions)
         if not all(isinstance(m, Member) for m in members):
@@ -219,27 +246,32 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     members.sort(key=lambda m: (0, java_string_key(m.instance_id)) if m.instance_id is not None
                  else (1, java_string_key(m.member_id)))
 
-    # Topics: those in the metadata that at least one member subscribes to, in Java order.
+    # Members of one group mostly send the same topic list: check and intern each distinct list once.
+    distinct: dict[tuple[str, ...], np.ndarray] = {}
     for m in members:
-        if len(set(m.topics)) != len(m.topics):
-            raise InvalidGroupError(f"member {m.member_id!r} lists a topic twice: {list(m.topics)}")
-    subscribed = set(chain.from_iterable(m.topics for m in members))
+        if m.topics not in distinct:
+            check_topics(m.member_id, m.topics)
+            distinct[m.topics] = _NO_IDS
+    # Topics: those in the metadata that at least one member subscribes to, in Java order.
+    subscribed = set(chain.from_iterable(distinct))
     unknown = sorted((t for t in subscribed if t not in specs), key=java_string_key)
     topics = sorted((t for t in subscribed if t in specs), key=java_string_key)
     topic_id = {t: i for i, t in enumerate(topics)}
     partition_count = np.fromiter((specs[t][0] for t in topics), dtype=np.int32, count=len(topics))
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(partition_count, out=topic_base[1:])
-    if topic_base[-1] >= 2**31:
-        raise InvalidGroupError(f"{int(topic_base[-1])} partitions in total exceed 2^31-1")
+    if topic_base[-1] > MAX_PARTITIONS:  # refused before anything is sized by the total
+        t = int(np.searchsorted(topic_base, MAX_PARTITIONS, side="right")) - 1
+        raise InvalidGroupError(f"topic {topics[t]!r}: {int(partition_count[t])} partitions bring the total to "
+                                f"{int(topic_base[t + 1])}, over the engine's limit of {MAX_PARTITIONS} (2^28) "
+                                "partitions")
 
-    if unknown:
-        member_topics = [[t for t in m.topics if t in topic_id] for m in members]
-    else:
-        member_topics = [m.topics for m in members]
-    sub_offsets = _offsets(map(len, member_topics), len(members))
-    sub_topics = np.fromiter(map(topic_id.__getitem__, chain.from_iterable(member_topics)),
-                             dtype=np.int32, count=int(sub_offsets[-1]))
+    # A subscribed topic missing from the metadata is skipped.
+    for key in distinct:
+        distinct[key] = np.fromiter((topic_id[t] for t in key if t in topic_id), dtype=np.int32)
+    ids = [distinct[m.topics] for m in members]
+    sub_offsets = _offsets(map(len, ids), len(members))
+    sub_topics = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
 
     group = CompactGroup(topics=topics, members=[m.member_id for m in members], racks=[None],
                          partition_count=partition_count, topic_base=topic_base,
@@ -251,33 +283,64 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     return group
 
 
+_NO_IDS = np.zeros(0, dtype=np.int32)
+
+
 def _add_owned(group: CompactGroup, members: list[Member], specs: Mapping[str, tuple[int, Any]],
                topic_id: Mapping[str, int], strict: bool) -> None:
+    """Owned claims to global partition ids, in bulk (kafkagroup._claims reads the pairs; the rules are here).
+
+    A claim on a topic missing from the metadata, or past its partition count, is an error (``strict``) or
+    dropped and counted; a claim on a metadata topic nobody subscribes to any more is dropped (Kafka).
+    """
     if not any(m.owned for m in members):
         return
-    kept_per_member: list[list[int]] = []
-    dropped = 0
-    base = group.topic_base
-    for m in members:
-        kept: list[int] = []
-        for topic, partition in m.owned:
-            spec = specs.get(topic)
-            if spec is None or not 0 <= partition < spec[0]:
-                if strict:
-                    what = "an unknown topic" if spec is None else f"a topic with {spec[0]} partitions"
-                    raise InvalidGroupError(f"member {m.member_id!r} claims partition {topic}-{partition} of {what}")
-                dropped += 1
-                continue
-            t = topic_id.get(topic)
-            if t is None:  # nobody subscribes to the topic any more: Kafka drops the claim
-                dropped += 1
-                continue
-            kept.append(int(base[t]) + partition)
-        kept_per_member.append(kept)
-    group.owned_offsets = _offsets(map(len, kept_per_member), len(members))
-    group.owned_partitions = np.fromiter(chain.from_iterable(kept_per_member), dtype=np.int32,
-                                         count=int(group.owned_offsets[-1]))
-    group.dropped_claims = dropped
+    from kafkagroup._claims import intern_claims
+
+    # Slots: every metadata topic, subscribed ones first (slot = topic id), then the others.
+    slot = dict(topic_id)
+    others = [t for t in specs if t not in topic_id]
+    slot.update((t, len(topic_id) + i) for i, t in enumerate(others))
+    slot_count = np.fromiter(chain((specs[t][0] for t in group.topics), (specs[t][0] for t in others)),
+                             dtype=np.int64, count=len(slot))
+    owned = [m.owned for m in members]
+    offsets, slots, partitions, bad = intern_claims(owned, slot)
+    if bad >= 0:  # not a (str, int) pair: word the error from the claim itself
+        m, k = _member_at(owned, bad)
+        check_claim(members[m].member_id, _claim_at(owned[m], k))
+        raise AssertionError("kafkagroup._claims refused a claim that check_claim accepts")  # pragma: no cover
+    in_metadata = slots >= 0
+    count = np.zeros(len(slots), dtype=np.int64)
+    count[in_metadata] = slot_count[slots[in_metadata]]
+    valid = in_metadata & (partitions >= 0) & (partitions < count)
+    if strict and not valid.all():
+        i = int(np.argmin(valid))
+        m = int(np.searchsorted(offsets, i, side="right")) - 1
+        topic, partition = _claim_at(owned[m], i - int(offsets[m]))
+        spec = specs.get(topic)
+        what = "an unknown topic" if spec is None else f"a topic with {spec[0]} partitions"
+        raise InvalidGroupError(f"member {members[m].member_id!r} claims partition {topic}-{partition} of {what}")
+    keep = valid & (slots < len(topic_id))
+    kept_global = (group.topic_base[slots[keep]] + partitions[keep]).astype(np.int32)
+    member_of_claim = np.repeat(np.arange(len(members)), np.diff(offsets))
+    group.owned_offsets = np.zeros(len(members) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(member_of_claim[keep], minlength=len(members)), out=group.owned_offsets[1:])
+    group.owned_partitions = kept_global
+    group.dropped_claims = int(len(keep) - np.count_nonzero(keep))
+
+
+def _member_at(owned: list[Sequence[Any]], flat_index: int) -> tuple[int, int]:
+    """(member, index among its claims) of a flattened claim index; used only to word an error."""
+    seen = 0
+    for m, claims in enumerate(owned):
+        if flat_index < seen + len(claims):
+            return m, flat_index - seen
+        seen += len(claims)
+    raise IndexError(flat_index)
+
+
+def _claim_at(claims: Sequence[Any], k: int) -> Any:
+    return claims[k] if isinstance(claims, Sequence) else list(claims)[k]
 
 
 def add_racks(group: CompactGroup, members: list[Member], specs: Mapping[str, tuple[int, Any]]) -> None:

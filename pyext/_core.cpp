@@ -1,6 +1,8 @@
 // kafkagroup._core: pybind11 glue over the C++ engine in csrc/. Converts numpy arrays to views,
 // releases the GIL around the engine, hands owner[] back as a numpy array without a copy, and maps
-// std::invalid_argument to kafkagroup.errors.InvalidGroupError. No assignment logic lives here.
+// the engine's error channel (DESIGN.md convention 4): std::invalid_argument (bad input) to
+// kafkagroup.errors.InvalidGroupError, any other std::logic_error (a broken engine invariant) to
+// kafkagroup.errors.InvariantError. No assignment logic lives here.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -78,16 +80,35 @@ py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& parti
 PYBIND11_MODULE(_core, m) {
     m.doc() = "kafkagroup native engine (C++17): partition assignors over the compact problem arrays";
 
-    // Released (never decref'd): the error class lives as long as the interpreter.
+    // Released (never decref'd): the error classes live as long as the interpreter.
     static PyObject* invalid_group_error =
         py::object(py::module_::import("kafkagroup.errors").attr("InvalidGroupError")).release().ptr();
+    static PyObject* invariant_error =
+        py::object(py::module_::import("kafkagroup.errors").attr("InvariantError")).release().ptr();
+    // Applies to every binding of this module. std::invalid_argument derives from std::logic_error, so it
+    // is caught first; other exceptions (std::bad_alloc -> MemoryError, ...) keep pybind11's mapping.
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const std::invalid_argument& e) {
             PyErr_SetString(invalid_group_error, e.what());
+        } catch (const std::logic_error& e) {
+            PyErr_SetString(invariant_error, e.what());
         }
     });
+
+    m.attr("MAX_PARTITIONS") = kMaxPartitions;
+    // Test hook for the translator above, not an engine entry point: throws the named C++ exception type
+    // with `message` so tests can check what each type becomes in Python (no engine input reaches an
+    // invariant breach on purpose). Touches no state.
+    m.def("_raise_cpp_exception", [](const std::string& kind, const std::string& message) {
+        if (kind == "invalid_argument") throw std::invalid_argument(message);
+        if (kind == "logic_error") throw std::logic_error(message);
+        if (kind == "out_of_range") throw std::out_of_range(message);
+        if (kind == "runtime_error") throw std::runtime_error(message);
+        throw std::invalid_argument("_raise_cpp_exception: unknown kind '" + kind + "'");
+    }, py::arg("kind"), py::arg("message"),
+          "Test hook: throw the C++ exception `kind` (invalid_argument, logic_error, out_of_range, runtime_error).");
 
     m.def("strategies", &strategy_names, "Strategy names the engine implements, in registration order.");
     m.def("assign", &assign_arrays, py::arg("strategy"), py::arg("partition_count"), py::arg("sub_offsets"),

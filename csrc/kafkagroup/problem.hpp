@@ -7,8 +7,8 @@
 // that needs another order derives it here, in C++.
 //
 // All arrays are borrowed views (the caller keeps them alive for the duration of a call); nothing
-// here allocates per partition except the result. Capacity: ids are int32, so at most 2^31-1
-// partitions in total; offsets are int64 so CSR arrays may exceed that many entries.
+// here allocates per partition except the result. Capacity: at most kMaxPartitions partitions in
+// total (ids are int32; offsets are int64 so CSR arrays may exceed that many entries).
 #pragma once
 
 #include <cstddef>
@@ -30,6 +30,11 @@ struct View {
 
 // Rack ids are dense int32 ids interned by the caller; 0 means "no rack". Any id >= 1 is accepted: ids
 // beyond what dense interning produces are renumbered (rack_ids.hpp) before tables are sized by them.
+// The largest total partition count the engine accepts: 2^28 (268,435,456). Every assignor allocates
+// owner[P] (4 bytes per partition, 1 GiB at the bound) and per-partition working arrays several times
+// that, so a count near int32's 2^31-1 would allocate tens of GB before failing. prepare() refuses a
+// larger total before anything is sized by it. (Kafka clusters hold millions of partitions at most.)
+constexpr int64_t kMaxPartitions = int64_t{1} << 28;
 constexpr int32_t kNoRack = 0;
 // Generation of a member whose owned partitions carry no generation (eager sticky user data v0, or
 // a subscription older than v2).

@@ -49,8 +49,10 @@ Prepared prepare(const Problem& p) {
         if (count < 0) fail("topic " + std::to_string(t) + ": negative partition count " + std::to_string(count));
         out.topic_base[t] = static_cast<int32_t>(total);
         total += count;
-        if (total > std::numeric_limits<int32_t>::max())
-            fail("more than 2^31-1 partitions in total (topic " + std::to_string(t) + ")");
+        if (total > kMaxPartitions)
+            fail("topic " + std::to_string(t) + ": " + std::to_string(count) + " partitions bring the total to " +
+                 std::to_string(total) + ", over the engine's limit of " + std::to_string(kMaxPartitions) +
+                 " (2^28) partitions");
     }
     out.topic_base[out.num_topics] = static_cast<int32_t>(total);
     out.num_partitions = static_cast<int32_t>(total);

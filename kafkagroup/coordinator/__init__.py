@@ -20,7 +20,7 @@ from kafkagroup.coordinator.partitioning import partition_for
 from kafkagroup.coordinator.store import GroupStore
 from kafkagroup.messages.deferred import Deferred, NotReadyError
 from kafkagroup.messages.error_codes import ErrorCode
-from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteError
+from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreError, StoreWriteError
 from kafkagroup.messages.interface import GroupCoordinatorAPI
 from kafkagroup.messages.api import *  # noqa: F401,F403  (the message dataclasses, see messages.__all__)
 from kafkagroup.messages import api as _messages
@@ -28,5 +28,5 @@ from kafkagroup.messages import api as _messages
 __all__ = [
     "GroupCoordinator", "AsyncGroupCoordinator", "ClassicGroup", "ClassicGroupMember", "GroupState", "GroupStore", "partition_for",
     "AsyncioClock", "Clock", "ManualClock", "TimerHandle", "CoordinatorConfig", "Deferred", "NotReadyError",
-    "ErrorCode", "IllegalGroupStateError", "StoreWriteError", "GroupCoordinatorAPI", *_messages.__all__,
+    "ErrorCode", "IllegalGroupStateError", "StoreError", "StoreWriteError", "GroupCoordinatorAPI", *_messages.__all__,
 ]

@@ -167,6 +167,17 @@ class GroupCoordinator:
             return _E.NOT_COORDINATOR
         return None
 
+    def _repair_after_failure(self, group_id: str) -> None:
+        """After a membership handler raised: a group it left PreparingRebalance with no join timer would
+        never answer anyone again (the join phase completes only on that timer or on a join), so it is reset
+        as after a failed timer (``RebalanceEngine.reset_failed_group``).  A failure that left the group
+        consistent -- most of them are refusals raised before anything changed -- leaves it alone, so a
+        request cannot reset a healthy group."""
+        group = self.groups.get(group_id)
+        if group is not None and group.state is _S.PREPARING_REBALANCE and group.join_timer is None:
+            log.error("group %s was left in PreparingRebalance without a join timer: resetting it", group_id)
+            self.engine.reset_failed_group(group)
+
     def _create_group(self, group_id: str) -> ClassicGroup:
         group = ClassicGroup(group_id, now_ms=self.clock.now_ms())
         self.groups[group_id] = group
@@ -204,6 +215,7 @@ class GroupCoordinator:
             self.membership.join_group(request, reply)
         except IllegalGroupStateError:
             log.exception("JoinGroup of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             if not reply.done():
                 reply.set_result(JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
         return reply
@@ -226,6 +238,7 @@ class GroupCoordinator:
             self.membership.sync_group(request, reply)
         except IllegalGroupStateError:
             log.exception("SyncGroup of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             if not reply.done():
                 reply.set_result(SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
         return reply
@@ -243,6 +256,7 @@ class GroupCoordinator:
             return HeartbeatResponse(self.membership.heartbeat(request))
         except IllegalGroupStateError:
             log.exception("Heartbeat of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             return HeartbeatResponse(_E.UNKNOWN_SERVER_ERROR)
 
     # ==================================================================== LeaveGroup
@@ -258,6 +272,7 @@ class GroupCoordinator:
             return self.membership.leave_group(request)
         except IllegalGroupStateError:
             log.exception("LeaveGroup of group %s failed", request.group_id)
+            self._repair_after_failure(request.group_id)
             return LeaveGroupResponse(_E.UNKNOWN_SERVER_ERROR, [])
 
     # ======================================================================= offsets
@@ -351,10 +366,12 @@ class GroupCoordinator:
         def run() -> None:
             self._expiry_timer = None
             if self._active:
-                self.expire_offsets()
-                self._schedule_offset_expiration()
+                try:
+                    self.expire_offsets()
+                finally:  # a failed pass (logged by the timer guard) must not end the retention task
+                    self._schedule_offset_expiration()
 
-        self._expiry_timer = self.clock.call_at(
+        self._expiry_timer = self.engine.clock.call_at(
             self.clock.now_ms() + self.config.offsets_retention_check_interval_ms, run)
 
     # ====================================================== Describe / List / Delete
@@ -363,7 +380,7 @@ class GroupCoordinator:
         violation = limits.describe_groups_violation(request)
         if violation is not None:  # every group of the request
             error = _refused(violation)
-            return DescribeGroupsResponse([DescribedGroup(error, group_id, "") for group_id in request.groups])
+            return DescribeGroupsResponse([DescribedGroup(error, group_id, "") for group_id in request.groups or ()])
         out = []
         for group_id in request.groups:
             error = self._gate(group_id, allow_empty=True)
@@ -402,7 +419,7 @@ class GroupCoordinator:
         if violation is not None:  # every group of the request
             error = _refused(violation)
             return DeleteGroupsResponse([DeletableGroupResult(group_id, error)
-                                         for group_id in dict.fromkeys(request.groups_names)])
+                                         for group_id in dict.fromkeys(request.groups_names or ())])
         results = []
         for group_id in dict.fromkeys(request.groups_names):
             error = self._gate(group_id, allow_empty=True)

@@ -11,6 +11,9 @@ of these codes.  Two exception types remain for the few places where Kafka itsel
 * :class:`StoreWriteError` -- a failed append of group metadata or offsets, carrying the Kafka error code
   of the failed append (e.g. ``MESSAGE_TOO_LARGE``); the coordinator maps it to the response code with
   :func:`group_write_error` (spec §2.9) or :func:`offset_commit_write_error` (spec §2.6 step 9).
+* :class:`StoreError` -- the store file cannot be opened or read: read-only, not an SQLite database,
+  damaged pages (refused at open by an integrity check), a newer schema.  The message names the file.  A
+  coordinator cannot serve a store it cannot trust, so this is raised, not answered.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from kafkagroup.messages.error_codes import ErrorCode
 
 __all__ = [
     "IllegalGroupStateError",
+    "StoreError",
     "StoreWriteError",
     "group_write_error",
     "offset_commit_write_error",
@@ -27,6 +31,14 @@ __all__ = [
 
 class IllegalGroupStateError(KafkaGroupError, RuntimeError):
     """Kafka's ``IllegalStateException`` inside the coordinator (answered as UNKNOWN_SERVER_ERROR)."""
+
+
+class StoreError(KafkaGroupError, OSError):
+    """The group store file cannot be opened or read (the message names the file and the reason)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        super().__init__(f"group store {path}: {message}")
 
 
 class StoreWriteError(KafkaGroupError, OSError):

@@ -414,8 +414,19 @@ class ClassicGroup:
     # -------------------------------------------------------------- protocols
 
     def _count_protocols(self, member: ClassicGroupMember, delta: int) -> None:
+        """Count each protocol *name* a member lists once, however often it lists it.
+
+        A JoinGroup may name one protocol twice: Kafka's decoder keeps both entries (JoinGroupRequestData's
+        protocols are an ``ImplicitLinkedHashMultiCollection``, which admits equal keys), and the member reads
+        the first of them (``ClassicGroupMember.metadata`` / ``vote`` in Kafka's group-coordinator module
+        iterate in request order), so ``metadata``, ``vote`` and ``matches`` here keep the list as sent.
+        Kafka's ``ClassicGroup.incrementSupportedProtocols`` counts list entries, though: a name listed twice
+        by a lone member counts 2 != 1 member, so no protocol is a candidate and the vote throws inside the
+        join-completion timer (the Java runtime logs it and drops the timer: the group is wedged).  Counting
+        names, as the "members listing it" meaning of the map requires, is where this deliberately differs.
+        """
         counts = self.supported_protocols
-        for name, _ in member.protocols:
+        for name in dict.fromkeys(name for name, _ in member.protocols):
             n = counts.get(name, 0) + delta
             if n:
                 counts[name] = n

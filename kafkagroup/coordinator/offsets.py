@@ -68,8 +68,9 @@ def utf16_length(s: str) -> int:
 
 def uniform_commit_topics(topics: Sequence[OffsetCommitRequestTopic], error: ErrorCode
                           ) -> list[OffsetCommitResponseTopic]:
+    """Every partition of the request answered ``error`` (a null array -- refused with 42 -- answers none)."""
     return [OffsetCommitResponseTopic(t.name, [OffsetCommitResponsePartition(p.partition_index, error)
-                                               for p in t.partitions]) for t in topics]
+                                               for p in t.partitions or ()]) for t in topics or ()]
 
 
 def uniform_commit_response(req: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:

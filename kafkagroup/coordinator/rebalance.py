@@ -34,6 +34,7 @@ from kafkagroup.messages.deferred import Deferred
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.coordinator.errors import IllegalGroupStateError
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
+from kafkagroup.coordinator.timer_guard import GuardedClock
 from kafkagroup.messages.api import JoinGroupResponse, SyncGroupResponse
 
 __all__ = ["RebalanceEngine"]
@@ -51,7 +52,7 @@ class RebalanceEngine:
     """Internal procedures shared by the handlers: member add/update/remove, join and sync phases, timers."""
 
     def __init__(self, clock: Clock, config: CoordinatorConfig, persist_group: PersistGroup) -> None:
-        self.clock = clock
+        self.clock = GuardedClock(clock, self.reset_failed_group)  # every timer below is armed through it
         self.config = config
         self.persist_group = persist_group
 
@@ -66,7 +67,8 @@ class RebalanceEngine:
                 return  # the armed timer fires first and re-arms itself at the new deadline
             member.session_timer.cancel()
         member.session_timer_deadline = deadline
-        member.session_timer = self.clock.call_at(deadline, lambda: self._on_session_timer(group, member))
+        member.session_timer = self.clock.call_at(deadline, lambda: self._on_session_timer(group, member),
+                                                   group=group)
 
     def cancel_session(self, member: ClassicGroupMember) -> None:
         member.session_deadline = None
@@ -81,7 +83,8 @@ class RebalanceEngine:
             return
         if deadline > self.clock.now_ms():  # restarted since this timer was armed
             member.session_timer_deadline = deadline
-            member.session_timer = self.clock.call_at(deadline, lambda: self._on_session_timer(group, member))
+            member.session_timer = self.clock.call_at(deadline, lambda: self._on_session_timer(group, member),
+                                                       group=group)
             return
         member.session_deadline = None
         if member.has_satisfied_heartbeat():
@@ -98,7 +101,7 @@ class RebalanceEngine:
         if old is not None:
             old.cancel()
         group.pending_members[member_id] = self.clock.call_at(
-            self.clock.now_ms() + timeout_ms, lambda: self._on_pending_member_expired(group, member_id))
+            self.clock.now_ms() + timeout_ms, lambda: self._on_pending_member_expired(group, member_id), group=group)
 
     def _on_pending_member_expired(self, group: ClassicGroup, member_id: str) -> None:
         if group.state is _S.DEAD or member_id not in group.pending_members:
@@ -184,7 +187,8 @@ class RebalanceEngine:
     def _schedule_initial_join(self, group: ClassicGroup, delay_ms: int, remaining_ms: int) -> None:
         group.join_timer_initial = True
         group.join_timer = self.clock.call_at(self.clock.now_ms() + delay_ms,
-                                              lambda: self._on_initial_join_tick(group, delay_ms, remaining_ms))
+                                              lambda: self._on_initial_join_tick(group, delay_ms, remaining_ms),
+                                              group=group)
 
     def _on_initial_join_tick(self, group: ClassicGroup, delay_ms: int, remaining_ms: int) -> None:
         group.join_timer = None
@@ -203,7 +207,8 @@ class RebalanceEngine:
             self.complete_join(group)
             return
         group.join_timer_initial = False
-        group.join_timer = self.clock.call_at(self.clock.now_ms() + timeout_ms, lambda: self._on_join_timeout(group))
+        group.join_timer = self.clock.call_at(self.clock.now_ms() + timeout_ms, lambda: self._on_join_timeout(group),
+                                              group=group)
 
     def _on_join_timeout(self, group: ClassicGroup) -> None:
         group.join_timer = None
@@ -227,7 +232,7 @@ class RebalanceEngine:
         if not group.maybe_elect_new_joined_leader() and group.members:
             log.warning("group %s could not complete the rebalance because no member rejoined", group.group_id)
             group.join_timer = self.clock.call_at(self.clock.now_ms() + group.rebalance_timeout_ms(),
-                                                  lambda: self._on_join_timeout(group))
+                                                  lambda: self._on_join_timeout(group), group=group)
             return
         self.init_next_generation(group)
         if group.state is _S.EMPTY:
@@ -268,7 +273,7 @@ class RebalanceEngine:
             group.sync_timer.cancel()
         generation = group.generation_id
         group.sync_timer = self.clock.call_at(self.clock.now_ms() + group.rebalance_timeout_ms(),
-                                              lambda: self._on_pending_sync_expired(group, generation))
+                                              lambda: self._on_pending_sync_expired(group, generation), group=group)
 
     def remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
         group.pending_sync_members.discard(member_id)
@@ -342,3 +347,41 @@ class RebalanceEngine:
             self.cancel_session(member)
         for timer in group.pending_members.values():
             timer.cancel()
+
+    # ============================================================ timer failures
+
+    def reset_failed_group(self, group: ClassicGroup) -> None:
+        """Put a group back into a consistent state after one of its timer callbacks raised (a kafkagroup
+        defect; see :mod:`~kafkagroup.coordinator.timer_guard`).
+
+        Nothing the failed callback left half-done can be trusted, so the group starts over without members:
+        every parked JoinGroup and SyncGroup is answered UNKNOWN_SERVER_ERROR (what Kafka answers for an
+        internal error), every member and pending member is removed with its timers, the join and sync timers
+        are cancelled, and the group moves to Empty with the next generation, written to the store like any
+        join phase that ends empty.  Members rejoin as after a session expiry (their next Heartbeat, commit
+        or JoinGroup is answered UNKNOWN_MEMBER_ID); committed offsets are untouched.
+        """
+        if group.state is _S.DEAD:
+            return
+        failed = _E.UNKNOWN_SERVER_ERROR
+        for member in list(group.members.values()):
+            group.complete_join(member, JoinGroupResponse(failed, member_id=member.member_id))
+            group.complete_sync(member, SyncGroupResponse(failed))
+            self.drop_member(group, member)
+        for member_id in list(group.pending_members):
+            group.remove(member_id)
+        self._cancel_join_timer(group)
+        self.remove_sync_expiration(group)
+        # with no members these counts are empty by definition, whatever the failure left in them
+        group.supported_protocols.clear()
+        group.num_members_awaiting_join = 0
+        group.new_member_added = False
+        if group.state is not _S.EMPTY:
+            if group.state is not _S.PREPARING_REBALANCE:
+                group.transition_to(_S.PREPARING_REBALANCE, self.clock.now_ms())
+            self.init_next_generation(group)  # no members: Empty, generation + 1
+            error = self.persist_group(group, {})
+            if error is not _E.NONE:
+                log.warning("failed to write empty metadata for group %s: %s", group.group_id, error.name)
+        log.warning("group %s was reset to Empty (generation %d) after a timer failure",
+                    group.group_id, group.generation_id)

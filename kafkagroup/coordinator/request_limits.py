@@ -29,11 +29,18 @@ The limits (Kafka's ``Type``/generated message classes, identical for every vers
 * BYTES (protocol metadata, assignments): at most ``2**31 - 1`` bytes (int32 length).  Array counts (int32)
   are not checked: no Python list reaches ``2**31`` elements in practice.
 
-A value of the wrong Python type (an offset that is a str, a metadata that is not bytes) is not a request
-Kafka could have sent either, but it is a bug of the caller's code, not data from a peer: it raises
-:class:`~kafkagroup.errors.InvalidGroupError` naming the field, as the coordinator's interface states.
-``bool`` is refused where an integer is expected.  ``None`` is accepted only for nullable fields (and for a
-group id, which the gate answers INVALID_GROUP_ID, spec §2.1).
+* Null: a STRING or an array that is not nullable in Kafka's schema may not be null (``None``): the bytes
+  can say "null" (length -1) but Kafka's parser refuses it for such a field, so it is answered 42 like the
+  values above.  Nullable here: ``group_instance_id``, ``reason``, ``client_id``, SyncGroup's
+  ``protocol_type`` / ``protocol_name``, ``committed_metadata``, and ``OffsetFetchRequest.topics`` (v2+:
+  every committed offset).  A group id of None is the gate's INVALID_GROUP_ID (spec §2.1).  The request
+  types refuse a None array when they are built (:mod:`kafkagroup.messages.api`); this check answers one
+  set to None afterwards.
+
+A value of the wrong Python type (an offset that is a str, a metadata that is not bytes, an array element
+that is not the request's entry type) is not a request Kafka could have sent either, but it is a bug of the
+caller's code, not data from a peer: it raises :class:`~kafkagroup.errors.InvalidGroupError` naming the
+field, as the coordinator's interface states.  ``bool`` is refused where an integer is expected.
 
 Cost: one pass over the request's fields, O(partitions) for the offset requests, with a fast path for
 in-range ints and ASCII strings; the handlers make the same pass anyway.
@@ -44,8 +51,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from kafkagroup.messages.api import (
     DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
-    ListGroupsRequest, OffsetCommitRequestTopic, OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
-    SyncGroupRequest, TxnOffsetCommitRequest,
+    ListGroupsRequest, MemberIdentity, OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetCommitRequest,
+    OffsetDeleteRequest, OffsetDeleteRequestTopic, OffsetFetchRequest, OffsetFetchRequestTopic, SyncGroupRequest,
+    TxnOffsetCommitRequest, sequence_problem,
 )
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.protocol.consumer_protocol import MAX_BYTES_LENGTH, MAX_STRING_BYTES, short_repr, string_problem
@@ -77,9 +85,7 @@ def _int(value: Any, limits: tuple[int, int], where: str, field: str) -> str | N
 
 def _str(value: Any, where: str, field: str, *, nullable: bool = False) -> str | None:
     if value is None:
-        if nullable:
-            return None
-        raise InvalidGroupError(f"{where}: {field} must be a str, got None")
+        return None if nullable else f"{where}: {field} is null, which Kafka's wire format does not allow here"
     if not isinstance(value, str):
         raise InvalidGroupError(f"{where}: {field} must be a str, got {short_repr(value)}")
     problem = string_problem(value)
@@ -93,6 +99,23 @@ def _bytes(value: Any, where: str, field: str) -> str | None:
     if size > MAX_BYTES_LENGTH:
         return f"{where}: {field} is {size} bytes, over Kafka's BYTES limit of {MAX_BYTES_LENGTH}"
     return None
+
+
+def _array(value: Any, where: str, field: str) -> str | None:
+    """A non-nullable array: None is a violation (42); a str, bytes or non-iterable is a caller bug."""
+    problem = sequence_problem(value)
+    if problem is None:
+        return None
+    if value is None:
+        return f"{where}: {field} {problem}"
+    raise InvalidGroupError(f"{where}: {field} {problem}")
+
+
+def _entry(value: Any, kind: type | tuple[type, ...], where: str, field: str) -> None:
+    """An array element must be the request's entry type (None included: no wire form has a null entry)."""
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise InvalidGroupError(f"{where}: {field} must be a {names}, got {short_repr(value)}")
 
 
 def _first(*problems: str | None) -> str | None:
@@ -142,6 +165,9 @@ def join_group_violation(request: JoinGroupRequest) -> str | None:
     if isinstance(protocols, (str, bytes)):
         raise InvalidGroupError(f"JoinGroup of member {request.member_id!r} in group {request.group_id!r}: "
                                 f"protocols must be a sequence of (name, metadata bytes), got {protocols!r}")
+    null = _array(protocols, where, "protocols")
+    if null is not None:
+        return null
     problem = _str_bytes_pairs(protocols, where, f"JoinGroup of member {request.member_id!r} in group "
                                f"{request.group_id!r}", "protocol", "protocols", ("name", "metadata"))
     return _first(
@@ -162,6 +188,10 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
     """The first field of a SyncGroup Kafka's wire format cannot carry, or None.  Raises InvalidGroupError for
     a malformed assignments list."""
     where = _where("SyncGroup", request.group_id)
+    if not isinstance(request.assignments, Mapping):
+        null = _array(request.assignments, where, "assignments")
+        if null is not None:
+            return null
     items: Iterable[Any] = (request.assignments.items() if isinstance(request.assignments, Mapping)
                             else request.assignments)
     problem = _str_bytes_pairs(items, where, f"SyncGroup of member {request.member_id!r} in group "
@@ -189,8 +219,11 @@ def heartbeat_violation(request: HeartbeatRequest) -> str | None:
 
 def leave_group_violation(request: LeaveGroupRequest) -> str | None:
     where = _where("LeaveGroup", request.group_id)
-    problem = _group_id(where, request.group_id)
+    problem = _array(request.members, where, "members") or _group_id(where, request.group_id)
+    if request.members is None:
+        return problem
     for i, m in enumerate(request.members):
+        _entry(m, MemberIdentity, where, f"members[{i}]")
         problem = problem or _first(
             _str(m.member_id, where, f"members[{i}].member_id"),
             _str(m.group_instance_id, where, f"members[{i}].group_instance_id", nullable=True),
@@ -206,11 +239,18 @@ def _commit_topics_violation(where: str, topics: Sequence[OffsetCommitRequestTop
     """OffsetCommit / TxnOffsetCommit topics: name STRING; partition_index INT32, committed_offset INT64,
     committed_leader_epoch INT32, committed_metadata NULLABLE_STRING.  The loop's fast path accepts plain
     in-range ints and short ASCII metadata without a call per field."""
+    problem = _array(topics, where, "topics")
+    if problem is not None:
+        return problem
     for ti, topic in enumerate(topics):
-        problem = _str(topic.name, where, f"topics[{ti}].name")
+        _entry(topic, OffsetCommitRequestTopic, where, f"topics[{ti}]")
+        problem = _first(_str(topic.name, where, f"topics[{ti}].name"),
+                         _array(topic.partitions, where, f"topics[{ti}] {short_repr(topic.name)} partitions"))
         if problem is not None:
             return problem
         for pi, p in enumerate(topic.partitions):
+            if type(p) is not OffsetCommitRequestPartition:
+                _entry(p, OffsetCommitRequestPartition, where, f"topics[{ti}] {short_repr(topic.name)} partitions[{pi}]")
             index, offset, epoch, metadata = (p.partition_index, p.committed_offset, p.committed_leader_epoch,
                                               p.committed_metadata)
             if (type(index) is int and _I32_LO <= index <= _I32_HI
@@ -258,9 +298,12 @@ def txn_offset_commit_violation(request: TxnOffsetCommitRequest) -> str | None:
 
 
 def _partition_indexes_violation(where: str, topics: Iterable[Any]) -> str | None:
-    """OffsetFetch / OffsetDelete topics: name STRING, partition indexes INT32."""
+    """OffsetFetch / OffsetDelete topics: name STRING, partition indexes INT32 (neither array nullable)."""
     for ti, topic in enumerate(topics):
-        problem = _str(topic.name, where, f"topics[{ti}].name")
+        _entry(topic, (OffsetFetchRequestTopic, OffsetDeleteRequestTopic), where, f"topics[{ti}]")
+        problem = _first(_str(topic.name, where, f"topics[{ti}].name"),
+                         _array(topic.partition_indexes, where, f"topics[{ti}] {short_repr(topic.name)} "
+                                "partition_indexes"))
         if problem is not None:
             return problem
         for pi, index in enumerate(topic.partition_indexes):
@@ -275,12 +318,14 @@ def _partition_indexes_violation(where: str, topics: Iterable[Any]) -> str | Non
 def offset_fetch_violation(request: OffsetFetchRequest) -> str | None:
     where = _where("OffsetFetch", request.group_id)
     return _first(_group_id(where, request.group_id),
-                  None if request.topics is None else _partition_indexes_violation(where, request.topics))
+                  None if request.topics is None  # nullable (v2+): every committed offset
+                  else _array(request.topics, where, "topics") or _partition_indexes_violation(where, request.topics))
 
 
 def offset_delete_violation(request: OffsetDeleteRequest) -> str | None:
     where = _where("OffsetDelete", request.group_id)
-    return _first(_group_id(where, request.group_id), _partition_indexes_violation(where, request.topics))
+    return _first(_group_id(where, request.group_id), _array(request.topics, where, "topics")) or \
+        _partition_indexes_violation(where, request.topics)
 
 
 def transaction_marker_violation(producer_id: Any, producer_epoch: Any, partitions: Sequence[Any]) -> str | None:
@@ -297,6 +342,9 @@ def transaction_marker_violation(producer_id: Any, producer_epoch: Any, partitio
 
 
 def describe_groups_violation(request: DescribeGroupsRequest) -> str | None:
+    null = _array(request.groups, "DescribeGroups", "groups")
+    if null is not None:
+        return null
     for i, group_id in enumerate(request.groups):
         problem = _group_id_at("DescribeGroups", f"groups[{i}]", group_id)
         if problem is not None:
@@ -307,6 +355,9 @@ def describe_groups_violation(request: DescribeGroupsRequest) -> str | None:
 def list_groups_violation(request: ListGroupsRequest | None) -> str | None:
     if request is None:
         return None
+    null = _array(request.states_filter, "ListGroups", "states_filter")
+    if null is not None:
+        return null
     for i, state in enumerate(request.states_filter):
         problem = _str(state, "ListGroups", f"states_filter[{i}]")
         if problem is not None:
@@ -315,6 +366,9 @@ def list_groups_violation(request: ListGroupsRequest | None) -> str | None:
 
 
 def delete_groups_violation(request: DeleteGroupsRequest) -> str | None:
+    null = _array(request.groups_names, "DeleteGroups", "groups_names")
+    if null is not None:
+        return null
     for i, group_id in enumerate(request.groups_names):
         problem = _group_id_at("DeleteGroups", f"groups_names[{i}]", group_id)
         if problem is not None:

@@ -17,16 +17,25 @@ a member id) and KIP-814 (>= 9: ``skip_assignment`` may be set for a restarted s
 selects the answer to a commit with a generation to an unknown group (>= 9: GROUP_ID_NOT_FOUND, as the
 Java coordinator; older: ILLEGAL_GENERATION).  Other versions only matter where noted on the field.
 
+Sequence fields: a request refuses ``None`` (or a str, bytes or non-iterable) where Kafka's field is an array
+that is not nullable, raising :class:`~kafkagroup.errors.InvalidGroupError` naming the class and field when
+it is built; the one nullable array modeled is ``OffsetFetchRequest.topics`` (``None`` = every committed
+offset, OffsetFetch v2+).  Each class lists those fields in ``NON_NULLABLE_SEQUENCES``; a request mutated to
+``None`` after construction is answered INVALID_REQUEST (42) by the coordinator (see
+``kafkagroup.coordinator.request_limits``), never raised.
+
 Transactions (KIP-98): a :class:`TxnOffsetCommitRequest` stores offsets as *pending* for its producer id;
 :class:`TransactionResult` is the outcome a transaction marker carries to
 ``GroupCoordinator.complete_transaction``.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
+from kafkagroup.errors import InvalidGroupError
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.structs import TopicPartition
 
@@ -47,6 +56,24 @@ __all__ = [
     "DeleteGroupsRequest", "DeleteGroupsResponse", "DeletableGroupResult",
 ]
 
+
+def sequence_problem(value: Any) -> str | None:
+    """Why ``value`` cannot stand for one of Kafka's non-nullable arrays, or None if it can."""
+    if value is None:
+        return "is null, which Kafka's wire format does not allow for this array"
+    if isinstance(value, (str, bytes, bytearray, memoryview)) or not isinstance(value, Iterable):
+        return f"must be a sequence, got {type(value).__name__} {value!r:.80}"
+    return None
+
+
+def _refuse_non_sequences(request: Any) -> None:
+    """``__post_init__`` of the request types: every field named in NON_NULLABLE_SEQUENCES must be a sequence."""
+    for name in request.NON_NULLABLE_SEQUENCES:
+        problem = sequence_problem(getattr(request, name))
+        if problem is not None:
+            raise InvalidGroupError(f"{type(request).__name__}.{name} {problem}")
+
+
 # --------------------------------------------------------------------------------------------- JoinGroup
 
 
@@ -63,6 +90,11 @@ class JoinGroupRequest:
     client_id: str = ""                              # request header; member ids are client_id + "-" + uuid
     client_host: str = ""
     version: int = 9                                 # >= 4 requires a known member id; >= 9 skip_assignment
+
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("protocols",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)
@@ -97,6 +129,11 @@ class SyncGroupRequest:
     protocol_name: str | None = None                 # v5+, None = not sent
     # leader: (member_id, assignment bytes) pairs (a Mapping is accepted too); followers send none
     assignments: Sequence[tuple[str, bytes]] | Mapping[str, bytes] = ()
+
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("assignments",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)
@@ -138,6 +175,11 @@ class LeaveGroupRequest:
     group_id: str
     members: Sequence[MemberIdentity] = ()           # v3+ batch; v0-v2 = one MemberIdentity(member_id)
 
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("members",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
+
 
 @dataclass(slots=True)
 class LeaveGroupMemberResponse:
@@ -168,6 +210,11 @@ class OffsetCommitRequestTopic:
     name: str
     partitions: Sequence[OffsetCommitRequestPartition] = ()
 
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("partitions",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
+
 
 @dataclass(slots=True)
 class OffsetCommitRequest:
@@ -178,6 +225,11 @@ class OffsetCommitRequest:
     retention_time_ms: int = -1                      # v2-v4 only; -1 = broker default retention
     topics: Sequence[OffsetCommitRequestTopic] = ()
     version: int = 8                                 # >= 9: unknown group with generation >= 0 -> 69, else 22
+
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
 
     @classmethod
     def of(
@@ -234,12 +286,25 @@ class OffsetFetchRequestTopic:
     name: str
     partition_indexes: Sequence[int] = ()
 
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("partition_indexes",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
+
 
 @dataclass(slots=True)
 class OffsetFetchRequest:
     group_id: str
     topics: Sequence[OffsetFetchRequestTopic] | None = None   # None = every committed offset of the group
     require_stable: bool = False                               # v7+
+
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ()    # topics is nullable (v2+): None = all
+
+    def __post_init__(self) -> None:
+        if self.topics is not None:
+            problem = sequence_problem(self.topics)
+            if problem is not None:
+                raise InvalidGroupError(f"OffsetFetchRequest.topics {problem}")
 
     @classmethod
     def of(cls, group_id: str, partitions: Sequence[TopicPartition | tuple[str, int]] | None,
@@ -293,6 +358,11 @@ class TxnOffsetCommitRequest:
     group_instance_id: str | None = None             # v3+
     topics: Sequence[OffsetCommitRequestTopic] = ()
 
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
+
     @classmethod
     def of(
         cls,
@@ -335,6 +405,11 @@ class OffsetDeleteRequestTopic:
     name: str
     partition_indexes: Sequence[int] = ()
 
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("partition_indexes",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
+
 
 @dataclass(slots=True)
 class OffsetDeleteRequest:
@@ -342,6 +417,11 @@ class OffsetDeleteRequest:
 
     group_id: str
     topics: Sequence[OffsetDeleteRequestTopic] = ()
+
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
 
     @classmethod
     def of(cls, group_id: str, partitions: Sequence[TopicPartition | tuple[str, int]]) -> "OffsetDeleteRequest":
@@ -380,6 +460,11 @@ class OffsetDeleteResponse:
 class DescribeGroupsRequest:
     groups: Sequence[str] = ()
 
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("groups",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
+
 
 @dataclass(slots=True)
 class DescribedGroupMember:
@@ -410,6 +495,11 @@ class DescribeGroupsResponse:
 class ListGroupsRequest:
     states_filter: Sequence[str] = ()                # v4+; empty = all states
 
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("states_filter",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
+
 
 @dataclass(slots=True)
 class ListedGroup:
@@ -427,6 +517,11 @@ class ListGroupsResponse:
 @dataclass(slots=True)
 class DeleteGroupsRequest:
     groups_names: Sequence[str] = ()
+
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("groups_names",)
+
+    def __post_init__(self) -> None:
+        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)

@@ -4,7 +4,8 @@ Every handler takes one request (``kafkagroup.messages.api``) and answers with K
 (never raises for a protocol error; a malformed request *object* -- e.g. metadata that is not bytes -- is a
 caller bug and raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member).  A value Kafka's
 wire format cannot carry (an offset of ``2**63``, a partition index of ``2**31``, a string with a lone
-surrogate or over 32,767 UTF-8 bytes) is answered INVALID_REQUEST (42) for the whole request, see
+surrogate or over 32,767 UTF-8 bytes, a null where Kafka's string or array is not nullable) is answered
+INVALID_REQUEST (42) for the whole request, see
 :mod:`~kafkagroup.coordinator.request_limits`.  JoinGroup and SyncGroup may be *parked* by the coordinator, so they
 return a :class:`~kafkagroup.messages.deferred.Deferred` that completes when the answer exists (the same
 call, a later request, or a timer of the injected clock); every other request is answered synchronously.
