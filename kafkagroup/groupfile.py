@@ -27,10 +27,11 @@ from typing import Any
 
 from kafkagroup.errors import InvalidGroupError
 
-# The CLI builds one Python object per assigned partition and per strategy (~100 bytes each), so a
-# group file is bounded before anything is allocated: 2M partitions is twice DESIGN.md's large
-# reference shape (1M) and needs ~1 GB over all strategies. Larger groups: kafkagroup.assign_arrays.
-MAX_PARTITIONS = 2_000_000
+# The CLI builds Python objects per assigned partition and per strategy (~100 bytes each), so a group
+# file is bounded before anything is allocated: 2M partitions is twice DESIGN.md's large reference
+# shape (1M) and needs ~1 GB over all strategies. The engine's own bound is far higher
+# (kafkagroup.engine.MAX_PARTITIONS, 2^28 per call): larger groups go through kafkagroup.assign_arrays.
+MAX_FILE_PARTITIONS = 2_000_000
 
 # canonical (Kafka's) key -> accepted spellings, canonical first
 MEMBER_KEYS: dict[str, tuple[str, ...]] = {
@@ -140,13 +141,13 @@ def _parse_topics(raw: Any) -> tuple[dict[str, Any], int]:
         else:
             raise GroupFileError(f"topic {topic!r}: expected a partition count or a list of replica racks per "
                                  f"partition, got {json.dumps(spec)}")
-        if count > MAX_PARTITIONS:
+        if count > MAX_FILE_PARTITIONS:
             raise GroupFileError(f"topic {topic!r}: {count:,} partitions; kafkagroup assign takes at most "
-                                 f"{MAX_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
+                                 f"{MAX_FILE_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
         total += count
-    if total > MAX_PARTITIONS:
+    if total > MAX_FILE_PARTITIONS:
         raise GroupFileError(f"{total:,} partitions in all topics; kafkagroup assign takes at most "
-                             f"{MAX_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
+                             f"{MAX_FILE_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
     return raw, total
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import kafkagroup
 from kafkagroup.cli import SUMMARY_MEMBERS, build_parser
-from kafkagroup.groupfile import EXAMPLE_JSON, MAX_PARTITIONS, parse_group
+from kafkagroup.groupfile import EXAMPLE_JSON, MAX_FILE_PARTITIONS, parse_group
 from cli_support import run_cli, write_group
 
 STRATEGIES = kafkagroup.strategies()
@@ -112,7 +112,7 @@ def test_partition_counts_are_bounded_before_allocation(tmp_path, capsys):
     one_error(run_cli(capsys, "assign", path),
               f"{path}: topic 'huge': 2,147,483,647 partitions; kafkagroup assign takes at most 2,000,000 "
               f"partitions per group (kafkagroup.assign_arrays for larger)")
-    many = {f"t{i}": MAX_PARTITIONS // 2 for i in range(3)}
+    many = {f"t{i}": MAX_FILE_PARTITIONS // 2 for i in range(3)}
     path = write_group(tmp_path, {"topics": many, "members": {"C0": list(many)}})
     one_error(run_cli(capsys, "assign", path),
               f"{path}: 3,000,000 partitions in all topics; kafkagroup assign takes at most 2,000,000 "
@@ -364,7 +364,7 @@ def test_previous_owners_agree_with_the_engines_moved_count():
 # garbage in: never a traceback
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.text(max_size=4),
-                         st.integers(-3, 12), st.sampled_from([2**31 - 1, 2**31, -2**31, MAX_PARTITIONS + 1]))
+                         st.integers(-3, 12), st.sampled_from([2**31 - 1, 2**31, -2**31, MAX_FILE_PARTITIONS + 1]))
 json_values = st.recursive(json_scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=4)), max_leaves=12)
 member_spec = st.one_of(json_values, st.fixed_dictionaries(
