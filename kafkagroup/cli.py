@@ -46,7 +46,7 @@ def _register_spark_plan() -> None:
         reason = str(missing)
 
         def explain(args: argparse.Namespace) -> int:
-            print(f"kafkagroup spark-plan: {reason}", file=sys.stderr)
+            print(f"kafkagroup: spark-plan: {reason}", file=sys.stderr)
             return 2
 
         EXTRA_COMMANDS["spark-plan"] = ("plan a fleet on Spark (needs: pip install 'kafkagroup[spark]')",

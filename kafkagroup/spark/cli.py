@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import kafkagroup.spark  # noqa: F401  (checks pyspark, pyarrow and pandas are installed)
     except ImportError as e:
-        print(f"kafkagroup spark-plan: {e}", file=sys.stderr)
+        print(f"kafkagroup: spark-plan: {e}", file=sys.stderr)
         return 2
     check_arguments(args)
     console = Console(stderr=True, markup=False, highlight=False)
