@@ -55,7 +55,7 @@ class GroupFile:
 
     topics: dict[str, Any]
     members: dict[str, dict[str, Any]]
-    partitions: int                                    # partitions of all topics in the file
+    partitions: int                                    # partitions of all topics in the file (subscribed or not)
     previous_owner: dict[tuple[str, int], str]         # partition -> the claim that counts (Kafka's rules)
     warnings: list[str] = field(default_factory=list)
 
@@ -116,6 +116,7 @@ def parse_group(data: Any) -> GroupFile:
         if member_id == "":
             raise GroupFileError("a member id is the empty string")
         members[member_id] = _parse_member(member_id, spec, warnings)
+    _check_size(topics, members)
     warnings.extend(_unknown_topic_warnings(topics, members))
     previous_owner = _previous_owners(topics, members, warnings)
     return GroupFile(topics=topics, members=members, partitions=partitions, previous_owner=previous_owner,
@@ -141,14 +142,23 @@ def _parse_topics(raw: Any) -> tuple[dict[str, Any], int]:
         else:
             raise GroupFileError(f"topic {topic!r}: expected a partition count or a list of replica racks per "
                                  f"partition, got {json.dumps(spec)}")
-        if count > MAX_FILE_PARTITIONS:
-            raise GroupFileError(f"topic {topic!r}: {count:,} partitions; kafkagroup assign takes at most "
-                                 f"{MAX_FILE_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
         total += count
-    if total > MAX_FILE_PARTITIONS:
-        raise GroupFileError(f"{total:,} partitions in all topics; kafkagroup assign takes at most "
-                             f"{MAX_FILE_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
     return raw, total
+
+
+def _check_size(topics: Mapping[str, Any], members: Mapping[str, dict[str, Any]]) -> None:
+    """The bound on the partitions of subscribed topics (a topic nobody subscribes to is never sized,
+    as in the engine's own bound), checked before the engine allocates anything."""
+    subscribed = {t for spec in members.values() for t in spec["topics"] if t in topics}
+    sizes = {t: topics[t] if _is_int(topics[t]) else len(topics[t]) for t in subscribed}
+    largest = max(sizes, key=sizes.__getitem__, default=None)
+    if largest is not None and sizes[largest] > MAX_FILE_PARTITIONS:
+        raise GroupFileError(f"topic {largest!r}: {sizes[largest]:,} partitions; kafkagroup assign takes at most "
+                             f"{MAX_FILE_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
+    total = sum(sizes.values())
+    if total > MAX_FILE_PARTITIONS:
+        raise GroupFileError(f"{total:,} partitions in subscribed topics; kafkagroup assign takes at most "
+                             f"{MAX_FILE_PARTITIONS:,} partitions per group (kafkagroup.assign_arrays for larger)")
 
 
 def _parse_member(member_id: str, spec: Any, warnings: list[str]) -> dict[str, Any]:

@@ -115,8 +115,12 @@ def test_partition_counts_are_bounded_before_allocation(tmp_path, capsys):
     many = {f"t{i}": MAX_FILE_PARTITIONS // 2 for i in range(3)}
     path = write_group(tmp_path, {"topics": many, "members": {"C0": list(many)}})
     one_error(run_cli(capsys, "assign", path),
-              f"{path}: 3,000,000 partitions in all topics; kafkagroup assign takes at most 2,000,000 "
+              f"{path}: 3,000,000 partitions in subscribed topics; kafkagroup assign takes at most 2,000,000 "
               f"partitions per group (kafkagroup.assign_arrays for larger)")
+    # a topic nobody subscribes to is never sized (as in the engine's bound)
+    path = write_group(tmp_path, {"topics": {"huge": 2**31 - 1, "t": 2}, "members": {"C0": ["t"]}})
+    run = run_cli(capsys, "assign", path, "--strategy", "range", "--format", "json")
+    assert run.code == 0 and json.loads(run.out)["range"]["metrics"]["assigned"] == 2
 
 
 def test_unreadable_files(tmp_path, capsys):
