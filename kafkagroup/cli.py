@@ -1,10 +1,9 @@
-"""Command line: ``kafkagroup assign GROUP.json``, ``kafkagroup demo``.
+"""Command line: ``kafkagroup assign GROUP.json``, ``kafkagroup demo``, ``kafkagroup spark-plan``, ...
 
-GROUP.json is the scenario format of the vectors::
-
-    {"topics": {"t0": 3, "t1": [["r0"], ["r1", "r0"]]},
-     "members": {"C0": {"topics": ["t0", "t1"], "owned": [["t0", 0]], "generation": 1,
-                        "rack": "r0", "instance": "i-0"}}}
+The group file format is :mod:`kafkagroup.groupfile` (``kafkagroup assign --example-json`` prints an
+example). A user's mistake is one line on stderr, ``kafkagroup: ...`` naming the member, topic or key,
+and exit code 2; what Kafka would accept but is probably a mistake is a ``kafkagroup: warning: ...``
+line. Names from input files are printed literally (never read as rich markup).
 """
 from __future__ import annotations
 
@@ -15,17 +14,28 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from kafkagroup import __version__
 from kafkagroup.api import AssignmentResult, assign
-from kafkagroup.scenarios import sample_group, uniform_group
 from kafkagroup.engine import assign_arrays, strategies
 from kafkagroup.errors import KafkaGroupError
+from kafkagroup.groupfile import EXAMPLE_JSON, GroupFile, load_group_file, parse_group
+from kafkagroup.scenarios import sample_group, uniform_group
 from kafkagroup.structs import TopicPartition
 
 # Optional subcommands living in other packages: name -> (help, add_arguments, run).
 EXTRA_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+# Above this many members `assign` prints a load summary instead of one row per member (--all-members).
+SUMMARY_MEMBERS = 200
+
+
+class UsageError(KafkaGroupError):
+    """A command line that cannot run as given (printed as one line, exit code 2)."""
 
 
 def _register_spark_plan() -> None:
@@ -36,11 +46,12 @@ def _register_spark_plan() -> None:
         reason = str(missing)
 
         def explain(args: argparse.Namespace) -> int:
-            print(f"kafkagroup spark-plan: {reason}", file=sys.stderr)
+            print(f"kafkagroup: spark-plan: {reason}", file=sys.stderr)
             return 2
 
         EXTRA_COMMANDS["spark-plan"] = ("plan a fleet on Spark (needs: pip install 'kafkagroup[spark]')",
-                                        lambda parser: parser.add_argument("rest", nargs=argparse.REMAINDER),
+                                        lambda parser: parser.add_argument("rest", nargs=argparse.REMAINDER,
+                                                                           help="spark-plan's options"),
                                         explain)
         return
     EXTRA_COMMANDS["spark-plan"] = (HELP, add_arguments, run)
@@ -63,11 +74,16 @@ _register_simulate()
 
 def make_console() -> Console:
     """A console for tables: the terminal's width, or 160 columns when writing to a pipe or a file
-    (rich would otherwise assume 80 and abbreviate the column names)."""
-    console = Console()
+    (rich would otherwise assume 80 and abbreviate the column names). Strings printed through it are
+    never read as markup; styled text is built with rich.text.Text."""
+    console = Console(markup=False, highlight=False)
     if not console.is_terminal:
-        console = Console(width=160)
+        console = Console(width=160, markup=False, highlight=False)
     return console
+
+
+def warn(message: str) -> None:
+    print(f"kafkagroup: warning: {message}", file=sys.stderr)
 
 
 def compact_partitions(partitions: Sequence[TopicPartition]) -> str:
@@ -89,78 +105,191 @@ def compact_partitions(partitions: Sequence[TopicPartition]) -> str:
     return "  ".join(chunks)
 
 
-def result_json(result: AssignmentResult) -> dict[str, Any]:
-    return {
-        "assignment": {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in result.assignment.items()},
+def metrics_json(result: AssignmentResult) -> dict[str, int | None]:
+    """The metrics as JSON: moved_lower_bound is null where the engine cannot bound the moves (-1)."""
+    out: dict[str, int | None] = dict(result.metrics.as_dict())
+    if result.metrics.moved_lower_bound < 0:
+        out["moved_lower_bound"] = None
+    return out
+
+
+def load_histogram(result: AssignmentResult) -> dict[int, int]:
+    """partitions held -> number of members holding that many."""
+    loads = np.fromiter((len(tps) for tps in result.assignment.values()), dtype=np.int64,
+                        count=len(result.assignment))
+    values, counts = np.unique(loads, return_counts=True)
+    return dict(zip(values.tolist(), counts.tolist()))
+
+
+def result_json(result: AssignmentResult, summary: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if summary:
+        out["members"] = len(result.assignment)
+        out["load_histogram"] = {str(k): v for k, v in load_histogram(result).items()}
+    else:
+        out["assignment"] = {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in result.assignment.items()}
+    out.update({
         "withheld": [[tp.topic, tp.partition] for tp in result.withheld],
-        "metrics": result.metrics.as_dict(),
+        "metrics": metrics_json(result),
         "engine_us": round(result.engine_us, 1),
         "unknown_topics": result.unknown_topics,
         "dropped_claims": result.dropped_claims,
-    }
+    })
+    return out
+
+
+QUALITY_LEGEND = """\
+balance_gap        0 = as balanced as the subscriptions allow. Members with the same subscriptions: max - min - 1
+                   (at least 0). Different subscriptions: the number of partitions that could still move, directly
+                   or through a chain of members sharing topics, to an eligible member holding at least 2 fewer;
+                   so it can exceed max - min.
+max, min           most and fewest partitions held by one member.
+moved              partitions taken from their previous owner (the member of this file with the highest-generation
+                   claim on it, subscribed to its topic; a tie voids the claim), withheld ones included. A partition
+                   nobody here owned (a new one, or one of a member no longer in the group) is not counted.
+moved_lower_bound  the fewest moves any optimally balanced assignment needs (exact for identical subscriptions);
+                   unknown when subscriptions differ and the result is unbalanced or withholds partitions.
+withheld           cooperative-sticky: partitions revoked this round, assigned to their new owner next round.
+unassigned         partitions of subscribed topics left without an owner (0 whenever a topic has a subscriber)."""
 
 
 def metrics_table(title: str, rows: list[tuple[str, AssignmentResult]]) -> Table:
-    table = Table(title=title)
+    table = Table(title=Text(title))
     for col in ("strategy", "balance_gap", "max", "min", "moved", "moved_lower_bound", "withheld", "unassigned",
                 "engine ms", "total ms"):
         table.add_column(col, justify="left" if col == "strategy" else "right")
     for name, r in rows:
         m = r.metrics
         table.add_row(name, str(m.balance_gap), str(m.max_load), str(m.min_load), str(m.moved),
-                      "-" if m.moved_lower_bound < 0 else str(m.moved_lower_bound), str(m.withheld),
+                      "unknown" if m.moved_lower_bound < 0 else str(m.moved_lower_bound), str(m.withheld),
                       str(m.unassigned), f"{r.engine_us / 1000:.3f}", f"{r.total_us / 1000:.3f}")
     return table
 
 
 def assignment_table(name: str, result: AssignmentResult) -> Table:
-    table = Table(title=f"{name}: assignment")
+    table = Table(title=Text(f"{name}: assignment"))
     table.add_column("member")
     table.add_column("#", justify="right")
     table.add_column("partitions")
     for member, tps in result.assignment.items():
-        table.add_row(member, str(len(tps)), compact_partitions(tps))
+        table.add_row(Text(member), str(len(tps)), Text(compact_partitions(tps)))
     if result.withheld:
-        table.add_row("[withheld]", str(len(result.withheld)), compact_partitions(result.withheld))
+        table.add_row(Text("[withheld]", style="italic"), str(len(result.withheld)),
+                      Text(compact_partitions(result.withheld)))
     return table
 
 
-def load_scenario(path: str) -> dict[str, Any]:
+def load_summary_table(title: str, rows: list[tuple[str, AssignmentResult]]) -> Table:
+    """One row per strategy: how many members hold how many partitions."""
+    table = Table(title=Text(title))
+    for col in ("strategy", "members", "assigned", "withheld", "min", "median", "max", "members by load"):
+        table.add_column(col, justify="left" if col in ("strategy", "members by load") else "right")
+    for name, r in rows:
+        hist = load_histogram(r)
+        loads = np.repeat(np.array(list(hist), dtype=np.int64), list(hist.values()))
+        shown = sorted(hist.items())
+        text = "  ".join(f"{load}: {count:,}" for load, count in shown[:8])
+        if len(shown) > 8:
+            text += f"  ... ({len(shown)} distinct loads)"
+        table.add_row(name, f"{len(r.assignment):,}", f"{r.metrics.assigned:,}", f"{r.metrics.withheld:,}",
+                      str(r.metrics.min_load), f"{float(np.median(loads)) if len(loads) else 0:g}",
+                      str(r.metrics.max_load), text)
+    return table
+
+
+def print_results(console: Console, label: str, group: GroupFile, rows: list[tuple[str, AssignmentResult]],
+                  summary: bool) -> None:
+    if summary:
+        console.print(load_summary_table(f"{label}: partitions per member", rows))
+    else:
+        for name, r in rows:
+            console.print(assignment_table(name, r))
+    console.print(metrics_table(f"{label}: quality", rows))
+    console.print(QUALITY_LEGEND)
+    subscribed = {t for spec in group.members.values() for t in spec["topics"] if t in group.topics}
+    total = sum(group.topics[t] if isinstance(group.topics[t], int) else len(group.topics[t]) for t in subscribed)
+    claimed = sum(1 for tp in group.previous_owner if tp[0] in subscribed)
+    console.print(f"moved counts the {claimed:,} of {total:,} subscribed partitions that had a previous owner "
+                  f"here; the other {total - claimed:,} are assigned without counting as moved.")
+
+
+def check_writable(path: str) -> None:
+    """Fail before the work when an output file cannot be created (a missing directory, a directory)."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"cannot write {path}: Is a directory")
+    if not target.parent.is_dir():
+        raise UsageError(f"cannot write {path}: No such file or directory")
+
+
+def write_plot(path: str, group: GroupFile, rows: list[tuple[str, AssignmentResult]], title: str) -> None:
+    from kafkagroup.plots import plot_assignment   # matplotlib loads only for --plot
+
     try:
-        data = json.loads(Path(path).read_text() if path != "-" else sys.stdin.read())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SystemExit(f"kafkagroup: cannot read {path}: {e}") from None
-    if not isinstance(data, dict) or "topics" not in data or "members" not in data:
-        raise SystemExit(f"kafkagroup: {path}: expected an object with 'topics' and 'members'")
-    return data
+        plot_assignment(group, rows, path, title=title)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    print(f"kafkagroup: plot written to {path}", file=sys.stderr)
+
+
+def run_strategies(group: GroupFile, names: Sequence[str], strict: bool) -> list[tuple[str, AssignmentResult]]:
+    return [(n, assign(n, group.topics, group.members, strict=strict)) for n in names]
 
 
 def cmd_assign(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.group)
+    if args.example_json:
+        sys.stdout.write(EXAMPLE_JSON)
+        return 0
+    if args.group is None:
+        raise UsageError("assign: give a group file (or '-' for standard input); "
+                         "kafkagroup assign --example-json prints one")
+    if args.summary and args.all_members:
+        raise UsageError("assign: --summary and --all-members exclude each other")
+    if args.plot:
+        check_writable(args.plot)
+    try:
+        group = load_group_file(args.group)
+    except KafkaGroupError as e:
+        raise UsageError(f"{args.group}: {e}") from None
+    for message in group.warnings:
+        warn(f"{args.group}: {message}")
     names = [args.strategy] if args.strategy else strategies()
-    results = [(n, assign(n, scenario["topics"], scenario["members"], strict=not args.lenient)) for n in names]
+    try:
+        results = run_strategies(group, names, strict=not args.lenient)
+    except KafkaGroupError as e:      # what only the model sees (a claim past a topic's end, shared instance ids)
+        raise UsageError(f"{args.group}: {e}") from None
+    summary = args.summary or (not args.all_members and len(group.members) > SUMMARY_MEMBERS)
+    if args.plot:
+        write_plot(args.plot, group, results, title=Path(args.group).name)
     if args.format == "json":
-        print(json.dumps({n: result_json(r) for n, r in results}, indent=2))
+        print(json.dumps({n: result_json(r, summary=summary) for n, r in results}, indent=2))
         return 0
     console = make_console()
-    for n, r in results:
-        console.print(assignment_table(n, r))
-    console.print(metrics_table(f"{args.group}: quality", results))
+    if summary and not args.summary:
+        console.print(f"{len(group.members):,} members: a load summary per strategy "
+                      f"(--all-members lists every member)")
+    print_results(console, args.group, group, results, summary)
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    for name in ("topics", "partitions", "members"):
+        value = getattr(args, name)
+        if value < 1:
+            raise UsageError(f"demo: --{name} must be at least 1, got {value}")
+    if args.topics * args.partitions > 10_000_000:
+        raise UsageError(f"demo: {args.topics:,} x {args.partitions:,} partitions is more than the 10,000,000 "
+                         f"the demo runs")
     console = make_console()
     topics, members = sample_group()
-    console.print(f"[bold]Sample group[/bold]: {len(members)} members, {len(topics)} topics, "
-                  "owned partitions from generation 3, one member left, one joined, racks r0/r1")
-    rows = [(n, assign(n, topics, members)) for n in strategies()]
-    for n, r in rows:
-        console.print(assignment_table(n, r))
-    console.print(metrics_table("sample group: quality", rows))
+    group = parse_group({"topics": topics, "members": members})
+    console.print(Text.assemble(("Sample group", "bold"), f": {len(members)} members, {len(topics)} topics, "
+                                "owned partitions from generation 3, one member left, one joined, racks r0/r1"))
+    rows = run_strategies(group, strategies(), strict=True)
+    print_results(console, "sample group", group, rows, summary=False)
 
-    group = uniform_group(topics=args.topics, partitions=args.partitions, members=args.members)
-    arrays = group.arrays()
+    scale = uniform_group(topics=args.topics, partitions=args.partitions, members=args.members)
+    arrays = scale.arrays()
     table = Table(title=f"native engine at scale: {args.topics} topics x {args.partitions} partitions, "
                         f"{args.members} members, uniform, fresh (median of 5)")
     for col in ("strategy", "engine ms", "balance_gap", "max", "min"):
@@ -176,20 +305,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kafkagroup", description="Kafka consumer-group rebalance engine")
+    parser.add_argument("--version", action="version", version=f"kafkagroup {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("assign", help="assign a group described in a JSON scenario file")
-    p.add_argument("group", help="scenario JSON file ('-' for standard input)")
+    p = sub.add_parser("assign", help="assign a group described in a JSON group file, with every strategy",
+                       description="Assign a consumer group read from a JSON group file (format: "
+                                   "kafkagroup assign --example-json) and report each strategy's quality.")
+    p.add_argument("group", nargs="?", help="group JSON file ('-' for standard input)")
     p.add_argument("--strategy", choices=strategies(), help="one strategy (default: every strategy)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="table: rich tables and a legend (default); json: one object per strategy")
+    p.add_argument("--summary", action="store_true",
+                   help=f"a load summary per strategy instead of one row per member (the default above "
+                        f"{SUMMARY_MEMBERS} members)")
+    p.add_argument("--all-members", action="store_true",
+                   help=f"list every member even above {SUMMARY_MEMBERS} members")
+    p.add_argument("--plot", metavar="PNG", help="also draw each member's load before/after and the moves to PNG")
     p.add_argument("--lenient", action="store_true",
                    help="drop owned claims on unknown topics or partitions (as a group leader does) instead of failing")
+    p.add_argument("--example-json", action="store_true", help="print a complete, commented example group file")
     p.set_defaults(run=cmd_assign)
 
     p = sub.add_parser("demo", help="assign a sample group with every strategy, then time the engine at scale")
-    p.add_argument("--topics", type=int, default=100)
-    p.add_argument("--partitions", type=int, default=1000, help="partitions per topic")
-    p.add_argument("--members", type=int, default=1000)
+    p.add_argument("--topics", type=int, default=100, help="topics of the timed group (default 100)")
+    p.add_argument("--partitions", type=int, default=1000, help="partitions per topic (default 1000)")
+    p.add_argument("--members", type=int, default=1000, help="members of the timed group (default 1000)")
     p.set_defaults(run=cmd_demo)
 
     for name, (help_text, add_arguments, run) in EXTRA_COMMANDS.items():
@@ -200,12 +341,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns the exit code (0 ok, 2 a user's mistake, 130 interrupted)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:           # --help, --version, or argparse's own usage error (exit 2)
+        return done.code if isinstance(done.code, int) else 2
     try:
         return int(args.run(args))
     except KafkaGroupError as e:
-        print(f"kafkagroup: {e}", file=sys.stderr)
+        print(f"kafkagroup: {_one_line(str(e))}", file=sys.stderr)
         return 2
+    except SystemExit as e:              # a subcommand's own one-line exit
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+            return 2
+        return e.code or 0
+    except KeyboardInterrupt:
+        print("kafkagroup: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:              # e.g. piped into head: nothing left to say
+        return 0
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split("\n")).strip()
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise SystemExit("kafkagroup simulate: --plot needs matplotlib (pip install 'kafkagroup[plot]')") from None
+            raise SystemExit("kafkagroup simulate: --plot needs matplotlib (a dependency of kafkagroup: pip install matplotlib)") from None
     data = load_example(args.example) if args.example else _read_json(args.scenario)
     try:
         scenario = parse_scenario(data)

@@ -47,13 +47,93 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--add-members", type=_amount, default=0, metavar="X", help="--compare: members added per group")
     parser.add_argument("--add-partitions", type=_amount, default=0, metavar="X",
                         help="--compare: partitions added per topic (count or fraction)")
+    parser.add_argument("--plot", metavar="PNG",
+                        help="--compare: also draw the distribution of moves over the groups, per strategy, to PNG")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", type=_conf,
+                        help="a Spark setting, repeatable (e.g. spark.archives=kg-env.tar.gz#environment)")
 
 
 def _amount(text: str) -> int | float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count or a fraction such as 0.1, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text}")
     return int(value) if value.is_integer() and "." not in text else value
+
+
+def _conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def _is_local_path(path: str) -> bool:
+    return "://" not in path or path.startswith("file://")
+
+
+def check_parquet(option: str, path: str, need: list[tuple[str, ...]]) -> None:
+    """Before Spark starts (which takes half a minute and then logs a page): a local Parquet path must
+    exist and have the columns of one of the `need` alternatives. Remote paths (hdfs://, s3a://) are
+    left to Spark."""
+    if not _is_local_path(path):
+        return
+    import pyarrow.dataset as ds
+
+    from kafkagroup.errors import InvalidGroupError
+
+    local = path[len("file://"):] if path.startswith("file://") else path
+    if not os.path.exists(local):
+        raise InvalidGroupError(f"spark-plan {option} {path}: no such file or directory")
+    try:
+        names = set(ds.dataset(local, format="parquet").schema.names)
+    except Exception as e:       # pyarrow raises ArrowInvalid / OSError subclasses for non-Parquet input
+        raise InvalidGroupError(f"spark-plan {option} {path}: not a Parquet file or directory "
+                                f"({str(e).splitlines()[0]})") from None
+    if not names:
+        raise InvalidGroupError(f"spark-plan {option} {path}: no Parquet files found")
+    if not any(all(c in names for c in columns) for columns in need):
+        wanted = " or ".join("(" + ", ".join(c) + ")" for c in need)
+        raise InvalidGroupError(f"spark-plan {option} {path}: expected columns {wanted}; found "
+                                f"{', '.join(sorted(names))}")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Everything that can be checked without Spark, so a mistake costs no Spark start-up."""
+    from kafkagroup.engine import strategies
+    from kafkagroup.errors import InvalidGroupError
+
+    known = strategies()
+    names = [s.strip() for s in args.strategies.split(",")] if args.strategies else []
+    for name in ([args.strategy] if not args.compare else names):
+        if name not in known:
+            raise InvalidGroupError(f"spark-plan: unknown strategy {name!r} (known: {', '.join(known)})")
+    if args.example is not None and not 1 <= args.example <= 10_000_000:
+        raise InvalidGroupError(f"spark-plan --example: expected 1 to 10,000,000 groups, got {args.example}")
+    if args.plot and not args.compare:
+        raise InvalidGroupError("spark-plan --plot draws --compare's moves: add --compare")
+    if isinstance(args.remove_members, float) and args.remove_members > 1:
+        raise InvalidGroupError(f"spark-plan --remove-members: a fraction is at most 1.0, got {args.remove_members}")
+    if args.groups is not None:
+        check_parquet("--groups", args.groups, [("group_id", "member_id", "topics"), ("group_id", "members")])
+    if args.topics is not None:
+        check_parquet("--topics", args.topics, [("topic", "partitions")])
+    if _is_local_path(args.out) and os.path.isfile(args.out.removeprefix("file://")):
+        raise InvalidGroupError(f"spark-plan --out {args.out}: is a file; give a directory")
+
+
+def _spark_failure(error: Exception) -> str:
+    """One line for a failed Spark job: the kafkagroup error a Python worker raised, if any."""
+    text = str(error)
+    for marker in ("InvalidGroupError: ", "SchemaError: ", "KafkaGroupError: "):
+        if marker in text:
+            return text.split(marker, 1)[1].splitlines()[0].strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # a Java exception: its first line is py4j's "An error occurred while calling ...", then ": <cause>"
+    cause = next((line.lstrip(": ") for line in lines if line.startswith(": ")), None)
+    return cause or (lines[0] if lines else type(error).__name__)
 
 
 class SparkProgress:
@@ -102,18 +182,32 @@ class SparkProgress:
                 pass
 
 
-def _session(master: str | None) -> tuple[Any, bool]:
+def is_local_master(master: str | None) -> bool:
+    return master is None or master.startswith("local")
+
+
+def set_executor_python(master: str | None) -> None:
+    """Local executors are children of this process: unless PYSPARK_PYTHON says otherwise, run them on
+    this interpreter, which has kafkagroup. A cluster's executors need their own interpreter
+    (PYSPARK_PYTHON or spark.pyspark.python, README "Running on a real cluster"): this one's path means
+    nothing on their machines, so it is not set for them."""
+    if is_local_master(master):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def _session(master: str | None, conf: list[tuple[str, str]] = ()) -> tuple[Any, bool]:  # type: ignore[assignment]
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
-    # Executors must run the interpreter that has kafkagroup installed (local mode: this one).
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    set_executor_python(master)
     builder = (SparkSession.builder.appName("kafkagroup spark-plan").master(master or "local[*]")
                .config("spark.ui.showConsoleProgress", "false"))
-    if master is None or master.startswith("local"):
+    if is_local_master(master):
         builder = builder.config("spark.sql.shuffle.partitions", str(max(2, (os.cpu_count() or 2) * 2)))
+    for key, value in conf:
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
@@ -121,53 +215,73 @@ def _session(master: str | None) -> tuple[Any, bool]:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     try:
-        from kafkagroup.spark import Change, assign_groups, compare_strategies
+        import kafkagroup.spark  # noqa: F401  (checks pyspark, pyarrow and pandas are installed)
     except ImportError as e:
-        print(f"kafkagroup spark-plan: {e}", file=sys.stderr)
+        print(f"kafkagroup: spark-plan: {e}", file=sys.stderr)
         return 2
-    console = Console(stderr=True)
-    spark, owned_session = _session(args.master)
-    try:
-        if args.example is not None:
-            from kafkagroup.fleet import generate_fleet
+    check_arguments(args)
+    console = Console(stderr=True, markup=False, highlight=False)
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
 
-            fleet = generate_fleet(args.example, seed=args.seed)
-            groups = spark.createDataFrame(fleet.groups)
-            topics: Any = spark.createDataFrame(fleet.topics)
-            console.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
-                          f"{fleet.num_partitions} partitions (seed {args.seed})")
-        else:
-            groups = spark.read.parquet(args.groups)
-            topics = spark.read.parquet(args.topics) if args.topics else None
-        out = args.out.rstrip("/")
-        started = time.perf_counter()
-        if args.compare:
-            names = [s.strip() for s in args.strategies.split(",")] if args.strategies else None
-            change = Change(remove_members=args.remove_members, add_members=args.add_members,
-                            add_partitions=args.add_partitions, seed=args.seed)
-            result = compare_strategies(groups, topics, strategies=names, change=change, strict=not args.lenient,
-                                        on_error=args.on_error)
-            with SparkProgress(spark, console):
-                result.write.mode("overwrite").parquet(f"{out}/compare")
-            summary = spark.read.parquet(f"{out}/compare")
-            _print_compare(console, Table, summary, change.describe(), time.perf_counter() - started)
-            return 0
-        plan = assign_groups(groups, topics, strategy=args.strategy, strict=not args.lenient, on_error=args.on_error,
-                             persist=True)
-        with SparkProgress(spark, console):
-            plan.assignments.write.mode("overwrite").parquet(f"{out}/assignments")
-            plan.withheld.write.mode("overwrite").parquet(f"{out}/withheld")
-            plan.metrics.write.mode("overwrite").parquet(f"{out}/metrics")
-        plan.unpersist()
-        _print_assign(console, Table, spark.read.parquet(f"{out}/metrics"), args.strategy,
-                      time.perf_counter() - started, out)
-        return 0
+    try:
+        spark, owned_session = _session(args.master, args.conf)
+    except (Py4JError, PySparkException) as e:      # a bad master URL, an archive that cannot be unpacked, ...
+        print(f"kafkagroup: spark-plan: Spark did not start: {_spark_failure(e)}", file=sys.stderr)
+        return 2
+    try:
+        return _run(args, spark, console)
+    except (Py4JError, PySparkException) as e:
+        print(f"kafkagroup: spark-plan: {_spark_failure(e)}", file=sys.stderr)
+        return 2
     finally:
         if owned_session:
             spark.stop()
+
+
+def _run(args: argparse.Namespace, spark: Any, console: Any) -> int:
+    from rich.table import Table
+
+    from kafkagroup.spark import Change, assign_groups, compare_strategies
+
+    if args.example is not None:
+        from kafkagroup.fleet import generate_fleet
+
+        fleet = generate_fleet(args.example, seed=args.seed)
+        groups = spark.createDataFrame(fleet.groups)
+        topics: Any = spark.createDataFrame(fleet.topics)
+        console.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
+                      f"{fleet.num_partitions} partitions (seed {args.seed})")
+    else:
+        groups = spark.read.parquet(args.groups)
+        topics = spark.read.parquet(args.topics) if args.topics else None
+    out = args.out.rstrip("/")
+    started = time.perf_counter()
+    if args.compare:
+        names = [s.strip() for s in args.strategies.split(",")] if args.strategies else None
+        change = Change(remove_members=args.remove_members, add_members=args.add_members,
+                        add_partitions=args.add_partitions, seed=args.seed)
+        result = compare_strategies(groups, topics, strategies=names, change=change, strict=not args.lenient,
+                                    on_error=args.on_error)
+        with SparkProgress(spark, console):
+            result.write.mode("overwrite").parquet(f"{out}/compare")
+        summary = spark.read.parquet(f"{out}/compare")
+        _print_compare(console, Table, summary, change.describe(), time.perf_counter() - started)
+        if args.plot:
+            _plot_compare(summary, args.plot, change.describe(), console)
+        return 0
+    plan = assign_groups(groups, topics, strategy=args.strategy, strict=not args.lenient, on_error=args.on_error,
+                         persist=True)
+    with SparkProgress(spark, console):
+        plan.assignments.write.mode("overwrite").parquet(f"{out}/assignments")
+        plan.withheld.write.mode("overwrite").parquet(f"{out}/withheld")
+        plan.metrics.write.mode("overwrite").parquet(f"{out}/metrics")
+    plan.unpersist()
+    _print_assign(console, Table, spark.read.parquet(f"{out}/metrics"), args.strategy,
+                  time.perf_counter() - started, out)
+    return 0
 
 
 def _print_assign(console: Any, table_cls: Any, metrics: Any, strategy: str, seconds: float, out: str) -> None:
@@ -191,6 +305,14 @@ def _print_assign(console: Any, table_cls: Any, metrics: Any, strategy: str, sec
         table.add_row(name, value)
     console.print(table)
     console.print(f"written: {out}/assignments, {out}/withheld, {out}/metrics")
+    console.print("moved: partitions taken from the member whose owned claim counts (highest generation, subscribed "
+                  "to the topic), withheld ones included; partitions nobody in the group claimed are not counted.")
+
+
+COMPARE_NOTE = ("moved: partitions taken from a member that stays in the group, withheld ones included; the "
+                "partitions of removed members must move under every strategy and are not counted. lower bound: "
+                "the fewest moves an optimally balanced assignment needs, summed over the groups where the engine "
+                "knows it (exact for identical subscriptions).")
 
 
 def _print_compare(console: Any, table_cls: Any, summary: Any, change: str, seconds: float) -> None:
@@ -198,13 +320,29 @@ def _print_compare(console: Any, table_cls: Any, summary: Any, change: str, seco
 
     rows = summary.groupBy("strategy").agg(
         F.count("*").alias("groups"), F.sum("moved").alias("moved"), F.sum("moved_lower_bound").alias("lower"),
+        F.count("moved_lower_bound").alias("bounded"),
         F.sum(F.when(F.col("balance_gap") > 1, 1).otherwise(0)).alias("unbalanced"),
         F.sum("withheld").alias("withheld"), F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
         F.sum("engine_us").alias("engine_us")).orderBy("strategy").collect()
     table = table_cls(title=f"spark-plan --compare: {change} ({seconds:.1f} s)")
-    for name in ("strategy", "groups", "moved", "gap > 1", "withheld", "failed", "engine s"):
+    for name in ("strategy", "groups", "moved", "lower bound (groups)", "gap > 1", "withheld", "failed", "engine s"):
         table.add_column(name, justify="left" if name == "strategy" else "right")
     for r in rows:
-        table.add_row(r["strategy"], str(r["groups"]), str(r["moved"] or 0), str(r["unbalanced"] or 0),
-                      str(r["withheld"] or 0), str(r["failed"] or 0), f"{(r['engine_us'] or 0) / 1e6:.3f}")
+        bounded = r["bounded"] or 0
+        lower = "unknown" if not bounded else f"{r['lower']:,} ({bounded:,})"
+        table.add_row(r["strategy"], f"{r['groups']:,}", f"{r['moved'] or 0:,}", lower, f"{r['unbalanced'] or 0:,}",
+                      f"{r['withheld'] or 0:,}", f"{r['failed'] or 0:,}", f"{(r['engine_us'] or 0) / 1e6:.3f}")
     console.print(table)
+    console.print(COMPARE_NOTE)
+
+
+def _plot_compare(summary: Any, path: str, change: str, console: Any) -> None:
+    from kafkagroup.errors import InvalidGroupError
+    from kafkagroup.plots import plot_compare
+
+    frame = summary.select("strategy", "moved", "moved_lower_bound", "partitions_before", "error").toPandas()
+    try:
+        plot_compare(frame, path, title=f"moves per group after: {change} (removed members' partitions not counted)")
+    except OSError as e:
+        raise InvalidGroupError(f"spark-plan --plot {path}: cannot write: {e.strerror or e}") from None
+    console.print(f"plot written to {path}")

@@ -274,6 +274,9 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     }
     for name in _ENGINE_METRICS:
         columns[name] = pa.array(plan.metrics[name], mask=failed)
+    # the engine says -1 for "no bound known": null, so that a Spark sum() skips it instead of adding -1
+    columns["moved_lower_bound"] = pa.array(plan.metrics["moved_lower_bound"],
+                                            mask=failed | (plan.metrics["moved_lower_bound"] < 0))
     return [columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
 
 
@@ -399,7 +402,8 @@ def compare_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: Compar
                                members_after=len(after_arrays["sub_offsets"]) - 1,
                                partitions_before=len(before.owner), partitions_after=len(after.owner),
                                balance_gap_before=before.metrics.balance_gap, balance_gap=m.balance_gap,
-                               moved=m.moved, moved_lower_bound=m.moved_lower_bound, withheld=m.withheld,
+                               moved=m.moved, withheld=m.withheld,
+                               moved_lower_bound=m.moved_lower_bound if m.moved_lower_bound >= 0 else None,
                                unassigned=m.unassigned, max_load=m.max_load, min_load=m.min_load,
                                engine_us=after.engine_us)
             for name, value in row.items():

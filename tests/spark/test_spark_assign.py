@@ -63,7 +63,10 @@ def spark_rows(plan):
         withheld.setdefault(r["group_id"], []).append((r["topic"], r["partition"]))
     metrics = {}
     for r in plan.metrics.collect():
-        m = kafkagroup.Metrics(**{name: r[name] for name in kafkagroup.Metrics.__dataclass_fields__})
+        values = {name: r[name] for name in kafkagroup.Metrics.__dataclass_fields__}
+        if values["moved_lower_bound"] is None:     # Spark's null is the engine's -1 ("no bound known")
+            values["moved_lower_bound"] = -1
+        m = kafkagroup.Metrics(**values)
         metrics[r["group_id"]] = (m, sorted(withheld.get(r["group_id"], [])), r["unknown_topics"], r["dropped_claims"])
     return rows, metrics
 
