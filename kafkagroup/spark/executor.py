@@ -260,6 +260,14 @@ def withheld_columns(plan: BatchPlan) -> list[pa.Array]:
     return [group_ids, topics, partitions]
 
 
+def _errors_column(errors: dict[int, str], num_groups: int) -> pa.Array:
+    """One message or null per group, without a Python loop over the groups."""
+    column = np.full(num_groups, None, dtype=object)
+    if errors:
+        column[np.fromiter(errors, dtype=np.int64, count=len(errors))] = list(errors.values())
+    return pa.array(column, pa.string())
+
+
 def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     """One value per group for each of METRIC_FIELDS (strategy first)."""
     problems = plan.problems
@@ -277,7 +285,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
                                                    problems.unknown_topics.cast(pa.string()),
                                                    type=METRICS_STRUCT.field("unknown_topics").type),
         "dropped_claims": pa.array(problems.dropped_claims),
-        "error": pa.array([plan.errors.get(g) for g in range(num_groups)], pa.string()),
+        "error": _errors_column(plan.errors, num_groups),
     }
     for name in _ENGINE_METRICS:
         columns[name] = pa.array(plan.metrics[name], mask=failed)
