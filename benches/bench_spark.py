@@ -7,7 +7,7 @@ timed run writes the assignment rows to Spark's ``noop`` sink (every row is prod
 
 Rows (printed as ratios in the summary table):
 - assign_groups on group rows (mapInArrow) vs the single-process loop over the same Arrow batches
-  (kafkagroup.fleet.assign_fleet_local: same interning, one engine call per group, no Spark);
+  (kafkagroup.fleet.assign_fleet_local: same interning, one native call per batch, every core, no Spark);
 - assign_groups on member rows (adds the shuffle + sort by group_id) vs the same loop;
 - on a subset of the fleet: mapInArrow vs mapInPandas (the same batch code behind pandas conversions),
   vs the pandas_udf form, and vs groupBy().applyInPandas calling kafka-python 3.0.12's assignor per
