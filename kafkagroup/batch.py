@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from kafkagroup import _core
-from kafkagroup.engine import ArrayResult, Metrics, as_index_array
+from kafkagroup.engine import MAX_PARTITIONS, ArrayResult, Metrics, as_index_array
 from kafkagroup.errors import InvalidGroupError, InvariantError, KafkaGroupError
 
 # Bits of GroupBatch.group_inputs (csrc/kafkagroup/batch.hpp GroupInput)
@@ -99,6 +99,7 @@ class GroupBatch:
                 raise InvalidGroupError(f"group {g}: partition_count and sub_offsets (M+1 entries) are required")
             members = len(sub_offsets) - 1
             parts = int(np.maximum(counts, 0).sum())
+            parts = parts if parts <= MAX_PARTITIONS else 0   # no room: the engine refuses the group
             bits = 0
             values: dict[str, np.ndarray] = {}
             for name, dtype, _offsets_of, _rows, bit in _OPTIONAL:

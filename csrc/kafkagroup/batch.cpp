@@ -142,12 +142,16 @@ void lay_out(const GroupBatch& b, BatchResult& out) {
         fail("batch member_rack: expected " + std::to_string(M) + " entries, got " + std::to_string(b.member_rack.size));
     if (!b.group_inputs.empty() && b.group_inputs.size != G)
         fail("batch group_inputs: expected " + std::to_string(G) + " entries, got " + std::to_string(b.group_inputs.size));
-    // A negative count takes no room here; prepare() then reports it as that group's error.
+    // A group's room is the sum of its non-negative counts, or none when that sum is over the engine's
+    // bound (nothing is allocated for it); prepare() then reports the negative count or the bound as
+    // that group's error.
     out.part_offsets.assign(G + 1, 0);
     int64_t total = 0;
     for (std::size_t g = 0; g < G; ++g) {
-        for (int64_t t = b.topic_offsets[g]; t < b.topic_offsets[g + 1]; ++t)
-            total += std::max<int32_t>(b.partition_count[t], 0);
+        int64_t room = 0;
+        for (int64_t t = b.topic_offsets[g]; t < b.topic_offsets[g + 1] && room <= kMaxPartitions; ++t)
+            room += std::max<int32_t>(b.partition_count[t], 0);
+        total += room <= kMaxPartitions ? room : 0;
         out.part_offsets[g + 1] = total;
     }
     if (!b.replica_offsets.empty())

@@ -26,7 +26,8 @@ enum GroupInput : uint8_t {
 
 // Group g owns topics topic_offsets[g]..topic_offsets[g+1] of partition_count, members
 // member_offsets[g]..member_offsets[g+1] of the member arrays, and the partitions of its topics (in
-// batch order: the partitions of group 0's topics, then group 1's, ...). Offsets into sub_topics,
+// batch order: the partitions of group 0's topics, then group 1's, ...). A group whose non-negative
+// counts sum to more than kMaxPartitions has no partitions in the batch (and is reported as invalid). Offsets into sub_topics,
 // owned_partitions and replica_racks are positions in those flat arrays; the ids stored in them are
 // the group's own (topic ids 0..T_g-1, partition ids 0..P_g-1, member ids 0..M_g-1, rack ids >= 1),
 // exactly as in a single Problem. All views are borrowed for the duration of the call.

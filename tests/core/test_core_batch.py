@@ -10,6 +10,7 @@ reported with assign_arrays' own message while the others are assigned.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -45,7 +46,7 @@ def random_spec(rng: random.Random, g: int) -> tuple[dict, dict]:
     return topics, members
 
 
-def churn(rng: random.Random, topics: dict, members: dict, owner_names: dict[str, list], generation: int) -> dict:
+def churn(rng: random.Random, topics: dict, members: dict, owner_names: Mapping[str, list], generation: int) -> dict:
     """The next round's members: previous assignment as owned claims, some members gone, some new."""
     out: dict = {}
     names = list(topics)
@@ -123,7 +124,7 @@ def test_assign_many_equals_assign_arrays_over_rounds(strategy):
                 continue
             group = compact[g]
             owner = r.result(g).owner
-            by_member = kafkagroup.api.partitions_by_member(group, owner)
+            by_member = kafkagroup.api.MemberAssignment(group, owner)
             next_state.append((topics, churn(rng, topics, members, by_member, round_ + 2)))
         state = next_state
 
@@ -211,3 +212,16 @@ def test_unknown_strategy_and_bad_thread_count():
         assign_many("nope", [problem])
     with pytest.raises(InvalidGroupError, match="threads must be >= 1"):
         assign_many("range", [problem], threads=0)
+
+
+def test_group_over_the_partition_bound_is_refused_without_room():
+    """A group whose counts pass kafkagroup.engine.MAX_PARTITIONS gets no room in owner[] (nothing is
+    allocated for it) and assign_arrays' own error; the group next to it is assigned."""
+    huge = {"partition_count": [2**31 - 1, 5], "sub_offsets": [0, 1], "sub_topics": [0]}
+    small = {"partition_count": [3], "sub_offsets": [0, 1], "sub_topics": [0]}
+    with pytest.raises(InvalidGroupError) as expected:
+        kafkagroup.assign_arrays("range", **huge)
+    r = assign_many("range", [huge, small], on_error="record")
+    assert str(r.errors[0]) == f"group 0: {expected.value}"
+    assert r.part_offsets.tolist() == [0, 0, 3]
+    assert r.result(1).owner.tolist() == [0, 0, 0]
