@@ -7,11 +7,16 @@ timed run writes the assignment rows to Spark's ``noop`` sink (every row is prod
 
 Rows (printed as ratios in the summary table):
 - assign_groups on group rows (mapInArrow) vs the single-process loop over the same Arrow batches
-  (kafkagroup.fleet.assign_fleet_local: same interning, one engine call per group, no Spark);
+  (kafkagroup.fleet.assign_fleet_local: same interning, one native call per batch, every core, no Spark);
 - assign_groups on member rows (adds the shuffle + sort by group_id) vs the same loop;
 - on a subset of the fleet: mapInArrow vs mapInPandas (the same batch code behind pandas conversions),
   vs the pandas_udf form, and vs groupBy().applyInPandas calling kafka-python 3.0.12's assignor per
   group (capped: KAFKAGROUP_PEER_CAP_S).
+
+Small groups (the shape of most fleets): generate_fleet(N, seed=7, members=(2, 12), partitions=(30, 150)),
+N = 10,000 (55,864 members, 749,219 partitions) and 100,000 (KAFKAGROUP_SPARK_SMALL_GROUPS); group rows
+and member rows, both outputs (assignments and metrics) written to ``noop`` in every timed run, against
+the single-process loop on every core producing both tables, alternated round by round.
 
 KAFKAGROUP_SPARK_GROUPS overrides the fleet size (default 10,000), KAFKAGROUP_SPARK_SUBSET the subset.
 """
@@ -35,6 +40,8 @@ from kafkagroup.spark.arrow_builder import TopicMeta
 GROUPS = int(os.environ.get("KAFKAGROUP_SPARK_GROUPS", "10000"))
 SUBSET = int(os.environ.get("KAFKAGROUP_SPARK_SUBSET", "1000"))
 CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "60"))
+SMALL_SIZES = [int(n) for n in os.environ.get("KAFKAGROUP_SPARK_SMALL_GROUPS", "10000,100000").split(",") if n]
+SMALL = {"members": (2, 12), "partitions": (30, 150)}
 STRATEGY = "range"
 
 
@@ -124,6 +131,43 @@ def test_spark_member_rows_vs_local_loop(benchmark, report, fleet, inputs):
     local = _spark_vs_local(benchmark, fleet, inputs.members, inputs.topics)
     report.add("spark assign_groups, member rows (sort by group + mapInArrow)", benchmark, "single-process loop", local, 0,
                _note(fleet.groups, fleet.topics, benchmark.stats.stats.median))
+
+
+# ---- a fleet of small groups, both outputs
+
+@pytest.fixture(scope="module", params=SMALL_SIZES, ids=lambda n: f"{n}small")
+def small(request, spark):
+    fleet = generate_fleet(request.param, seed=7, **SMALL)
+    groups = cached(spark.createDataFrame(fleet.groups).repartition(2))
+    members = cached(spark.createDataFrame(member_rows(fleet.groups)).repartition(2))
+    yield SimpleNamespace(fleet=fleet, groups=groups, members=members)
+    groups.unpersist()
+    members.unpersist()
+
+
+def _run_spark_both(df, topics):
+    from kafkagroup.spark import assign_groups
+
+    plan = assign_groups(df, topics, strategy=STRATEGY, persist=False, validate=False)
+    plan.assignments.write.format("noop").mode("overwrite").save()
+    plan.metrics.write.format("noop").mode("overwrite").save()
+
+
+@pytest.mark.parametrize("form", ["group rows", "member rows"])
+def test_spark_small_groups_vs_local_loop(benchmark, report, small, form):
+    local: list[float] = []
+
+    def setup():
+        local.append(_local_ms(small.fleet.groups, small.fleet.topics))
+
+    df = small.groups if form == "group rows" else small.members
+    benchmark.pedantic(_run_spark_both, args=(df, small.fleet.topics), setup=setup, rounds=3, iterations=1,
+                       warmup_rounds=1)
+    fleet = small.fleet
+    report.add(f"spark small groups, {form}, both outputs", benchmark, "loop, both tables", statistics.median(local), 0,
+               f"{fleet.groups.num_rows:,} groups, {fleet.num_partitions:,} partitions: "
+               f"{fleet.groups.num_rows / benchmark.stats.stats.median:,.0f} groups/s; loop "
+               f"{fleet.groups.num_rows / statistics.median(local) * 1000:,.0f} groups/s")
 
 
 # ---- execution paths on the subset (why mapInArrow)

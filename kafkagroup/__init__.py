@@ -7,6 +7,7 @@
 The Spark layer (``kafkagroup.spark``) is optional and never imported from here.
 """
 from kafkagroup.api import AssignmentResult, assign
+from kafkagroup.batch import BatchResult, GroupBatch, assign_many
 from kafkagroup.engine import ArrayResult, Metrics, assign_arrays, strategies
 from kafkagroup.errors import InvalidGroupError, InvariantError, KafkaGroupError, ProtocolError
 from kafkagroup.model import CompactGroup, Member, build_group
@@ -15,6 +16,6 @@ from kafkagroup.structs import TopicPartition
 __version__ = "0.1.0"
 
 __all__ = [
-    "ArrayResult", "AssignmentResult", "CompactGroup", "InvalidGroupError", "InvariantError", "KafkaGroupError",
-    "Member", "Metrics", "ProtocolError", "TopicPartition", "assign", "assign_arrays", "build_group", "strategies",
+    "ArrayResult", "AssignmentResult", "BatchResult", "CompactGroup", "GroupBatch", "InvalidGroupError", "InvariantError", "KafkaGroupError",
+    "Member", "Metrics", "ProtocolError", "TopicPartition", "assign", "assign_arrays", "assign_many", "build_group", "strategies",
 ]

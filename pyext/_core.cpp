@@ -11,7 +11,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "kafkagroup/batch.hpp"
 #include "kafkagroup/engine.hpp"
+#include "kafkagroup/name_index.hpp"
 
 namespace py = pybind11;
 using namespace kafkagroup;
@@ -75,6 +77,98 @@ py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& parti
                           metrics_dict(result.metrics));
 }
 
+// ---- many groups per call (csrc/kafkagroup/batch.hpp) and the name index (name_index.hpp)
+
+// Moves a vector into a numpy array of the given shape that owns it (no copy of the data).
+template <class T>
+py::array_t<T> owned_array(std::vector<T>&& v, std::vector<py::ssize_t> shape) {
+    auto* heap = new std::vector<T>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>(shape, heap->data(), owner);
+}
+
+template <class T>
+py::array_t<T> owned_array(std::vector<T>&& v) {
+    const auto n = static_cast<py::ssize_t>(v.size());
+    return owned_array(std::move(v), {n});
+}
+
+py::tuple assign_batch_arrays(const std::string& strategy, const Array<int64_t>& topic_offsets,
+                              const Array<int64_t>& member_offsets, const Array<int32_t>& partition_count,
+                              const Array<int64_t>& sub_offsets, const Array<int32_t>& sub_topics,
+                              const std::optional<Array<int64_t>>& owned_offsets,
+                              const std::optional<Array<int32_t>>& owned_partitions,
+                              const std::optional<Array<int32_t>>& generation,
+                              const std::optional<Array<int32_t>>& member_rack,
+                              const std::optional<Array<int64_t>>& replica_offsets,
+                              const std::optional<Array<int32_t>>& replica_racks,
+                              const std::optional<Array<uint8_t>>& group_inputs, int threads) {
+    GroupBatch batch;
+    batch.topic_offsets = view_of<int64_t>(topic_offsets, "topic_offsets");
+    batch.member_offsets = view_of<int64_t>(member_offsets, "member_offsets");
+    batch.partition_count = view_of<int32_t>(partition_count, "partition_count");
+    batch.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
+    batch.sub_topics = view_of<int32_t>(sub_topics, "sub_topics");
+    batch.owned_offsets = view_of(owned_offsets, "owned_offsets");
+    batch.owned_partitions = view_of(owned_partitions, "owned_partitions");
+    batch.generation = view_of(generation, "generation");
+    batch.member_rack = view_of(member_rack, "member_rack");
+    batch.replica_offsets = view_of(replica_offsets, "replica_offsets");
+    batch.replica_racks = view_of(replica_racks, "replica_racks");
+    batch.group_inputs = view_of(group_inputs, "group_inputs");
+    if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
+    BatchResult r;
+    {
+        py::gil_scoped_release release;
+        r = assign_batch(strategy, batch, threads);
+    }
+    const auto groups = static_cast<py::ssize_t>(r.engine_us.size());
+    py::list errors;
+    for (const GroupError& e : r.errors)
+        errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+    return py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
+                          owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
+                          owned_array(std::move(r.metrics), {groups, static_cast<py::ssize_t>(kMetricCount)}),
+                          owned_array(std::move(r.engine_us)), errors);
+}
+
+std::unique_ptr<NameIndex> make_name_index(const Array<int64_t>& offsets, const Array<uint8_t>& bytes) {
+    const View<int64_t> o = view_of<int64_t>(offsets, "offsets");
+    const View<uint8_t> b = view_of<uint8_t>(bytes, "bytes");
+    py::gil_scoped_release release;
+    return std::make_unique<NameIndex>(o, b);
+}
+
+py::array_t<int64_t> name_index_lookup(const NameIndex& index, const Array<int64_t>& offsets,
+                                       const Array<uint8_t>& bytes) {
+    const View<int64_t> o = view_of<int64_t>(offsets, "offsets");
+    const View<uint8_t> b = view_of<uint8_t>(bytes, "bytes");
+    std::vector<int64_t> rows;
+    {
+        py::gil_scoped_release release;
+        rows = index.lookup(o, b);
+    }
+    return owned_array(std::move(rows));
+}
+
+void bind_batch(py::module_& m) {
+    m.def("assign_batch", &assign_batch_arrays, py::arg("strategy"), py::arg("topic_offsets"),
+          py::arg("member_offsets"), py::arg("partition_count"), py::arg("sub_offsets"), py::arg("sub_topics"),
+          py::arg("owned_offsets") = py::none(), py::arg("owned_partitions") = py::none(),
+          py::arg("generation") = py::none(), py::arg("member_rack") = py::none(),
+          py::arg("replica_offsets") = py::none(), py::arg("replica_racks") = py::none(),
+          py::arg("group_inputs") = py::none(), py::arg("threads") = 1,
+          "Assign G groups laid end to end in one call (GIL released). Returns (part_offsets int64[G+1],\n"
+          "owner int32[P], withheld_offsets int64[G+1], withheld int32[W], metrics int64[G, 8],\n"
+          "engine_us float64[G], errors [(group, kind, message)]) with kind 1 = invalid input, 2 = invariant.");
+    m.def("metric_names", &metric_names, "Column names of assign_batch's metrics array.");
+    py::class_<NameIndex>(m, "NameIndex", "Hash index over a fixed table of names (Arrow string layout).")
+        .def(py::init(&make_name_index), py::arg("offsets"), py::arg("bytes"))
+        .def("__len__", &NameIndex::size)
+        .def("lookup", &name_index_lookup, py::arg("offsets"), py::arg("bytes"),
+             "Row of each name, -1 when absent.");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -117,4 +211,5 @@ PYBIND11_MODULE(_core, m) {
           py::arg("replica_offsets") = py::none(), py::arg("replica_racks") = py::none(),
           "Run one assignor on the compact problem. Returns (owner int32[P], withheld int32[W], metrics dict).\n"
           "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
+    bind_batch(m);
 }

@@ -7,8 +7,8 @@ nested group rows builds Python objects per member and partition (2.3-2.7x slowe
 same 1,000 groups here); ``mapInArrow`` hands us the Arrow list offsets and string buffers directly,
 so interning is a handful of numpy / pyarrow.compute calls per batch
 (:mod:`kafkagroup.spark.arrow_builder`) and the output columns are built the same way. Many groups
-travel in one batch; the only Python loop is over groups, one engine call per group, with the GIL
-released inside the engine. Member rows arrive sorted by group_id and are regrouped here
+travel in one batch and are assigned by one native call (:mod:`kafkagroup.batch`, GIL released);
+no Python loop runs per group or per partition. Member rows arrive sorted by group_id and are regrouped here
 (:func:`group_batches`), which is cheaper than nesting them in the JVM.
 
 The native engine is ``kafkagroup._core``, imported once per Python worker as an installed module
@@ -27,6 +27,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafkagroup.batch import (SKIP_GROUP, USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS,
+                              GroupBatch, run_group_batch)
+from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
 from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch
@@ -147,42 +150,46 @@ class BatchPlan:
     errors: dict[int, str]
 
 
-def group_error(problems: BatchProblems, g: int, error: Exception) -> str:
+def group_error(problems: BatchProblems, g: int, error: Exception | str) -> str:
     return f"group {problems.group_id(g)!r}: {error}"
 
 
-def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions) -> BatchPlan:
-    """Intern the batch, then one engine call per group (skipping groups with bad data)."""
+def group_batch_of(problems: BatchProblems) -> GroupBatch:
+    """The batch's compact problems as one native GroupBatch (no copies: the builder's arrays are
+    already laid out group after group). Groups the builder rejected are skipped."""
+    inputs = (problems.has_owned * USES_OWNED | problems.has_generation * USES_GENERATION
+              | problems.has_member_racks * USES_MEMBER_RACK
+              | problems.has_replica_racks * USES_REPLICA_RACKS).astype(np.uint8)
+    if problems.errors:
+        inputs[list(problems.errors)] |= SKIP_GROUP
+    racks = bool(problems.has_replica_racks.any())
+    return GroupBatch(
+        topic_offsets=problems.topic_off, member_offsets=problems.member_off, partition_count=problems.topic_count,
+        sub_offsets=problems.sub_off, sub_topics=problems.sub_topics,
+        owned_offsets=problems.owned_off if problems.has_owned.any() else None,
+        owned_partitions=problems.owned_partitions if problems.has_owned.any() else None,
+        generation=problems.generation if problems.has_generation.any() else None,
+        member_rack=problems.member_rack if problems.has_member_racks.any() else None,
+        replica_offsets=problems.replica_off if racks else None, replica_racks=problems.replica_racks if racks else None,
+        group_inputs=inputs)
+
+
+def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1) -> BatchPlan:
+    """Intern the batch, then one native call for all its groups (skipping groups with bad data)."""
     problems = build_batch(batch, meta, strict=options.strict)
     errors = dict(problems.errors)
     if errors and options.on_error == "raise":
         raise InvalidGroupError(errors[min(errors)])
-    num_groups = problems.num_groups
-    part_off = problems.part_off
-    owner = np.full(int(part_off[-1]), -1, dtype=np.int32)
-    metrics = {name: np.zeros(num_groups, dtype=np.int64) for name in _ENGINE_METRICS}
-    engine_us = np.zeros(num_groups, dtype=np.float64)
-    withheld_parts: list[np.ndarray] = []
-    for g in range(num_groups):
-        if g in errors:
-            continue
-        try:
-            result = assign_arrays(options.strategy, **problems.arrays(g))
-        except KafkaGroupError as e:   # the engine validated something the builder let through
-            if options.on_error == "raise":
-                raise InvalidGroupError(group_error(problems, g, e)) from e
-            errors[g] = group_error(problems, g, e)
-            continue
-        p0 = int(part_off[problems.topic_off[g]])
-        owner[p0:p0 + len(result.owner)] = result.owner
-        if len(result.withheld):
-            withheld_parts.append(result.withheld.astype(np.int64) + p0)
-        for name in _ENGINE_METRICS:
-            metrics[name][g] = getattr(result.metrics, name)
-        engine_us[g] = result.engine_us
-    withheld = np.concatenate(withheld_parts) if withheld_parts else np.zeros(0, dtype=np.int64)
-    return BatchPlan(problems=problems, owner=owner, withheld=withheld, metrics=metrics, engine_us=engine_us,
-                     errors=errors)
+    result, raw = run_group_batch(options.strategy, group_batch_of(problems), threads)
+    for g, kind, message in raw:   # the engine validated something the builder let through
+        if options.on_error == "raise":
+            raise batch_group_error(kind, group_error(problems, g, message))
+        errors[g] = group_error(problems, g, message)
+    group_part0 = result.part_offsets[:-1]
+    withheld = (np.repeat(group_part0, np.diff(result.withheld_offsets)) + result.withheld).astype(np.int64)
+    metrics = {name: result.metrics[name] for name in _ENGINE_METRICS}
+    return BatchPlan(problems=problems, owner=result.owner, withheld=withheld, metrics=metrics,
+                     engine_us=result.engine_us, errors=errors)
 
 
 def output_chunks(problems: BatchProblems, max_partitions: int | None = None) -> Iterator[tuple[int, int]]:
@@ -253,6 +260,14 @@ def withheld_columns(plan: BatchPlan) -> list[pa.Array]:
     return [group_ids, topics, partitions]
 
 
+def _errors_column(errors: dict[int, str], num_groups: int) -> pa.Array:
+    """One message or null per group, without a Python loop over the groups."""
+    column = np.full(num_groups, None, dtype=object)
+    if errors:
+        column[np.fromiter(errors, dtype=np.int64, count=len(errors))] = list(errors.values())
+    return pa.array(column, pa.string())
+
+
 def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     """One value per group for each of METRIC_FIELDS (strategy first)."""
     problems = plan.problems
@@ -270,7 +285,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
                                                    problems.unknown_topics.cast(pa.string()),
                                                    type=METRICS_STRUCT.field("unknown_topics").type),
         "dropped_claims": pa.array(problems.dropped_claims),
-        "error": pa.array([plan.errors.get(g) for g in range(num_groups)], pa.string()),
+        "error": _errors_column(plan.errors, num_groups),
     }
     for name in _ENGINE_METRICS:
         columns[name] = pa.array(plan.metrics[name], mask=failed)
@@ -280,10 +295,10 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     return [columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
 
 
-def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions
+def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1
                ) -> tuple[pa.Table, pa.RecordBatch]:
-    """(assignment rows, metrics rows) of one batch (used by the local loop)."""
-    plan = run_batch(batch, meta, options)
+    """(assignment rows, metrics rows) of one batch (used by the local loop); `threads` run its groups."""
+    plan = run_batch(batch, meta, options, threads)
     rows = pa.Table.from_batches(list(assignment_batches_of(plan)), schema=ASSIGNMENT_ARROW_SCHEMA)
     metrics = pa.RecordBatch.from_arrays([plan.problems.group_ids] + metrics_columns(plan, options.strategy),
                                          schema=METRICS_ARROW_SCHEMA)

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 MODULES = ["kafkagroup", "kafkagroup.api", "kafkagroup.engine", "kafkagroup.model", "kafkagroup.scenarios",
-           "kafkagroup.assignors.base"]
+           "kafkagroup.assignors.base", "kafkagroup.batch"]
 
 
 @pytest.mark.parametrize("name", MODULES)

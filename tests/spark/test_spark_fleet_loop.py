@@ -1,0 +1,130 @@
+"""The single-process fleet loop (kafkagroup.fleet.assign_fleet_local: Arrow batches -> one native call
+per batch, threads over batches) equals kafkagroup.assign group by group, round after round.
+
+No Spark session: the loop runs the executors' batch code in this process. Each round's assignment
+rows are fed back as the next round's owned claims (generation + 1) with members leaving and joining,
+so sticky and cooperative-sticky rebalance their own output; groups with bad metadata are reported
+per group (metrics.error) while the rest are assigned.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import kafkagroup
+from kafkagroup.errors import InvalidGroupError
+from kafkagroup.fleet import assign_fleet_local, generate_fleet, group_scenarios
+from spark_cases import nested_table, random_group
+
+STRATEGIES = kafkagroup.strategies()
+
+
+def expected(groups, strategy):
+    """{group_id: (sorted rows, metrics)} from kafkagroup.assign; None for a group it refuses."""
+    out = {}
+    for group in groups:
+        try:
+            r = kafkagroup.assign(strategy, group["topics"], group["members"], strict=False)
+        except InvalidGroupError:
+            out[group["group_id"]] = None
+            continue
+        rows = sorted((m, tp.topic, tp.partition) for m, tps in r.assignment.items() for tp in tps)
+        out[group["group_id"]] = (rows, r.metrics)
+    return out
+
+
+def loop_result(assignments, metrics, strategy):
+    rows: dict = {}
+    for r in assignments.to_pylist():
+        rows.setdefault(r["group_id"], []).append((r["member_id"], r["topic"], r["partition"]))
+    out = {}
+    for m in metrics.to_pylist():
+        assert m["strategy"] == strategy
+        if m["error"] is not None:
+            assert m["group_id"] not in rows
+            out[m["group_id"]] = None
+            continue
+        metric = kafkagroup.Metrics(**{name: m[name] for name in kafkagroup.Metrics.__dataclass_fields__})
+        out[m["group_id"]] = (sorted(rows.get(m["group_id"], [])), metric)
+    return out
+
+
+def feed_back(rng, groups, assignments):
+    """Next round: each member owns what it was given, some members leave, one may join."""
+    owned: dict = {}
+    for r in assignments.to_pylist():
+        owned.setdefault((r["group_id"], r["member_id"]), []).append((r["topic"], r["partition"]))
+    out = []
+    for group in groups:
+        members = {}
+        for member, spec in group["members"].items():
+            if rng.random() < 0.15:
+                continue
+            members[member] = {**spec, "owned": owned.get((group["group_id"], member), []),
+                               "generation": spec.get("generation", 0) + 1}
+        if rng.random() < 0.5:
+            members[f"joiner-{rng.randrange(10**6)}"] = {"topics": list(group["topics"])}
+        out.append({**group, "members": members})
+    return out
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_fleet_loop_equals_assign_per_group_over_rounds(strategy):
+    rng = random.Random(f"loop-{strategy}")
+    groups = [random_group(rng, f"g{i:03d}") for i in range(80)]
+    groups[17]["topics"] = {**groups[17]["topics"], "bad-topic": -1}     # refused by both paths
+    for _round in range(3):
+        table = nested_table(groups)
+        want = expected(groups, strategy)
+        results = {}
+        for threads, batch_groups in ((1, 1000), (2, 7), (3, 1)):
+            assignments, metrics = assign_fleet_local(table, None, strategy, batch_groups=batch_groups, strict=False,
+                                                      on_error="record", threads=threads)
+            assert loop_result(assignments, metrics, strategy) == want
+            results[threads] = assignments
+        assert want["g017"] is None
+        groups = feed_back(rng, groups, results[1])
+
+
+def test_fleet_loop_shared_topics_equals_assign_and_threads_agree():
+    fleet = generate_fleet(300, seed=3, members=(2, 12), partitions=(30, 150))
+    one = assign_fleet_local(fleet.groups, fleet.topics, "range", batch_groups=64, threads=1)
+    two = assign_fleet_local(fleet.groups, fleet.topics, "range", batch_groups=64, threads=2)
+    assert one[0].equals(two[0])
+    assert one[1].drop_columns(["engine_us"]).equals(two[1].drop_columns(["engine_us"]))
+    rows = {(r["group_id"], r["member_id"], r["topic"], r["partition"]) for r in one[0].to_pylist()}
+    want = set()
+    for gid, topics, members in group_scenarios(fleet.groups, fleet.topics):
+        r = kafkagroup.assign("range", topics, members)
+        want.update((gid, m, tp.topic, tp.partition) for m, tps in r.assignment.items() for tp in tps)
+    assert rows == want
+
+
+def test_fleet_loop_raise_names_the_group_and_rejects_bad_settings():
+    rng = random.Random(1)
+    groups = [random_group(rng, f"g{i}") for i in range(5)]
+    groups[3]["topics"] = {"t": -2}
+    with pytest.raises(InvalidGroupError, match="group 'g3'"):
+        assign_fleet_local(nested_table(groups), None, "range", strict=False)
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        assign_fleet_local(nested_table(groups), None, "range", threads=0)
+    with pytest.raises(ValueError, match="batch_groups must be >= 1"):
+        assign_fleet_local(nested_table(groups), None, "range", batch_groups=0)
+
+
+def test_topic_rows_by_hash_index_equal_index_in():
+    """TopicMeta.rows_of (hashed once) answers as pyarrow's index_in did: first row of a repeated
+    name, -1 for absent and null names, on sliced arrays and names above U+FFFF."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from kafkagroup.spark.arrow_builder import TopicMeta
+
+    table_names = pa.array(["x", "t1", "\U0001f600", "", "t2", "t1", None, "a" * 300] * 3).slice(2, 17)
+    meta = TopicMeta.from_arrow(pa.table({"topic": table_names, "partitions": pa.array([1] * 17, pa.int32())}))
+    queries = pa.array(["zz", "t1", None, "", "\U0001f600", "a" * 300, "t2", "x", "a" * 299]).slice(1)
+    want = np.asarray(pc.fill_null(pc.index_in(queries, value_set=table_names, skip_nulls=True), -1), dtype=np.int64)
+    assert meta.rows_of(queries).tolist() == want.tolist()
+    assert meta.rows_of(pa.array([], pa.string())).tolist() == []
