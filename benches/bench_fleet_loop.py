@@ -1,4 +1,4 @@
-"""The single-process fleet loop (kafkagroup.fleet.assign_fleet_local) on a fleet of small groups.
+"""The single-process fleet loop (kafkagroup.spark.fleet.assign_fleet_local) on a fleet of small groups.
 
 Fleet: generate_fleet(N, seed=7, members=(2, 12), partitions=(30, 150)) -- at N = 10,000: 55,864
 members, 749,219 partitions, 1-20 topics per group, half the groups with uniform subscriptions, all
@@ -22,7 +22,7 @@ import pytest
 from conftest import time_peer
 
 from kafkagroup.engine import assign_arrays
-from kafkagroup.fleet import assign_fleet_local, generate_fleet
+from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
 from kafkagroup.spark import executor
 from kafkagroup.spark.arrow_builder import TopicMeta, build_batch
 

@@ -1,13 +1,13 @@
 """Bulk assignment on Spark (local[2]): a fleet of 10,000 groups of mixed sizes.
 
-Fleet: kafkagroup.fleet.generate_fleet(10_000, seed=7): members log-uniform in 10-500, partitions
+Fleet: kafkagroup.spark.fleet.generate_fleet(10_000, seed=7): members log-uniform in 10-500, partitions
 log-uniform in 100-20,000 per group (1-20 topics each), half the groups with uniform subscriptions,
 all assigned fresh. The input DataFrames are cached and materialised outside the timed region; each
 timed run writes the assignment rows to Spark's ``noop`` sink (every row is produced, nothing stored).
 
 Rows (printed as ratios in the summary table):
 - assign_groups on group rows (mapInArrow) vs the single-process loop over the same Arrow batches
-  (kafkagroup.fleet.assign_fleet_local: same interning, one native call per batch, every core, no Spark);
+  (kafkagroup.spark.fleet.assign_fleet_local: same interning, one native call per batch, every core, no Spark);
 - assign_groups on member rows (adds the shuffle + sort by group_id) vs the same loop;
 - on a subset of the fleet: mapInArrow vs mapInPandas (the same batch code behind pandas conversions),
   vs the pandas_udf form, and vs groupBy().applyInPandas calling kafka-python 3.0.12's assignor per
@@ -34,7 +34,7 @@ import pyarrow as pa
 import pytest
 from conftest import time_peer
 
-from kafkagroup.fleet import GROUPS_SCHEMA, assign_fleet_local, generate_fleet, member_rows
+from kafkagroup.spark.fleet import GROUPS_SCHEMA, assign_fleet_local, generate_fleet, member_rows
 from kafkagroup.spark.arrow_builder import TopicMeta
 
 GROUPS = int(os.environ.get("KAFKAGROUP_SPARK_GROUPS", "10000"))

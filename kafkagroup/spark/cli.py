@@ -247,7 +247,7 @@ def _run(args: argparse.Namespace, spark: Any, console: Any) -> int:
     from kafkagroup.spark import Change, assign_groups, compare_strategies
 
     if args.example is not None:
-        from kafkagroup.fleet import generate_fleet
+        from kafkagroup.spark.fleet import generate_fleet
 
         fleet = generate_fleet(args.example, seed=args.seed)
         groups = spark.createDataFrame(fleet.groups)

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kafkagroup.fleet import generate_fleet, member_rows
+from kafkagroup.spark.fleet import generate_fleet, member_rows
 from cli_support import run_cli
 
 pytestmark = pytest.mark.spark

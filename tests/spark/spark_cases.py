@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kafkagroup.fleet import GROUPS_SCHEMA
+from kafkagroup.spark.fleet import GROUPS_SCHEMA
 
 TOPIC_TABLE_TYPE = pa.list_(pa.struct([("topic", pa.string()), ("partitions", pa.int32()),
                                        ("replica_racks", pa.list_(pa.list_(pa.string())))]))

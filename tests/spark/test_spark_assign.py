@@ -14,7 +14,7 @@ import pytest
 
 import kafkagroup
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.fleet import assign_fleet_local, generate_fleet, member_rows
+from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet, member_rows
 from kafkagroup.spark.arrow_builder import TopicMeta
 from kafkagroup.spark.change import Change
 from kafkagroup.spark.executor import CompareOptions, compare_batch
@@ -123,7 +123,7 @@ def test_shared_topics_as_dataframe_dict_and_arrow(spark):
         plan = assign_groups(groups, topics, strategy="range", persist=False)
         assert {tuple(r) for r in plan.assignments.collect()} == expected
     # and the single-process loop agrees with kafkagroup.assign itself
-    from kafkagroup.fleet import group_scenarios
+    from kafkagroup.spark.fleet import group_scenarios
     for gid, topics, subs in list(group_scenarios(fleet.groups, fleet.topics))[:10]:
         for member, tps in kafkagroup.assign("range", topics, subs).assignment.items():
             assert {(gid, member, tp.topic, tp.partition) for tp in tps} <= expected

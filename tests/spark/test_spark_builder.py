@@ -109,7 +109,7 @@ def test_invalid_shared_metadata_raises():
 
 
 def test_sorted_member_rows_regroup_across_batch_boundaries():
-    from kafkagroup.fleet import generate_fleet, member_rows
+    from kafkagroup.spark.fleet import generate_fleet, member_rows
     from kafkagroup.spark.executor import GROUP_ROWS, SORTED_MEMBER_ROWS, group_batches
 
     fleet = generate_fleet(30, seed=4, members=(1, 40), partitions=(5, 50))
@@ -136,7 +136,7 @@ def test_sorted_member_rows_regroup_across_batch_boundaries():
 
 @pytest.mark.parametrize("max_partitions", [1, 40, 333, 10**9])
 def test_output_chunks_cover_whole_groups_and_equal_the_whole_batch(max_partitions):
-    from kafkagroup.fleet import generate_fleet, iter_batches
+    from kafkagroup.spark.fleet import generate_fleet, iter_batches
     from kafkagroup.spark.executor import AssignOptions, assignment_columns, output_chunks, run_batch
 
     fleet = generate_fleet(40, seed=11, members=(1, 12), partitions=(1, 200))

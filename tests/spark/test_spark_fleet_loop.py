@@ -1,4 +1,4 @@
-"""The single-process fleet loop (kafkagroup.fleet.assign_fleet_local: Arrow batches -> one native call
+"""The single-process fleet loop (kafkagroup.spark.fleet.assign_fleet_local: Arrow batches -> one native call
 per batch, threads over batches) equals kafkagroup.assign group by group, round after round.
 
 No Spark session: the loop runs the executors' batch code in this process. Each round's assignment
@@ -14,7 +14,7 @@ import pytest
 
 import kafkagroup
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.fleet import assign_fleet_local, generate_fleet, group_scenarios
+from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet, group_scenarios
 from spark_cases import nested_table, random_group
 
 STRATEGIES = kafkagroup.strategies()
