@@ -229,7 +229,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         spark, owned_session = _session(args.master, args.conf)
     except (Py4JError, PySparkException) as e:      # a bad master URL, an archive that cannot be unpacked, ...
-        print(f"kafkagroup: spark-plan: Spark did not start: {_spark_failure(e)}", file=sys.stderr)
+        # The cause alone may not say which master failed (a JVM that exits gives JAVA_GATEWAY_EXITED).
+        print(f"kafkagroup: spark-plan: Spark did not start (master {args.master}): {_spark_failure(e)}",
+              file=sys.stderr)
         return 2
     try:
         return _run(args, spark, console)

@@ -63,7 +63,7 @@ def test_spark_that_does_not_start_is_one_line(tmp_path, capsys):
     run = run_cli(capsys, "spark-plan", "--example", "3", "--master", "nosuch://x", "--out", str(tmp_path))
     failures = [line for line in run.err_lines if line.startswith("kafkagroup:")]
     assert run.code == 2 and len(failures) == 1
-    assert failures[0].startswith("kafkagroup: spark-plan: Spark did not start: ") and "nosuch://x" in failures[0]
+    assert failures[0].startswith("kafkagroup: spark-plan: Spark did not start (master nosuch://x): ")
     assert not spark_running()
 
 

@@ -45,7 +45,11 @@ def loop_result(assignments, metrics, strategy):
             assert m["group_id"] not in rows
             out[m["group_id"]] = None
             continue
-        metric = kafkagroup.Metrics(**{name: m[name] for name in kafkagroup.Metrics.__dataclass_fields__})
+        # The metrics table writes an unknown lower bound as null (a Spark sum must not add -1s); Metrics says -1.
+        values = {name: m[name] for name in kafkagroup.Metrics.__dataclass_fields__}
+        if values["moved_lower_bound"] is None:
+            values["moved_lower_bound"] = -1
+        metric = kafkagroup.Metrics(**values)
         out[m["group_id"]] = (sorted(rows.get(m["group_id"], [])), metric)
     return out
 
