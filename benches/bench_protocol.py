@@ -27,6 +27,8 @@ wrapper symbol, e.g. __pyx_pw_10kafkagroup_6_codec_12GroupDecoder_5decode>`` on 
 """
 from __future__ import annotations
 
+import functools
+import os
 import random
 import resource
 import statistics
@@ -36,6 +38,7 @@ import numpy as np
 import pytest
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+import kafkagroup
 from kafkagroup.protocol import Subscription, encode_subscription
 from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 from kafkagroup.structs import TopicPartition
@@ -51,6 +54,44 @@ def build_inputs():
         sub = Subscription(topics, None, [TopicPartition(t, i) for t in topics], 7, f"rack-{i % 3}")
         members.append((f"consumer-{i:04d}-{(i * 104729) % 99991:05d}", None, encode_subscription(sub, 3)))
     return topics, metadata, members
+
+
+@functools.lru_cache(maxsize=1)
+def _churned_group(strategy: str):
+    """The reference shape one rebalance after a settled generation 1 of ``strategy``: 200 of the 2,000
+    members replaced, each survivor claiming what it was given (kafkagroup.scenarios.next_generation)."""
+    import kafkagroup
+    from kafkagroup.scenarios import next_generation, uniform_group
+
+    group = uniform_group(topics=TOPICS, partitions=PARTITIONS, members=MEMBERS)
+    first = kafkagroup.assign_arrays(strategy, **group.arrays())
+    return next_generation(group, first.owner, remove=200, add=200, generation=1, seed=1)
+
+
+def churn_inputs(strategy: str):
+    """(metadata, JoinGroup members) of the churned reference group as Java's clients send them for
+    ``strategy``: v3 subscriptions carrying owned partitions and the generation; the eager sticky
+    assignor's claims in StickyAssignorUserData v1 (owned field empty, as Java's eager protocol sends),
+    cooperative-sticky's generation also in its int32 user data; new members own nothing."""
+    from kafkagroup.protocol.user_data import cooperative_sticky_user_data, sticky_user_data
+
+    group = _churned_group(strategy)
+    metadata = dict(zip(group.topics, group.partition_count.tolist()))
+    all_topics = group.topics
+    members = []
+    for i, mid in enumerate(group.members):
+        topics = [all_topics[t] for t in group.sub_topics[group.sub_offsets[i]:group.sub_offsets[i + 1]].tolist()]
+        names, parts = group.partition_names(group.owned_partitions[group.owned_offsets[i]:group.owned_offsets[i + 1]])
+        owned = [TopicPartition(t, p) for t, p in zip(names, parts)]
+        generation = int(group.generation[i])
+        if strategy == "sticky":
+            sub = Subscription(topics, sticky_user_data(owned, generation) if generation >= 0 else None, [], -1)
+        elif strategy == "cooperative-sticky":
+            sub = Subscription(topics, cooperative_sticky_user_data(generation), owned, generation)
+        else:
+            sub = Subscription(topics, None, owned, generation)
+        members.append((mid, None, encode_subscription(sub, 3)))
+    return metadata, members
 
 
 def build_mixed_inputs():
@@ -119,6 +160,67 @@ def test_leader_encode_1m(benchmark, report, inputs):
     report.add("wire encode 2000 assignments from owner[] (1M)", benchmark,
                "kafka-python 3.0.12", time_peer(lambda: kafka_python_encode(kp_assignments), rounds=2, cap_s=120),
                120, "ConsumerProtocolAssignment.encode")
+
+
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "60"))
+
+
+def leader_path(strategy: str, members, metadata) -> dict[str, bytes]:
+    """What the member's leader does with JoinGroup bytes (kafkagroup.client.leader._assign_builtin):
+    decode -> engine -> encode."""
+    group = decode_group(members, metadata, assignor=strategy)
+    result = kafkagroup.assign_arrays(strategy, **group.arrays())
+    return encode_assignments(group, result.owner)
+
+
+class _KpCluster:
+    """The part of kafka-python's ClusterMetadata its assignors read."""
+
+    def __init__(self, metadata):
+        self._parts = {t: set(range(n)) for t, n in metadata.items()}
+
+    def partitions_for_topic(self, topic):
+        return self._parts.get(topic)
+
+    def topics(self):
+        return set(self._parts)
+
+
+def kafka_python_leader(strategy: str, members, metadata):
+    """The same step with kafka-python 3.0.12's classes: decode every subscription, run its assignor,
+    encode every assignment."""
+    from types import SimpleNamespace
+
+    from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+    from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+    from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+
+    assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
+                "sticky": StickyPartitionAssignor, "cooperative-sticky": CooperativeStickyAssignor}[strategy]()
+    decoded = [SimpleNamespace(member_id=mid, group_instance_id=None,
+                               metadata=ConsumerProtocolSubscription.decode(blob)) for mid, _, blob in members]
+    return {mid: a.encode() for mid, a in assignor.assign(_KpCluster(metadata), decoded).items()}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_leader_path_churn(benchmark, report, strategy):
+    """decode + assign + encode on the churned reference group (churn_inputs), next to the engine call
+    alone on the decoded group and kafka-python's whole step (capped, KAFKAGROUP_PEER_CAP_S)."""
+    from conftest import time_peer
+
+    metadata, members = churn_inputs(strategy)
+    out = benchmark.pedantic(lambda: leader_path(strategy, members, metadata), rounds=5, warmup_rounds=1)
+    assert len(out) == MEMBERS
+    group = decode_group(members, metadata, assignor=strategy)
+    arrays = group.arrays()
+    engine = _median_ms(lambda: kafkagroup.assign_arrays(strategy, **arrays), 5)[0]
+    name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%"
+    report.add(name, benchmark, "engine call alone", engine, 0, "ratio < 1: codec's share over the engine")
+    report.add(name, benchmark, "kafka-python 3.0.12",
+               time_peer(lambda: kafka_python_leader(strategy, members, metadata), rounds=1, cap_s=CAP_S),
+               CAP_S, "decode+assign+encode")
 
 
 def _median_ms(fn, rounds, keep_result=True):
