@@ -32,6 +32,7 @@ import os
 import random
 import resource
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -216,11 +217,31 @@ def test_leader_path_churn(benchmark, report, strategy):
     group = decode_group(members, metadata, assignor=strategy)
     arrays = group.arrays()
     engine = _median_ms(lambda: kafkagroup.assign_arrays(strategy, **arrays), 5)[0]
+    cpu = stage_cpu_ms(strategy, members, metadata)
     name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%"
-    report.add(name, benchmark, "engine call alone", engine, 0, "ratio < 1: codec's share over the engine")
+    report.add(name, benchmark, "engine call alone", engine, 0,
+               "CPU ms: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
     report.add(name, benchmark, "kafka-python 3.0.12",
                time_peer(lambda: kafka_python_leader(strategy, members, metadata), rounds=1, cap_s=CAP_S),
                CAP_S, "decode+assign+encode")
+
+
+def stage_cpu_ms(strategy: str, members, metadata, rounds: int = 7) -> dict[str, float]:
+    """Median process CPU milliseconds of each stage of the leader path and of the whole path (the
+    machine is shared: CPU time is what the path costs, wall time adds whatever else runs)."""
+    def cpu(fn):
+        times, result = [], None
+        for _ in range(rounds):
+            start = time.process_time()
+            result = fn()
+            times.append((time.process_time() - start) * 1000)
+        return statistics.median(times), result
+
+    decode_ms, group = cpu(lambda: decode_group(members, metadata, assignor=strategy))
+    engine_ms, result = cpu(lambda: kafkagroup.assign_arrays(strategy, **group.arrays()))
+    encode_ms, _ = cpu(lambda: encode_assignments(group, result.owner))
+    path_ms, _ = cpu(lambda: leader_path(strategy, members, metadata))
+    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms}
 
 
 def _median_ms(fn, rounds, keep_result=True):
@@ -238,7 +259,20 @@ def _median_ms(fn, rounds, keep_result=True):
     return statistics.median(times), statistics.median(faults)
 
 
-if __name__ == "__main__":
+def print_leader_path_stages() -> None:
+    """Per-stage CPU table of the leader path (``python benches/bench_protocol.py leader``)."""
+    print(f"{'leader path, churn (CPU ms, median of 7)':<42} {'decode':>7} {'engine':>7} {'encode':>7} "
+          f"{'sum':>7} {'path':>7}")
+    for strategy in STRATEGIES:
+        metadata, members = churn_inputs(strategy)
+        c = stage_cpu_ms(strategy, members, metadata)
+        print(f"{strategy:<42} {c['decode']:>7.1f} {c['engine']:>7.1f} {c['encode']:>7.1f} "
+              f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f}")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["leader"]:
+    print_leader_path_stages()
+elif __name__ == "__main__":
     topics, metadata, members = build_inputs()
     group = decode_group(members, metadata, assignor="cooperative-sticky")
     owner = (np.arange(TOPICS * PARTITIONS, dtype=np.int64) % MEMBERS).astype(np.int32)
