@@ -11,6 +11,46 @@
   (encode_assignments) vs kafka-python encoding the same assignments (ConsumerProtocolAssignment.encode
   per member, objects built outside the timed region).
 
+- leader path, churn (test_leader_path_churn, one row per strategy): what a member's leader does with
+  the JoinGroup bytes (kafkagroup.client.leader._assign_builtin): decode_group -> assign_arrays ->
+  encode_assignments, on the reference group one rebalance after a settled generation of the same
+  strategy with 200 of the 2,000 members replaced (churn_inputs: survivors send what they were given as
+  owned partitions -- in StickyAssignorUserData for the eager sticky assignor -- and generation 1; new
+  members own nothing); next to the engine call alone on the decoded group and kafka-python 3.0.12's whole
+  step (decode, its assignor, encode; capped by KAFKAGROUP_PEER_CAP_S, default 60 s). The row's note
+  gives each stage's median process CPU ms; ``python benches/bench_protocol.py leader`` prints only that
+  table (no peer, about a minute).
+
+Where the leader path's time goes (2026-11-23, shared 2-core VM at load 6-9, so wall time is about
+twice CPU time; instructions per call from ``valgrind --tool=callgrind`` are the repeatable figure):
+
+    instructions per call (M)   decode  engine  encode   path   | before this work: engine   path
+    range                         81.4   115.8    65.8   263.0  |                   164.3   311.5
+    roundrobin                    81.3   105.7    65.8   252.8  |
+    sticky                        22.1   118.3    38.1   178.5  |
+    cooperative-sticky            22.0   138.0    38.1   198.1  |                   157.4   217.5
+
+    CPU ms (median of 7, two runs) decode  engine  encode   path   | main before: engine   path
+    range                         10-14      11    8-13   26-27  |               18.3   37.1
+    roundrobin                        9       7       8   28-34  |               12.7   33.3
+    sticky                          6-7     7-9       2   15-16  |               10.3   20.0
+    cooperative-sticky              5-8    8-14     2-4   18-19  |               10.4   19.5
+
+- The engine (range, per call): previous_owners 48 M instructions (one pass over 1M claims with the
+  subscription test; needed for the `moved` metric even where the assignor ignores claims), the range fill
+  26 M, compute_metrics 22 M (one pass over owner[] and prev_owner[]; was 36 M in three passes plus a
+  1 MB withheld array), prepare 20 M (validating 1M subscription entries and 1M claims). The shared
+  subscriber list for uniform subscriptions removed the 22 M CSR build from range and roundrobin.
+  cooperative-sticky: previous_owners 41 M, build_uniform 35 M (three passes over the partitions:
+  owned counts, keep up to quota, round out), compute_metrics 22 M, prepare 20 M, withhold_transfers 20 M.
+- The codec is what keeps range and roundrobin above 25 ms: both give every member one partition of
+  each of the 500 topics, so the assignment bytes carry 1M (topic name, count, partition) groups (25 MB,
+  ~65 instructions per group to write to 2,000 output buffers) and the churned subscriptions carry the
+  same 1M owned groups (~80 instructions per group to match the name against the subscription and
+  check the partition). Sticky's assignments keep whole runs of a topic, about one group per member,
+  so its codec costs a quarter of that. Codec alone for range is ~18 ms CPU; with the engine's ~9 ms
+  floor (validation + claims + metrics at 1M) the path sits at ~27 ms CPU on this machine.
+
 Inputs are built once, outside the timed regions; few rounds (the machine is shared). The warm-up round
 fills decode_group's decoder pool, so the timed rounds are the steady state of a leader that decodes
 every rebalance. Run with ``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py``
