@@ -11,6 +11,46 @@
   (encode_assignments) vs kafka-python encoding the same assignments (ConsumerProtocolAssignment.encode
   per member, objects built outside the timed region).
 
+- leader path, churn (test_leader_path_churn, one row per strategy): what a member's leader does with
+  the JoinGroup bytes (kafkagroup.client.leader._assign_builtin): decode_group -> assign_arrays ->
+  encode_assignments, on the reference group one rebalance after a settled generation of the same
+  strategy with 200 of the 2,000 members replaced (churn_inputs: survivors send what they were given as
+  owned partitions -- in StickyAssignorUserData for the eager sticky assignor -- and generation 1; new
+  members own nothing); next to the engine call alone on the decoded group and kafka-python 3.0.12's whole
+  step (decode, its assignor, encode; capped by KAFKAGROUP_PEER_CAP_S, default 60 s). The row's note
+  gives each stage's median process CPU ms; ``python benches/bench_protocol.py leader`` prints only that
+  table (no peer, about a minute).
+
+Where the leader path's time goes (2026-11-23, shared 2-core VM at load 6-9, so wall time is about
+twice CPU time; instructions per call from ``valgrind --tool=callgrind`` are the repeatable figure):
+
+    instructions per call (M)   decode  engine  encode   path   | before this work: engine   path
+    range                         81.4   115.8    65.8   263.0  |                   164.3   311.5
+    roundrobin                    81.3   105.7    65.8   252.8  |
+    sticky                        22.1   118.3    38.1   178.5  |
+    cooperative-sticky            22.0   138.0    38.1   198.1  |                   157.4   217.5
+
+    CPU ms (median of 7, two runs) decode  engine  encode   path   | main before: engine   path
+    range                         10-14      11    8-13   26-27  |               18.3   37.1
+    roundrobin                        9       7       8   28-34  |               12.7   33.3
+    sticky                          6-7     7-9       2   15-16  |               10.3   20.0
+    cooperative-sticky              5-8    8-14     2-4   18-19  |               10.4   19.5
+
+- The engine (range, per call): previous_owners 48 M instructions (one pass over 1M claims with the
+  subscription test; needed for the `moved` metric even where the assignor ignores claims), the range fill
+  26 M, compute_metrics 22 M (one pass over owner[] and prev_owner[]; was 36 M in three passes plus a
+  1 MB withheld array), prepare 20 M (validating 1M subscription entries and 1M claims). The shared
+  subscriber list for uniform subscriptions removed the 22 M CSR build from range and roundrobin.
+  cooperative-sticky: previous_owners 41 M, build_uniform 35 M (three passes over the partitions:
+  owned counts, keep up to quota, round out), compute_metrics 22 M, prepare 20 M, withhold_transfers 20 M.
+- The codec is what keeps range and roundrobin above 25 ms: both give every member one partition of
+  each of the 500 topics, so the assignment bytes carry 1M (topic name, count, partition) groups (25 MB,
+  ~65 instructions per group to write to 2,000 output buffers) and the churned subscriptions carry the
+  same 1M owned groups (~80 instructions per group to match the name against the subscription and
+  check the partition). Sticky's assignments keep whole runs of a topic, about one group per member,
+  so its codec costs a quarter of that. Codec alone for range is ~18 ms CPU; with the engine's ~9 ms
+  floor (validation + claims + metrics at 1M) the path sits at ~27 ms CPU on this machine.
+
 Inputs are built once, outside the timed regions; few rounds (the machine is shared). The warm-up round
 fills decode_group's decoder pool, so the timed rounds are the steady state of a leader that decodes
 every rebalance. Run with ``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py``
@@ -27,15 +67,19 @@ wrapper symbol, e.g. __pyx_pw_10kafkagroup_6_codec_12GroupDecoder_5decode>`` on 
 """
 from __future__ import annotations
 
+import functools
+import os
 import random
 import resource
 import statistics
+import sys
 import time
 
 import numpy as np
 import pytest
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+import kafkagroup
 from kafkagroup.protocol import Subscription, encode_subscription
 from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 from kafkagroup.structs import TopicPartition
@@ -51,6 +95,44 @@ def build_inputs():
         sub = Subscription(topics, None, [TopicPartition(t, i) for t in topics], 7, f"rack-{i % 3}")
         members.append((f"consumer-{i:04d}-{(i * 104729) % 99991:05d}", None, encode_subscription(sub, 3)))
     return topics, metadata, members
+
+
+@functools.lru_cache(maxsize=1)
+def _churned_group(strategy: str):
+    """The reference shape one rebalance after a settled generation 1 of ``strategy``: 200 of the 2,000
+    members replaced, each survivor claiming what it was given (kafkagroup.scenarios.next_generation)."""
+    import kafkagroup
+    from kafkagroup.scenarios import next_generation, uniform_group
+
+    group = uniform_group(topics=TOPICS, partitions=PARTITIONS, members=MEMBERS)
+    first = kafkagroup.assign_arrays(strategy, **group.arrays())
+    return next_generation(group, first.owner, remove=200, add=200, generation=1, seed=1)
+
+
+def churn_inputs(strategy: str):
+    """(metadata, JoinGroup members) of the churned reference group as Java's clients send them for
+    ``strategy``: v3 subscriptions carrying owned partitions and the generation; the eager sticky
+    assignor's claims in StickyAssignorUserData v1 (owned field empty, as Java's eager protocol sends),
+    cooperative-sticky's generation also in its int32 user data; new members own nothing."""
+    from kafkagroup.protocol.user_data import cooperative_sticky_user_data, sticky_user_data
+
+    group = _churned_group(strategy)
+    metadata = dict(zip(group.topics, group.partition_count.tolist()))
+    all_topics = group.topics
+    members = []
+    for i, mid in enumerate(group.members):
+        topics = [all_topics[t] for t in group.sub_topics[group.sub_offsets[i]:group.sub_offsets[i + 1]].tolist()]
+        names, parts = group.partition_names(group.owned_partitions[group.owned_offsets[i]:group.owned_offsets[i + 1]])
+        owned = [TopicPartition(t, p) for t, p in zip(names, parts)]
+        generation = int(group.generation[i])
+        if strategy == "sticky":
+            sub = Subscription(topics, sticky_user_data(owned, generation) if generation >= 0 else None, [], -1)
+        elif strategy == "cooperative-sticky":
+            sub = Subscription(topics, cooperative_sticky_user_data(generation), owned, generation)
+        else:
+            sub = Subscription(topics, None, owned, generation)
+        members.append((mid, None, encode_subscription(sub, 3)))
+    return metadata, members
 
 
 def build_mixed_inputs():
@@ -121,6 +203,87 @@ def test_leader_encode_1m(benchmark, report, inputs):
                120, "ConsumerProtocolAssignment.encode")
 
 
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "60"))
+
+
+def leader_path(strategy: str, members, metadata) -> dict[str, bytes]:
+    """What the member's leader does with JoinGroup bytes (kafkagroup.client.leader._assign_builtin):
+    decode -> engine -> encode."""
+    group = decode_group(members, metadata, assignor=strategy)
+    result = kafkagroup.assign_arrays(strategy, **group.arrays())
+    return encode_assignments(group, result.owner)
+
+
+class _KpCluster:
+    """The part of kafka-python's ClusterMetadata its assignors read."""
+
+    def __init__(self, metadata):
+        self._parts = {t: set(range(n)) for t, n in metadata.items()}
+
+    def partitions_for_topic(self, topic):
+        return self._parts.get(topic)
+
+    def topics(self):
+        return set(self._parts)
+
+
+def kafka_python_leader(strategy: str, members, metadata):
+    """The same step with kafka-python 3.0.12's classes: decode every subscription, run its assignor,
+    encode every assignment."""
+    from types import SimpleNamespace
+
+    from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+    from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+    from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+
+    assignor = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
+                "sticky": StickyPartitionAssignor, "cooperative-sticky": CooperativeStickyAssignor}[strategy]()
+    decoded = [SimpleNamespace(member_id=mid, group_instance_id=None,
+                               metadata=ConsumerProtocolSubscription.decode(blob)) for mid, _, blob in members]
+    return {mid: a.encode() for mid, a in assignor.assign(_KpCluster(metadata), decoded).items()}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_leader_path_churn(benchmark, report, strategy):
+    """decode + assign + encode on the churned reference group (churn_inputs), next to the engine call
+    alone on the decoded group and kafka-python's whole step (capped, KAFKAGROUP_PEER_CAP_S)."""
+    from conftest import time_peer
+
+    metadata, members = churn_inputs(strategy)
+    out = benchmark.pedantic(lambda: leader_path(strategy, members, metadata), rounds=5, warmup_rounds=1)
+    assert len(out) == MEMBERS
+    group = decode_group(members, metadata, assignor=strategy)
+    arrays = group.arrays()
+    engine = _median_ms(lambda: kafkagroup.assign_arrays(strategy, **arrays), 5)[0]
+    cpu = stage_cpu_ms(strategy, members, metadata)
+    name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%"
+    report.add(name, benchmark, "engine call alone", engine, 0,
+               "CPU ms: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
+    report.add(name, benchmark, "kafka-python 3.0.12",
+               time_peer(lambda: kafka_python_leader(strategy, members, metadata), rounds=1, cap_s=CAP_S),
+               CAP_S, "decode+assign+encode")
+
+
+def stage_cpu_ms(strategy: str, members, metadata, rounds: int = 7) -> dict[str, float]:
+    """Median process CPU milliseconds of each stage of the leader path and of the whole path (the
+    machine is shared: CPU time is what the path costs, wall time adds whatever else runs)."""
+    def cpu(fn):
+        times, result = [], None
+        for _ in range(rounds):
+            start = time.process_time()
+            result = fn()
+            times.append((time.process_time() - start) * 1000)
+        return statistics.median(times), result
+
+    decode_ms, group = cpu(lambda: decode_group(members, metadata, assignor=strategy))
+    engine_ms, result = cpu(lambda: kafkagroup.assign_arrays(strategy, **group.arrays()))
+    encode_ms, _ = cpu(lambda: encode_assignments(group, result.owner))
+    path_ms, _ = cpu(lambda: leader_path(strategy, members, metadata))
+    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms}
+
+
 def _median_ms(fn, rounds, keep_result=True):
     """Median ms and median minor page faults per call. keep_result=False drops each call's result
     before the next call (as a leader does between rebalances)."""
@@ -136,7 +299,20 @@ def _median_ms(fn, rounds, keep_result=True):
     return statistics.median(times), statistics.median(faults)
 
 
-if __name__ == "__main__":
+def print_leader_path_stages() -> None:
+    """Per-stage CPU table of the leader path (``python benches/bench_protocol.py leader``)."""
+    print(f"{'leader path, churn (CPU ms, median of 7)':<42} {'decode':>7} {'engine':>7} {'encode':>7} "
+          f"{'sum':>7} {'path':>7}")
+    for strategy in STRATEGIES:
+        metadata, members = churn_inputs(strategy)
+        c = stage_cpu_ms(strategy, members, metadata)
+        print(f"{strategy:<42} {c['decode']:>7.1f} {c['engine']:>7.1f} {c['encode']:>7.1f} "
+              f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f}")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["leader"]:
+    print_leader_path_stages()
+elif __name__ == "__main__":
     topics, metadata, members = build_inputs()
     group = decode_group(members, metadata, assignor="cooperative-sticky")
     owner = (np.arange(TOPICS * PARTITIONS, dtype=np.int64) % MEMBERS).astype(np.int32)

@@ -8,13 +8,17 @@
 
 namespace kafkagroup {
 
-// Subscribers of each topic as CSR, members in ascending id (= Java's MemberInfo order). O(M + subs).
+// Subscribers of each topic, members in ascending id (= Java's MemberInfo order): topic t's list is
+// members[first[t] .. first[t] + size[t]). When every member subscribes to the same topics (the usual
+// group), all subscribed topics share one list 0..M-1: O(M + T + subscriptions / memcmp) instead of a
+// CSR of every subscription (1M entries at 2,000 members x 500 topics). Otherwise a CSR, O(M + subs).
 struct TopicSubscribers {
-    std::vector<int64_t> offsets;  // [T+1]
+    std::vector<int64_t> first;  // [T]
+    std::vector<int64_t> size;   // [T]
     std::vector<int32_t> members;
-    const int32_t* begin(int32_t t) const { return members.data() + offsets[t]; }
-    const int32_t* end(int32_t t) const { return members.data() + offsets[t + 1]; }
-    int64_t count(int32_t t) const { return offsets[t + 1] - offsets[t]; }
+    const int32_t* begin(int32_t t) const { return members.data() + first[t]; }
+    const int32_t* end(int32_t t) const { return members.data() + first[t] + size[t]; }
+    int64_t count(int32_t t) const { return size[t]; }
 };
 TopicSubscribers topic_subscribers(const Problem& problem, const Prepared& prepared);
 

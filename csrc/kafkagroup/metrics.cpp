@@ -30,25 +30,42 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     Metrics out;
     const std::size_t M = static_cast<std::size_t>(pr.num_members);
     std::vector<int64_t> load(M, 0);
-    std::vector<char> is_withheld(owner.size(), 0);
-    for (int32_t part : withheld) is_withheld[part] = 1;
+    // owned[m]: partitions m validly owned before (prev_owner), counted in the same pass for both bounds.
+    std::vector<int64_t> owned(M, 0);
+    int64_t total_owned = 0;
+    // is_withheld only when something is withheld (cooperative-sticky moving partitions): no
+    // per-partition array for the other strategies.
+    std::vector<char> is_withheld;
+    if (!withheld.empty()) {
+        is_withheld.assign(owner.size(), 0);
+        for (int32_t part : withheld) is_withheld[part] = 1;
+    }
     out.withheld = static_cast<int64_t>(withheld.size());
 
     std::vector<char> topic_subscribed(static_cast<std::size_t>(pr.num_topics), 0);
     for (std::size_t i = 0; i < p.sub_topics.size; ++i) topic_subscribed[p.sub_topics[i]] = 1;
 
+    // One pass over the partitions: loads, unassigned, moved and previous loads.
+    const int32_t* const now = owner.data();
+    const int32_t* const before = prev_owner.data();
+    int64_t unassigned = 0, moved = 0;
     for (int32_t t = 0; t < pr.num_topics; ++t) {
+        const bool subscribed = topic_subscribed[t] != 0;
         for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
-            const int32_t m = owner[part];
-            if (m >= 0) {
-                ++load[m];
-                ++out.assigned;
-            } else if (topic_subscribed[t] && !is_withheld[part]) {
-                ++out.unassigned;
+            const int32_t m = now[part];
+            if (m >= 0) ++load[m];
+            else if (subscribed && (is_withheld.empty() || !is_withheld[part])) ++unassigned;
+            const int32_t prev = before[part];
+            if (prev >= 0) {
+                ++owned[prev];
+                moved += prev != m;
             }
-            if (prev_owner[part] >= 0 && m != prev_owner[part]) ++out.moved;
         }
     }
+    for (int64_t l : load) out.assigned += l;
+    for (int64_t o : owned) total_owned += o;
+    out.unassigned = unassigned;
+    out.moved = moved;
     if (M == 0) return out;
     out.max_load = *std::max_element(load.begin(), load.end());
     out.min_load = *std::min_element(load.begin(), load.end());
@@ -63,10 +80,6 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
             if (topic_subscribed[t]) subscribed_partitions += pr.topic_base[t + 1] - pr.topic_base[t];
         const int64_t q = subscribed_partitions / static_cast<int64_t>(M);
         const int64_t r = subscribed_partitions % static_cast<int64_t>(M);
-        std::vector<int64_t> owned(M, 0);
-        int64_t total_owned = 0;
-        for (int32_t prev : prev_owner)
-            if (prev >= 0) { ++owned[prev]; ++total_owned; }
         int64_t kept = 0, above_quota = 0;
         for (int64_t o : owned) {
             kept += std::min(o, q);
@@ -155,9 +168,6 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
         // With an optimal load vector the maximum load is the least any valid assignment can have, so a
         // member owning more than it must lose the excess: a valid lower bound on `moved`.
         if (gap == 0 && withheld.empty()) {
-            std::vector<int64_t> owned(M, 0);
-            for (int32_t prev : prev_owner)
-                if (prev >= 0) ++owned[prev];
             int64_t bound = 0;
             for (int64_t o : owned) bound += std::max<int64_t>(0, o - out.max_load);
             out.moved_lower_bound = bound;

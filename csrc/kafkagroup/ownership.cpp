@@ -1,41 +1,57 @@
 #include "kafkagroup/ownership.hpp"
 
-#include <limits>
-
 namespace kafkagroup {
 
 std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
-    if (!pr.has_owned) return owner;
-    // best_generation[part] is meaningful once owner[part] != kUnassigned (a claim was seen): every int32,
-    // INT32_MIN included, is a generation a member may send, so no value can mark "no claim".
-    std::vector<int32_t> best_generation(owner.size(), std::numeric_limits<int32_t>::min());
-    std::vector<char> contested(owner.size(), 0);
+    if (!pr.has_owned || pr.num_partitions == 0) return owner;  // no claim can name a partition
+    // The winning claim on a partition is always its current owner[part]'s, so the best generation seen
+    // is generation_of[owner[part]]: no per-partition generation array (4 bytes per partition) to fill.
+    std::vector<int32_t> generation_of(static_cast<std::size_t>(pr.num_members), kUnknownGeneration);
+    if (!p.generation.empty())
+        for (int32_t m = 0; m < pr.num_members; ++m) generation_of[m] = p.generation[m];
+    // contested[part]: two members tie in the highest generation so far. Ties are rare (they need two
+    // members claiming one partition in one generation), so the array is allocated on the first one.
+    std::vector<char> contested;
     // subscribed_by[t] == m while member m's claims are examined: O(1) subscription test.
     std::vector<int32_t> subscribed_by(static_cast<std::size_t>(pr.num_topics), -1);
+    // Raw pointers and locals: stores into owner[] (int32) could otherwise alias every int32 read
+    // through `p`/`pr` and force reloads in the loop that runs once per claim.
+    int32_t* const own = owner.data();
+    int32_t* const sub_by = subscribed_by.data();
+    const int32_t* const gen_of = generation_of.data();
+    const int32_t* const base = pr.topic_base.data();
+    const int32_t* const claims = p.owned_partitions.data;
+    const int32_t* const topics = p.sub_topics.data;
+    const int32_t T = pr.num_topics;
     for (int32_t m = 0; m < pr.num_members; ++m) {
-        for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) subscribed_by[p.sub_topics[i]] = m;
-        const int32_t gen = p.generation.empty() ? kUnknownGeneration : p.generation[m];
-        int32_t t = 0;  // topic of the previous claim: claims usually come sorted, so the next one is in the
-                        // same topic or the next one (binary search otherwise); an empty topic t+1 falls back too
-        for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
-            const int32_t part = p.owned_partitions[i];
-            if (part < pr.topic_base[t] || part >= pr.topic_base[t + 1]) {
-                if (part >= pr.topic_base[t + 1] && t + 2 <= pr.num_topics && part < pr.topic_base[t + 2]) ++t;
-                else t = pr.topic_of(part);
+        for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) sub_by[topics[i]] = m;
+        const int32_t gen = gen_of[m];
+        // [lo, hi): the partitions of topic t, the topic of the previous claim. Claims usually come sorted,
+        // so the next one is in the same topic or the next one (binary search otherwise; an empty topic
+        // t+1 falls back too).
+        int32_t t = 0, lo = base[0], hi = base[1];
+        for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) {
+            const int32_t part = claims[i];
+            if (part < lo || part >= hi) {
+                t = part >= hi && t + 2 <= T && part < base[t + 2] ? t + 1 : pr.topic_of(part);
+                lo = base[t];
+                hi = base[t + 1];
             }
-            if (subscribed_by[t] != m) continue;
-            if (owner[part] == kUnassigned || gen > best_generation[part]) {
-                best_generation[part] = gen;
-                owner[part] = m;
-                contested[part] = 0;
-            } else if (gen == best_generation[part] && owner[part] != m) {
+            if (sub_by[t] != m) continue;
+            const int32_t current = own[part];
+            if (current == kUnassigned || gen > gen_of[current]) {
+                own[part] = m;
+                if (!contested.empty()) contested[part] = 0;
+            } else if (gen == gen_of[current] && current != m) {
+                if (contested.empty()) contested.assign(owner.size(), 0);
                 contested[part] = 1;
             }
         }
     }
-    for (std::size_t part = 0; part < owner.size(); ++part)
-        if (contested[part]) owner[part] = kUnassigned;
+    if (!contested.empty())
+        for (std::size_t part = 0; part < owner.size(); ++part)
+            if (contested[part]) owner[part] = kUnassigned;
     return owner;
 }
 

@@ -16,11 +16,13 @@ std::vector<int32_t> assign_range(const Problem& p, const Prepared& pr) {
         const int32_t count = pr.topic_base[t + 1] - pr.topic_base[t];
         if (n == 0 || count == 0) continue;
         const int64_t per = count / n, extra = count % n;
-        int32_t next = pr.topic_base[t];
+        int32_t* out = owner.data() + pr.topic_base[t];
         const int32_t* consumers = subs.begin(t);
-        for (int64_t i = 0; i < n && per + (i < extra) > 0; ++i) {
+        const int64_t takers = per > 0 ? n : extra;  // with fewer partitions than subscribers, the first `extra`
+        for (int64_t i = 0; i < takers; ++i) {
+            const int32_t c = consumers[i];
             const int64_t length = per + (i < extra ? 1 : 0);
-            for (int64_t k = 0; k < length; ++k) owner[next++] = consumers[i];
+            for (int64_t k = 0; k < length; ++k) *out++ = c;
         }
     }
     return owner;

@@ -1,14 +1,26 @@
+#include <numeric>
+
 #include "kafkagroup/assignors.hpp"
+#include "kafkagroup/metrics.hpp"
 
 namespace kafkagroup {
 
 TopicSubscribers topic_subscribers(const Problem& p, const Prepared& pr) {
     TopicSubscribers out;
-    out.offsets.assign(static_cast<std::size_t>(pr.num_topics) + 1, 0);
-    for (std::size_t i = 0; i < p.sub_topics.size; ++i) ++out.offsets[p.sub_topics[i] + 1];
-    for (int32_t t = 0; t < pr.num_topics; ++t) out.offsets[t + 1] += out.offsets[t];
+    const std::size_t T = static_cast<std::size_t>(pr.num_topics);
+    out.first.assign(T, 0);
+    out.size.assign(T, 0);
+    if (subscriptions_uniform(p, pr)) {
+        out.members.resize(static_cast<std::size_t>(pr.num_members));
+        std::iota(out.members.begin(), out.members.end(), 0);
+        for (int64_t i = p.sub_offsets[0]; i < p.sub_offsets[1]; ++i) out.size[p.sub_topics[i]] = pr.num_members;
+        return out;
+    }
+    for (std::size_t i = 0; i < p.sub_topics.size; ++i) ++out.size[p.sub_topics[i]];
+    int64_t at = 0;
+    for (std::size_t t = 0; t < T; ++t) out.first[t] = at, at += out.size[t];
     out.members.resize(p.sub_topics.size);
-    std::vector<int64_t> fill(out.offsets.begin(), out.offsets.end() - 1);
+    std::vector<int64_t> fill(out.first);
     // Members are visited in ascending id, so every topic's list comes out sorted.
     for (int32_t m = 0; m < pr.num_members; ++m)
         for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) out.members[fill[p.sub_topics[i]]++] = m;
