@@ -6,7 +6,8 @@
 //   sticky_input.hpp          what both builders read: subscribed topics, sticky owners, racks
 //   rack_awareness.cpp        Kafka's rule for when racks matter, and "does member m match partition p"
 //   uniform_builder.cpp       every member subscribes to the same topics: quotas, O(P + M log M)
-//   load_index.hpp            bucket queue of members by load (array based, O(1) amortised per step)
+//   load_index.hpp            water filling: the level a topic's free partitions raise its subscribers to, from a
+//                             histogram of their loads (no per-partition heap)
 //   general_builder.cpp       different subscriptions: fill, then min-cost augmenting paths to the
 //                             optimal (decreasingly minimal) load vector, keeping the most owned
 //   rack_alignment.cpp        KIP-881, both paths: most rack matches within each topic, counts fixed
