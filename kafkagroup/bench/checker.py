@@ -8,6 +8,8 @@ the group and a per-member list of global partition ids, whoever produced it.
 - balanced: Kafka's own criterion (AbstractStickyAssignor.isBalanced): no member holds a partition of a
   topic that a member with at least 2 fewer partitions subscribes to; per topic, the most loaded holder
   against the least loaded subscriber.
+- load_sq: sum of squared loads; with the same partitions assigned, lower is more even (it separates
+  two assignments that both pass isBalanced, e.g. spreads 4 and 5 under different subscriptions).
 - moves: partitions a current member owned in the input (its claim survived the generation rules of
   the engine: see :func:`previous_owner`) and does not own now. Partitions of members that left are not
   counted (they have no previous owner in the group).
@@ -36,6 +38,7 @@ class Quality:
     min_load: int
     balanced: bool
     moves: int
+    load_sq: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -80,7 +83,7 @@ def check(group: CompactGroup, per_member: list[np.ndarray], *, cooperative: boo
     try:
         owner = to_owner(group, per_member)
     except InvalidAssignment as e:
-        return Quality(False, str(e), 0, 0, 0, 0, 0, False, 0)
+        return Quality(False, str(e), 0, 0, 0, 0, 0, False, 0, 0)
     topic_of = np.repeat(np.arange(t_count, dtype=np.int32), group.partition_count)
     subscribed = np.zeros((m, t_count), dtype=bool)
     sub_member = np.repeat(np.arange(m), np.diff(group.sub_offsets))
@@ -116,4 +119,4 @@ def check(group: CompactGroup, per_member: list[np.ndarray], *, cooperative: boo
     was = np.flatnonzero(before >= 0)
     moves = int(np.count_nonzero(owner[was] != before[was]))
     return Quality(not problem, problem, int(assigned.size), withheld, int(loads.max() - loads.min()),
-                   int(loads.max()), int(loads.min()), balanced, moves)
+                   int(loads.max()), int(loads.min()), balanced, moves, int(np.sum(loads.astype(np.int64) ** 2)))

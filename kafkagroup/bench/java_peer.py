@@ -15,6 +15,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -65,6 +66,17 @@ def _compile(jars: list[Path]) -> Path:
     return cache
 
 
+def _version(jars: list[Path]) -> str:
+    """kafka-clients' version from the kafka/kafka-version.properties it carries ("" if unreadable)."""
+    clients = next(j for j in jars if j.name.startswith("kafka-clients"))
+    try:
+        with zipfile.ZipFile(clients) as jar:
+            text = jar.read("kafka/kafka-version.properties").decode()
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return ""
+    return next((line.split("=", 1)[1].strip() for line in text.splitlines() if line.startswith("version=")), "")
+
+
 @dataclass
 class JavaResult:
     assignment: list[np.ndarray]   # per member (request order): global partition ids, ascending
@@ -86,8 +98,7 @@ class JavaAssignors:
     def __init__(self, jars_dir: str | os.PathLike[str] | None = None) -> None:
         self.jars = find_jars(jars_dir)
         classes = _compile(self.jars)
-        version = next((j.stem for j in self.jars if j.name.startswith("kafka-clients")), "kafka-clients")
-        self.name = f"Java {version}"
+        self.name = f"Java kafka-clients {_version(self.jars)}".rstrip()
         self._log = tempfile.TemporaryFile()  # the JVM's stderr (SLF4J notice, crashes): shown if it dies
         self._proc = subprocess.Popen(
             ["java", "-Xss16m", "-XX:+UseParallelGC", "-cp", os.pathsep.join([str(classes), *map(str, self.jars)]),

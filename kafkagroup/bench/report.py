@@ -120,16 +120,16 @@ def plot(rows: list[Row], meta: dict[str, Any], path: Path) -> None:
                 if r is None or r.quality is None:
                     continue
                 pos = i + (k - (len(peers) - 1) / 2) * width
-                qx.barh(pos, max(r.quality.moves, 0.5), width, color=colors[peer])
+                qx.barh(pos, r.quality.moves, width, color=colors[peer])
                 mark = "" if r.quality.valid and r.quality.balanced else (" invalid" if not r.quality.valid
                                                                             else " unbalanced")
-                qx.text(max(r.quality.moves, 0.5), pos, f" {r.quality.moves:,}{mark}", va="center", fontsize=6.5)
-        qx.set_xscale("log")
-        qx.set_xlim(0.5, max([r.quality.moves for r in rows if r.quality and r.churn] + [10]) * 20)
+                qx.text(r.quality.moves, pos, f" {r.quality.moves:,}{mark}", va="center", fontsize=6.5)
+        qx.set_xscale("symlog", linthresh=1)  # 0 moves sits at the axis, still readable
+        qx.set_xlim(0, max([r.quality.moves for r in rows if r.quality and r.churn] + [10]) * 20)
         qx.set_yticks(yq)
         qx.set_yticklabels(churn if col == 0 else [], fontsize=8)
         qx.invert_yaxis()
-        qx.set_xlabel("partitions moved after churn (log; fewer is better)", fontsize=8)
+        qx.set_xlabel("partitions moved after churn (log above 1; fewer is better)", fontsize=8)
         qx.grid(axis="x", which="major", alpha=0.3)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[p]) for p in peers]
     fig.legend(handles, peers, loc="upper center", ncol=len(peers), frameon=False, fontsize=10,

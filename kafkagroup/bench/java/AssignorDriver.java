@@ -96,6 +96,8 @@ public final class AssignorDriver {
         for (int i = 0; i < t; i++) topicIndex.put(topics[i], i);
         for (int i = 0; i < m; i++) {
             memberIds[i] = readStr(in);
+            if (subscriptions.containsKey(memberIds[i]))
+                throw new IllegalArgumentException("duplicate member id " + memberIds[i]);
             String instance = readStr(in);
             int rack = in.readInt(), generation = in.readInt();
             int[] subs = readInts(in, in.readInt());
