@@ -15,6 +15,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import threading
 import zipfile
 from dataclasses import dataclass
 from importlib import resources
@@ -26,6 +27,10 @@ from kafkagroup.model import CompactGroup
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 _SOURCE = "AssignorDriver.java"
+
+
+class JavaTimeout(RuntimeError):
+    """A request ran past its time limit (the driver was restarted)."""
 
 
 class JavaUnavailable(RuntimeError):
@@ -99,10 +104,13 @@ class JavaAssignors:
         self.jars = find_jars(jars_dir)
         classes = _compile(self.jars)
         self.name = f"Java kafka-clients {_version(self.jars)}".rstrip()
+        self._classpath = os.pathsep.join([str(classes), *map(str, self.jars)])
         self._log = tempfile.TemporaryFile()  # the JVM's stderr (SLF4J notice, crashes): shown if it dies
-        self._proc = subprocess.Popen(
-            ["java", "-Xss16m", "-XX:+UseParallelGC", "-cp", os.pathsep.join([str(classes), *map(str, self.jars)]),
-             "AssignorDriver"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
+        self._start()
+
+    def _start(self) -> None:
+        self._proc = subprocess.Popen(["java", "-Xss16m", "-XX:+UseParallelGC", "-cp", self._classpath, "AssignorDriver"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
 
     def __enter__(self) -> JavaAssignors:
         return self
@@ -121,10 +129,12 @@ class JavaAssignors:
                 self._proc.wait()
 
     def assign(self, strategy: str, group: CompactGroup, *, instance_ids: list[str | None] | None = None,
-               warmup: int = 1, rounds: int = 1, budget_ms: int = 2000) -> JavaResult:
+               warmup: int = 1, rounds: int = 1, budget_ms: int = 2000,
+               timeout_s: float | None = None) -> JavaResult:
         """Run Java's `strategy` on `group` (rack ids of the compact arrays: 0 = none, names from
         group.racks or ``rack<i>``). Warm-up and timed calls stop early once they have used `budget_ms`
-        (at least one timed call)."""
+        (at least one timed call). Past `timeout_s` for the whole request the JVM is killed and started
+        again, and :class:`JavaTimeout` is raised."""
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; Java has {', '.join(STRATEGIES)}")
         m = len(group.members)
@@ -162,7 +172,17 @@ class JavaAssignors:
                 gen = -1
             parts += [_str(member), _str(instance), struct.pack(">iii", rack, gen, len(subs)), _ints(subs),
                       struct.pack(">i", len(owned)), _ints(owned)]
-        stdin, stdout = self._proc.stdin, self._proc.stdout
+        stdin = self._proc.stdin
+        proc = self._proc
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            proc.kill()
+
+        watchdog = threading.Timer(timeout_s, expire) if timeout_s else None
+        if watchdog:
+            watchdog.start()
         try:
             stdin.write(b"".join(parts))
             stdin.flush()
@@ -177,9 +197,21 @@ class JavaAssignors:
                 (n,) = struct.unpack(">i", self._read(4))
                 assignment.append(np.frombuffer(self._read(4 * n), dtype=">i4").astype(np.int64))
         except (BrokenPipeError, EOFError) as e:
+            if expired.is_set():
+                proc.wait()
+                for pipe in (proc.stdin, proc.stdout):
+                    try:
+                        pipe.close()
+                    except OSError:
+                        pass
+                self._start()
+                raise JavaTimeout(f"Java {strategy} did not answer within {timeout_s:g} s") from None
             self._log.seek(0)
             tail = self._log.read().decode(errors="replace")[-800:]
             raise RuntimeError(f"the Java driver died (exit code {self._proc.poll()}): {tail}") from e
+        finally:
+            if watchdog:
+                watchdog.cancel()
         return JavaResult(assignment, times)
 
     def _read(self, n: int) -> bytes:
