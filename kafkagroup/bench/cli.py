@@ -19,8 +19,10 @@ kafka-clients jar (a small driver compiled once with javac and run as one JVM). 
 the same input goes through one checker (valid, max-min spread, Kafka's isBalanced, moves).
 Writes OUT/report.md, OUT/report.json and OUT/report.png.
 
---quick: the 10k-partition rows, about a minute. Full grid (100k and 1M partitions): about 15-25 minutes
-on 2 cores, most of it kafka-python reaching its cap; lower --cap to shorten it."""
+--quick: the 10k-partition rows, about a minute. Full grid (up to 1M partitions x 2,000 members): about
+7 minutes on 2 cores with --cap 10, up to about 20 minutes with the default 60 s cap (most of it
+kafka-python's sticky assignors and Java's sticky assignors on the big random and rack rows reaching the
+cap). Each peer call is capped (Java: the JVM is restarted past 2 x cap + 5 s) and shown as "> cap"."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategies", default="range,roundrobin,sticky,cooperative-sticky",
                         help="comma-separated strategies (default: all four)")
     parser.add_argument("--cap", type=float, default=None, metavar="SECONDS",
-                        help="time limit per kafka-python call, reported as '> cap' (default 3 with --quick, else 60)")
+                        help="time limit per peer call (kafka-python, Java), reported as '> cap' (default 3 with --quick, else 60)")
     parser.add_argument("--java-jars", metavar="DIR", default=None,
                         help="folder with kafka-clients*.jar and its dependencies (default: $KAFKAGROUP_KAFKA_JARS, "
                              "else <repo>/build/kafka-jars; run make kafka-jars)")
