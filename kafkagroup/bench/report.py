@@ -25,6 +25,10 @@ def _ms(value: float | None) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}" if value >= 1 else f"{value:.3f}"
 
 
+def _ratio(value: float) -> str:
+    return f"{value:,.0f}x" if value >= 100 else f"{value:,.1f}x"
+
+
 def _baseline(rows: list[Row]) -> dict[tuple[str, str], float]:
     return {(r.scenario, r.strategy): r.median_ms for r in rows if r.peer.startswith("kafkagroup") and r.median_ms}
 
@@ -43,7 +47,7 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
             time_text = _ms(r.median_ms) if r.status == "ok" else r.status
             ours = base.get((r.scenario, r.strategy))
             ratio = ("-" if r.peer.startswith("kafkagroup") or not ours else
-                     f"{r.median_ms / ours:,.1f}x" if r.median_ms else
+                     _ratio(r.median_ms / ours) if r.median_ms else
                      f"> {float(r.status[2:-2]) * 1000 / ours:,.0f}x" if r.status.startswith(">") else "-")
             if q is None:
                 lines.append(f"| {r.scenario} | {r.peer} | {time_text} | {ratio} | - | - | - | - |")
