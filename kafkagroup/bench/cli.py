@@ -91,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
             java.close()
     meta = {"machine": machine(), "peers": [p.name for p in peers], "unavailable": unavailable,
             "quick": bool(args.quick), "cap_s": cap, "strategies": list(strategies)}
-    paths = write(rows, meta, args.out)
+    try:
+        paths = write(rows, meta, args.out)
+    except OSError as e:
+        print(f"kafkagroup bench: cannot write the report to {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
     print(f"wrote {paths['md']}, {paths['json']}, {paths['png']}")
     return 0
