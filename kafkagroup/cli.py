@@ -71,6 +71,9 @@ def _register_simulate() -> None:
 
 _register_simulate()
 
+from kafkagroup.bench.cli import HELP as _BENCH_HELP, add_arguments as _bench_arguments, run as _bench_run  # noqa: E402
+EXTRA_COMMANDS["bench"] = (_BENCH_HELP, _bench_arguments, _bench_run)
+
 
 def make_console() -> Console:
     """A console for tables: the terminal's width, or 160 columns when writing to a pipe or a file

@@ -87,7 +87,11 @@ def next_generation(group: CompactGroup, owner: np.ndarray, *, remove: int = 0, 
 
     sub_offsets, sub_topics = csr(sub_chunks)
     owned_offsets, owned_partitions = csr(owned_chunks)
-    members = [group.members[i] for i in keep] + [_MEMBER.format(m + i) for i in range(add)]
+    # New ids continue after the highest generated id ever used, so they never repeat a member that is
+    # still in the group after several generations of removals and additions.
+    numbered = [int(name[1:]) for name in group.members if name[:1] == "m" and name[1:].isdigit()]
+    first_new = max(max(numbered, default=-1) + 1, m)
+    members = [group.members[i] for i in keep] + [_MEMBER.format(first_new + i) for i in range(add)]
     out = _group(len(group.topics), group.partition_count, sub_offsets, sub_topics, members)
     out.owned_offsets, out.owned_partitions = owned_offsets, owned_partitions
     gen = np.full(len(members), generation, dtype=np.int32)
