@@ -247,11 +247,11 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                  else (1, java_string_key(m.member_id)))
 
     # Members of one group mostly send the same topic list: check and intern each distinct list once.
-    distinct: dict[tuple[str, ...], np.ndarray] = {}
+    distinct: set[tuple[str, ...]] = set()
     for m in members:
         if m.topics not in distinct:
             check_topics(m.member_id, m.topics)
-            distinct[m.topics] = _NO_IDS
+            distinct.add(m.topics)
     # Topics: those in the metadata that at least one member subscribes to, in Java order.
     subscribed = set(chain.from_iterable(distinct))
     unknown = sorted((t for t in subscribed if t not in specs), key=java_string_key)
@@ -267,9 +267,8 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                                 "partitions")
 
     # A subscribed topic missing from the metadata is skipped.
-    for key in distinct:
-        distinct[key] = np.fromiter((topic_id[t] for t in key if t in topic_id), dtype=np.int32)
-    ids = [distinct[m.topics] for m in members]
+    interned = {key: np.fromiter((topic_id[t] for t in key if t in topic_id), dtype=np.int32) for key in distinct}
+    ids = [interned[m.topics] for m in members]
     sub_offsets = _offsets(map(len, ids), len(members))
     sub_topics = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
 
@@ -281,9 +280,6 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         group.generation = np.fromiter((m.generation for m in members), dtype=np.int32, count=len(members))
     add_racks(group, members, specs)
     return group
-
-
-_NO_IDS = np.zeros(0, dtype=np.int32)
 
 
 def _add_owned(group: CompactGroup, members: list[Member], specs: Mapping[str, tuple[int, Any]],
