@@ -50,6 +50,26 @@ py::dict metrics_dict(const Metrics& m) {
     return d;
 }
 
+// The compact problem's nine arrays as views, into a Problem or a GroupBatch (the same field names).
+template <class Target>
+void set_problem_views(Target& out, const Array<int32_t>& partition_count, const Array<int64_t>& sub_offsets,
+                       const Array<int32_t>& sub_topics, const std::optional<Array<int64_t>>& owned_offsets,
+                       const std::optional<Array<int32_t>>& owned_partitions,
+                       const std::optional<Array<int32_t>>& generation,
+                       const std::optional<Array<int32_t>>& member_rack,
+                       const std::optional<Array<int64_t>>& replica_offsets,
+                       const std::optional<Array<int32_t>>& replica_racks) {
+    out.partition_count = view_of<int32_t>(partition_count, "partition_count");
+    out.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
+    out.sub_topics = view_of<int32_t>(sub_topics, "sub_topics");
+    out.owned_offsets = view_of(owned_offsets, "owned_offsets");
+    out.owned_partitions = view_of(owned_partitions, "owned_partitions");
+    out.generation = view_of(generation, "generation");
+    out.member_rack = view_of(member_rack, "member_rack");
+    out.replica_offsets = view_of(replica_offsets, "replica_offsets");
+    out.replica_racks = view_of(replica_racks, "replica_racks");
+}
+
 py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& partition_count,
                         const Array<int64_t>& sub_offsets, const Array<int32_t>& sub_topics,
                         const std::optional<Array<int64_t>>& owned_offsets,
@@ -59,15 +79,8 @@ py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& parti
                         const std::optional<Array<int64_t>>& replica_offsets,
                         const std::optional<Array<int32_t>>& replica_racks) {
     Problem problem;
-    problem.partition_count = view_of<int32_t>(partition_count, "partition_count");
-    problem.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
-    problem.sub_topics = view_of<int32_t>(sub_topics, "sub_topics");
-    problem.owned_offsets = view_of(owned_offsets, "owned_offsets");
-    problem.owned_partitions = view_of(owned_partitions, "owned_partitions");
-    problem.generation = view_of(generation, "generation");
-    problem.member_rack = view_of(member_rack, "member_rack");
-    problem.replica_offsets = view_of(replica_offsets, "replica_offsets");
-    problem.replica_racks = view_of(replica_racks, "replica_racks");
+    set_problem_views(problem, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
+                      member_rack, replica_offsets, replica_racks);
     AssignResult result;
     {
         py::gil_scoped_release release;
@@ -106,15 +119,8 @@ py::tuple assign_batch_arrays(const std::string& strategy, const Array<int64_t>&
     GroupBatch batch;
     batch.topic_offsets = view_of<int64_t>(topic_offsets, "topic_offsets");
     batch.member_offsets = view_of<int64_t>(member_offsets, "member_offsets");
-    batch.partition_count = view_of<int32_t>(partition_count, "partition_count");
-    batch.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
-    batch.sub_topics = view_of<int32_t>(sub_topics, "sub_topics");
-    batch.owned_offsets = view_of(owned_offsets, "owned_offsets");
-    batch.owned_partitions = view_of(owned_partitions, "owned_partitions");
-    batch.generation = view_of(generation, "generation");
-    batch.member_rack = view_of(member_rack, "member_rack");
-    batch.replica_offsets = view_of(replica_offsets, "replica_offsets");
-    batch.replica_racks = view_of(replica_racks, "replica_racks");
+    set_problem_views(batch, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
+                      member_rack, replica_offsets, replica_racks);
     batch.group_inputs = view_of(group_inputs, "group_inputs");
     if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
     BatchResult r;
