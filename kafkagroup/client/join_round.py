@@ -132,6 +132,8 @@ class JoinRoundMixin:
         token = object()
         self._round = token
         self._round_generation = self.generation
+        self._join_sent_ms = self.clock.now_ms()
+        self._join_proves = self._join_proves_renewal()
         req = JoinGroupRequest(
             group_id=self.group_id,
             member_id=self.generation.member_id,
@@ -170,7 +172,9 @@ class JoinRoundMixin:
             self.state = MemberState.COMPLETING_REBALANCE
             self._notify("state", self.state)
             self.generation = Generation(resp.generation_id, resp.member_id, resp.protocol_name)
-            self._timers.arm("heartbeat", self.config.heartbeat_interval_ms, self._heartbeat_tick)
+            if self._join_proves:
+                self._session_renewed(self.generation, self._join_sent_ms)   # see session_guard
+            self._timers.arm("heartbeat", self._heartbeat_period_ms(), self._heartbeat_tick)
             if resp.leader == resp.member_id:
                 try:
                     assignments = self._on_leader_elected(resp)
@@ -247,6 +251,7 @@ class JoinRoundMixin:
         )
         self.stats["syncs_sent"] += 1
         self._round_generation = gen
+        self._sync_sent_ms = self.clock.now_ms()
         self.transport.sync_group(req, lambda resp: self._on_sync_response(token, resp))
 
     def _on_sync_response(self, token: object, resp: SyncGroupResponse) -> None:
@@ -268,6 +273,7 @@ class JoinRoundMixin:
             ):
                 self._fatal(_E.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup")
                 return
+            self._session_renewed(gen, self._sync_sent_ms)   # see session_guard: the answer restarted the session
             self.state = MemberState.STABLE
             self._rejoin_needed = False
             self._round = None

@@ -18,6 +18,7 @@ Its parts, one concern per module (each a mixin working on the member's state):
 
 * :mod:`.join_round` -- JoinGroup / leader assignment / SyncGroup and their error reactions [§6.2-§6.9];
 * :mod:`.heartbeat` -- heartbeats and their error reactions [§6.9];
+* :mod:`.session_guard` -- partitions are owned only while an answer proves the session (lost otherwise);
 * :mod:`.offset_commit` -- ``commit_offsets`` (commitSync's retries and outcomes) [§6.9];
 * :mod:`.poll_loop` -- automatic polls, the ``max.poll.interval.ms`` watch, the metadata refresh;
 * :mod:`.timers` -- the named timers all of these arm on the injected clock;
@@ -60,6 +61,7 @@ from kafkagroup.client.listener import CallbackSet, FirstError, PartitionsCallba
 from kafkagroup.client.offset_commit import OffsetCommitMixin
 from kafkagroup.client.poll_loop import PollLoopMixin
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol
+from kafkagroup.client.session_guard import SessionGuardMixin
 from kafkagroup.client.subscription import subscribed_topics
 from kafkagroup.client.timers import TimerSet
 from kafkagroup.client.transport import GroupTransport, InProcessTransport
@@ -86,7 +88,7 @@ __all__ = [
 ]
 
 
-class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMixin):
+class GroupMember(JoinRoundMixin, HeartbeatMixin, SessionGuardMixin, OffsetCommitMixin, PollLoopMixin):
     """One consumer-group member (see the module docstring).
 
     ``coordinator`` is an in-process coordinator (wrapped in :class:`InProcessTransport`) or any
@@ -154,6 +156,12 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self._round: Optional[object] = None        # token of the join+sync round in flight
         self._round_generation: Optional[Generation] = None
         self._heartbeat_inflight: Optional[object] = None
+        self._join_sent_ms = 0                        # send time of the JoinGroup in flight
+        self._join_proves = False                     # session_guard: its NONE answer proves a restarted session
+        self._last_join_key: tuple[str, int] = ("", -1)   # (member id, generation) of the last JoinGroup sent
+        self._sync_sent_ms = 0                        # send time of the SyncGroup in flight
+        self._session_proof_ms = clock.now_ms()       # session_guard's R (only read while partitions are owned)
+        self._session_check_at = 0                    # the deadline the session check is armed at
 
         # -- subscription / assignment state (ConsumerCoordinator + SubscriptionState) ---------------
         self._pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
@@ -182,7 +190,7 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self.stats = {
             "joins_sent": 0, "syncs_sent": 0, "heartbeats_sent": 0, "rebalances": 0,
             "assigned_callbacks": 0, "revoked_callbacks": 0, "lost_callbacks": 0,
-            "partitions_assigned": 0, "partitions_revoked": 0, "partitions_lost": 0,
+            "partitions_assigned": 0, "partitions_revoked": 0, "partitions_lost": 0, "session_lapses": 0,
         }
         #: (time, generation id) of every completed rebalance of this member
         self.generation_history: list[tuple[int, int]] = []
@@ -313,6 +321,15 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self.assignment = frozenset()
         self._surface(errs)
 
+    def _lose_all(self) -> None:
+        """The member is (or may be) no longer a member: every owned partition is reported lost now."""
+        if not self.assignment:
+            return
+        errs = FirstError()
+        lost, self.assignment = self.assignment, frozenset()
+        self._invoke("lost", lost, errs)
+        self._surface(errs)
+
     def _maybe_leave_group(self, reason: str) -> None:
         """Dynamic members send LeaveGroup (static ones never do, KIP-345); both reset their generation."""
         gen = self.generation
@@ -334,9 +351,13 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
 
     # ======================================================================= lifecycle & errors
     def _fatal(self, code: ErrorCode, api: str) -> None:
-        """Stop for good.  State and generation stay as the failed request left them, as in Java: after a fatal
-        JoinGroup/SyncGroup the rebalance is still in progress, so the application's close() (onLeavePrepare)
-        reports the owned partitions lost -- another member may own them already -- rather than revoked."""
+        """Stop for good, and stop owning at once: the owned partitions are reported lost now, not at close().
+        A fenced instance id (82) is another process's, which may own the partitions already; after any other
+        fatal error the member sends nothing more, so its session lapses and the coordinator hands its partitions
+        on -- the member cannot keep them safely (see :mod:`.session_guard`).  Java leaves them owned until the
+        application closes the consumer (onLeavePrepare reports them lost then, or revoked after a fenced
+        OffsetCommit in a stable generation, where committing from the callback would be fenced too).  State
+        and generation stay as the failed request left them, as in Java."""
         err = FatalMemberError(code, api, self.name)
         self.fatal_error = err
         self.errors.append(err)
@@ -344,6 +365,7 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self._round = None
         self._stop()
         self._notify("fatal", err)
+        self._lose_all()
 
     def _stop(self) -> None:
         self._timers.cancel_all()

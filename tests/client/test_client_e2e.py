@@ -306,23 +306,26 @@ def test_leader_leaving_elects_a_new_leader():
     assert len(leaders) == 1 and leaders[0].member_id == h.coordinator.group(h.group_id).leader_id
 
 
-def test_stalled_member_is_removed_and_loses_its_partitions_on_return():
+def test_stalled_member_is_removed_and_loses_its_partitions_when_it_leaves():
+    """A stuck application: after max.poll.interval.ms the member leaves the group, and reports its partitions
+    lost as it sends the LeaveGroup (Java reports them at the next poll, after the group has handed them on:
+    a zombie owner).  Nobody owns a partition twice."""
     h = harness("cooperative-sticky", exclusive=False)
     for _ in range(3):
         h.add()
     h.settle()
     gen = h.generation()
     stuck = h.members["member-2"]
+    held = stuck.assignment
+    assert held
     stuck.stall()
     h.advance(30_000)                                   # max.poll.interval.ms: it leaves the group
     h.advance(10_000)
     assert h.generation() > gen and len(h.coordinator.group(h.group_id).members) == 2
-    assert stuck.assignment                            # not polling: it has not run onJoinPrepare yet
-    # a stuck consumer is a zombie: its partitions went to others while its callbacks had not run
-    assert h.ledger.violations and all(v.owners[0] == "member-2" for v in h.ledger.violations)
+    assert stuck.assignment == frozenset() and h.ledger.members["member-2"].lost > 0
+    assert h.ledger.violations == []
     stuck.resume()
     h.clock.advance(0)
-    assert h.ledger.members["member-2"].lost > 0      # on return: lost, not revoked
     assert h.settle(60_000) is not None
     assert_complete_and_balanced(h)
     assert h.ledger.double_owned() == {}
