@@ -28,10 +28,10 @@ Its parts, one concern per module (each a mixin working on the member's state):
 Application-facing behaviour: by default the member behaves as an application that polls continuously
 (``auto_poll=True``): a requested rejoin starts ``poll_delay_ms`` later.  :meth:`stall` stops polling (a
 stuck consumer: after ``max.poll.interval.ms`` the member leaves the group, as Kafka's heartbeat thread
-does), :meth:`poll` is the explicit poll: it raises, once, the first error since the last poll -- a rebalance
+does, and reports its partitions lost), :meth:`poll` is the explicit poll: it raises, once, the first error since the last poll -- a rebalance
 callback's or assignor plug-in's error, an :class:`UnexpectedCoordinatorError` (a JoinGroup/SyncGroup error
 without a specific reaction; the member rejoins after ``retry.backoff.ms``), or a :class:`FatalMemberError`
-(only 82/23/26/24/30/81; the member stops).  Every such error is also kept in :attr:`GroupMember.errors`.
+(only 82/23/26/24/30/81; the member stops and reports its partitions lost at once).  Every such error is also kept in :attr:`GroupMember.errors`.
 
 Values Kafka's wire format cannot carry never reach the coordinator: :class:`MemberConfig` refuses them at
 construction, ``topics=`` / :meth:`GroupMember.subscribe` refuse a topic that is not a string, blank (Java's
