@@ -47,7 +47,7 @@ in-range ints and ASCII strings; the handlers make the same pass anyway.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kafkagroup.messages.api import (
     DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
@@ -134,8 +134,21 @@ def _group_id(where: str, group_id: Any) -> str | None:
     return None if group_id is None else _str(group_id, where, "group_id")
 
 
-def _group_id_at(where: str, field: str, group_id: Any) -> str | None:
+def _group_id_at(group_id: Any, where: str, field: str) -> str | None:
     return None if group_id is None else _str(group_id, where, field)
+
+
+def _array_of(values: Any, where: str, field: str, check: Callable[[Any, str, str], str | None]) -> str | None:
+    """A non-nullable array (see ``_array``) whose elements each pass ``check(element, where, "field[i]")``:
+    the first violation, or None."""
+    null = _array(values, where, field)
+    if null is not None:
+        return null
+    for i, value in enumerate(values):
+        problem = check(value, where, f"{field}[{i}]")
+        if problem is not None:
+            return problem
+    return None
 
 
 # ------------------------------------------------------------------------------------------- membership
@@ -342,35 +355,14 @@ def transaction_marker_violation(producer_id: Any, producer_epoch: Any, partitio
 
 
 def describe_groups_violation(request: DescribeGroupsRequest) -> str | None:
-    null = _array(request.groups, "DescribeGroups", "groups")
-    if null is not None:
-        return null
-    for i, group_id in enumerate(request.groups):
-        problem = _group_id_at("DescribeGroups", f"groups[{i}]", group_id)
-        if problem is not None:
-            return problem
-    return None
+    return _array_of(request.groups, "DescribeGroups", "groups", _group_id_at)
 
 
 def list_groups_violation(request: ListGroupsRequest | None) -> str | None:
     if request is None:
         return None
-    null = _array(request.states_filter, "ListGroups", "states_filter")
-    if null is not None:
-        return null
-    for i, state in enumerate(request.states_filter):
-        problem = _str(state, "ListGroups", f"states_filter[{i}]")
-        if problem is not None:
-            return problem
-    return None
+    return _array_of(request.states_filter, "ListGroups", "states_filter", _str)
 
 
 def delete_groups_violation(request: DeleteGroupsRequest) -> str | None:
-    null = _array(request.groups_names, "DeleteGroups", "groups_names")
-    if null is not None:
-        return null
-    for i, group_id in enumerate(request.groups_names):
-        problem = _group_id_at("DeleteGroups", f"groups_names[{i}]", group_id)
-        if problem is not None:
-            return problem
-    return None
+    return _array_of(request.groups_names, "DeleteGroups", "groups_names", _group_id_at)
