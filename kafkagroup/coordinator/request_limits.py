@@ -125,6 +125,16 @@ def _first(*problems: str | None) -> str | None:
     return None
 
 
+def _member_identity(request: Any, where: str) -> str | None:
+    """generation_id, member_id, group_instance_id: how SyncGroup, Heartbeat, OffsetCommit and TxnOffsetCommit
+    name the member sending them."""
+    return _first(
+        _int(request.generation_id, INT32, where, "generation_id"),
+        _str(request.member_id, where, "member_id"),
+        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+    )
+
+
 def _where(api: str, group_id: Any) -> str:
     return f"{api} of group {short_repr(group_id)}"
 
@@ -211,9 +221,7 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
                                f"{request.group_id!r}", "assignment", "assignments", ("member_id", "assignment"))
     return _first(
         _group_id(where, request.group_id),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
         _str(request.protocol_type, where, "protocol_type", nullable=True),
         _str(request.protocol_name, where, "protocol_name", nullable=True),
         problem,
@@ -224,9 +232,7 @@ def heartbeat_violation(request: HeartbeatRequest) -> str | None:
     where = _where("Heartbeat", request.group_id)
     return _first(
         _group_id(where, request.group_id),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
     )
 
 
@@ -288,9 +294,7 @@ def offset_commit_violation(request: OffsetCommitRequest) -> str | None:
     where = _where("OffsetCommit", request.group_id)
     return _first(
         _group_id(where, request.group_id),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
         _int(request.retention_time_ms, INT64, where, "retention_time_ms"),
         _commit_topics_violation(where, request.topics),
     )
@@ -303,9 +307,7 @@ def txn_offset_commit_violation(request: TxnOffsetCommitRequest) -> str | None:
         _group_id(where, request.group_id),
         _int(request.producer_id, INT64, where, "producer_id"),
         _int(request.producer_epoch, INT16, where, "producer_epoch"),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
         _commit_topics_violation(where, request.topics),
     )
 
