@@ -156,6 +156,42 @@ def test_broadcast_assignor_in_a_group_over_time(strategy, protocol):
     assert not any(m.errors for m in h.running)
 
 
+class Echo(PartitionAssignor):
+    """State in the assignor object, both ways over the wire: each member's Subscription user data says how many
+    assignments it has seen; the leader echoes it back in that member's Assignment user data."""
+
+    name = "echo"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, bytes | None]] = []      # (generation, Assignment user data) per rebalance
+
+    def subscription_user_data(self, topics):
+        return b"%d" % len(self.seen)
+
+    def on_assignment(self, assignment, generation):
+        self.seen.append((generation, assignment.user_data))
+
+    def assign(self, cluster, members, *, group_instance_ids=None):
+        first = min(members)
+        return {m: Assignment([(t, p) for t, n in sorted(cluster.items()) for p in range(n)] if m == first else [],
+                              user_data=b"echo:" + s.user_data) for m, s in members.items()}
+
+
+def test_user_data_and_on_assignment_round_trip_through_rebalances():
+    h = _harness(Echo, shared=False)
+    for _ in range(2):
+        h.add(topics=["a"])
+    assert h.settle() is not None
+    for _ in range(3):                 # every join makes each running member go through one more rebalance
+        h.add(topics=["a"])
+        assert h.settle() is not None
+    for m in h.running:
+        seen = m.assignors[0].seen
+        assert [data for _, data in seen] == [b"echo:%d" % i for i in range(len(seen))], (m.name, seen)
+        assert [g for g, _ in seen] == sorted({g for g, _ in seen}) and seen[-1][0] == h.generation()
+    assert max(len(m.assignors[0].seen) for m in h.running) == 4
+
+
 # ------------------------------------------------------------------------------------------ the leader's checks
 def _joined(owned: dict[str, list[TP]], topics=("t",)):
     return [JoinGroupResponseMember(member, None, encode_subscription(
