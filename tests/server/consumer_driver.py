@@ -161,17 +161,18 @@ def _python_names(opts: dict[str, str]) -> dict[str, Any]:
 def _kafka_python_finish_pending_join() -> None:
     """Work around a kafka-python 3.0.12 defect that leaves a group leader out of its group for good.
 
-    ``poll(timeout_ms=100)`` may give up while a JoinGroup -> SyncGroup round is in flight; kafka-python keeps
-    that round (``BaseCoordinator._join_task``) for the next poll, which finishes it -- sets the member STABLE,
-    re-enables its heartbeats, applies the assignment -- but only if ``need_rejoin()`` is still true then.
-    When the round was started by ``ConsumerCoordinator.need_rejoin``'s metadata check (the leader's first
-    assignment ran before it had the topic's partitions), the leader's own ``_perform_assignment`` makes that
-    check false mid-round while ``rejoin_needed`` is already false: no poll ever finishes the round, the
-    member stays REBALANCING with heartbeats off and no partitions, the coordinator expires its session (as
-    Kafka's broker does) and the others share everything.  Apache Kafka's Java client has no such gap: its
-    ``rejoinNeededOrPending()`` is also true while a join future is pending; this does the same.  Seen under
-    load, when the leader's SyncGroup round trip outlasts the poll.  Limit: a round that completed between
-    two polls is still dropped by kafka-python (it starts a new one, a spurious but harmless rebalance)."""
+    ``poll(timeout_ms=100)`` gives up while a JoinGroup -> SyncGroup round is in flight (a parked JoinGroup
+    outlasts it); kafka-python keeps that round (``BaseCoordinator._join_task``) for a later poll, which
+    finishes it -- sets the member STABLE, re-enables its heartbeats, applies the assignment -- but only if
+    ``need_rejoin()`` is still true then.  When the round was started by ``ConsumerCoordinator.need_rejoin``'s
+    metadata check (the leader's previous assignment ran before it had the topic's partitions) and
+    ``rejoin_needed`` is already false, the leader's own ``_perform_assignment`` makes that check false as
+    soon as the JoinGroup answer arrives; if that happens before the next poll looks, no poll ever finishes
+    the round: the member stays REBALANCING, heartbeats off, no partitions; the coordinator expires its
+    session (as Kafka's broker does) and the others share everything.  Under load the gap between two polls
+    is wide enough to hit.  Apache Kafka's Java client has no such gap: its ``rejoinNeededOrPending()`` is
+    also true while a join future is pending; this does the same.  Limit: a round that completes between
+    two polls is still dropped by kafka-python (it starts a new one: a spurious but harmless rebalance)."""
     from kafka.coordinator.consumer import ConsumerCoordinator
 
     shipped = ConsumerCoordinator.need_rejoin

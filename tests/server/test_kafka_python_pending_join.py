@@ -1,13 +1,14 @@
-"""kafka-python 3.0.12 strands a group leader whose poll gave up during its SyncGroup; the test driver's
-workaround (tests/server/consumer_driver.py: _kafka_python_finish_pending_join) brings it back.
+"""kafka-python 3.0.12 strands a group leader whose poll gave up during a join round that its own assignment
+then made look unneeded; the test driver's workaround (tests/server/consumer_driver.py:
+_kafka_python_finish_pending_join) brings it back.
 
 The defect, scripted step by step against kafkagroup's server (in-thread) with an in-process KafkaConsumer:
 the server holds the consumer's topic Metadata, so that the leader's first assignment has no partitions;
-then it holds the answer to the second round's SyncGroup (started by kafka-python's own metadata check)
-while the consumer polls with a short timeout.  Once the answer is released, shipped kafka-python never
-finishes that round: no assignment, heartbeats off.  This is how the real-client tests failed under load
-(one kafka-python consumer holding nothing for 60 s while the coordinator, as Kafka's broker would, expired
-its silent session).  The holds are released by the test, not by timers; polls are counted, not timed.
+then it holds the answer to the second round's SyncGroup (a round started by kafka-python's own metadata
+check) while the consumer polls with a short timeout.  Once the answer is released, shipped kafka-python
+never finishes that round: no assignment, heartbeats off.  This is how the real-client tests failed under
+load (one kafka-python consumer holding nothing for 60 s while the coordinator, as Kafka's broker would,
+expired its silent session).  The holds are released by the test, not by timers; polls are counted.
 """
 from __future__ import annotations
 
