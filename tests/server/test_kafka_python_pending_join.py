@@ -39,6 +39,7 @@ class Hold:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, api_key: int, which: Callable[[Any], bool]) -> None:
         self.released = threading.Event()
+        self.armed = threading.Event()          # for a `which` that holds only from some point on
         self.holding = threading.Event()       # an answer is being held now
         self.answered: list[Any] = []          # answers sent, in order
         handle = handlers.HANDLERS[api_key]
@@ -67,9 +68,10 @@ class Hold:
 
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Hold, Hold]]:
-    """A server whose topic Metadata and second-generation SyncGroup answers are held until released."""
+    """A server that holds topic Metadata answers until released, and SyncGroup answers, once armed
+    (``second_sync.armed``), until released."""
     topic_metadata = Hold(monkeypatch, METADATA, lambda body: bool(getattr(body, "topics", None)))
-    second_sync = Hold(monkeypatch, SYNC_GROUP, lambda body: body.generation_id >= 2)
+    second_sync = Hold(monkeypatch, SYNC_GROUP, lambda body: second_sync.armed.is_set())
     server = thread_server({TOPIC: len(PARTITIONS)})
     try:
         yield server, topic_metadata, second_sync
@@ -94,10 +96,11 @@ def strand_the_leader(server: Any, topic_metadata: Hold, second_sync: Hold, grou
                              session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS)
     consumer.subscribe([TOPIC])
     coordinator = consumer._coordinator   # private: the defect lives there
-    # generation 1: the leader assigns without the topic's partitions (its Metadata is held)
-    poll_until(consumer, lambda: coordinator.generation_if_stable() is not None, "generation 1 to complete")
-    assert coordinator.generation_if_stable().generation_id == 1
+    # a first generation: the leader assigns without the topic's partitions (its Metadata is held); nothing
+    # starts another round until that metadata arrives
+    poll_until(consumer, lambda: coordinator.generation_if_stable() is not None, "a first generation")
     assert consumer.assignment() == set()
+    second_sync.armed.set()
     topic_metadata.release()
     # kafka-python's metadata check starts generation 2; its leader SyncGroup answer is held past the polls
     poll_until(consumer, second_sync.holding.is_set, "the second round's SyncGroup to be held")
