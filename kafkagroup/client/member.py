@@ -63,7 +63,7 @@ from kafkagroup.client.rebalance_protocol import RebalanceProtocol
 from kafkagroup.client.subscription import subscribed_topics
 from kafkagroup.client.timers import TimerSet
 from kafkagroup.client.transport import GroupTransport, InProcessTransport
-from kafkagroup.client.wire import AssignorState
+from kafkagroup.assignors.configured import as_assignor
 from kafkagroup.messages.api import LeaveGroupRequest, LeaveGroupResponse, MemberIdentity
 from kafkagroup.messages.clock import Clock
 from kafkagroup.messages.error_codes import ErrorCode
@@ -136,11 +136,10 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self.name = name or cfg.group_instance_id or f"{cfg.client_id}@{id(self):x}"
         self.callbacks = CallbackSet(listener, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
         self.rebalance_protocol: RebalanceProtocol = cfg.rebalance_protocol
-        self.assignors = list(cfg.partition_assignment_strategy)
-        self._assignor_state = {
-            n: AssignorState(n, None if isinstance(a, str) else a)
-            for n, a in zip(cfg.assignor_names, self.assignors)
-        }
+        # the assignor objects, one per configured strategy: each keeps its own state between rebalances
+        # (the sticky assignors' last assignment and generation, as Java's onAssignment keeps it)
+        self.assignors = [as_assignor(a) for a in cfg.partition_assignment_strategy]
+        self._assignor_by_name = {a.name: a for a in self.assignors}
         self.auto_poll = auto_poll
         self.poll_delay_ms = int(poll_delay_ms)
 
