@@ -168,9 +168,39 @@ def _python_names(opts: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def _kafka_python_finish_pending_join() -> None:
+    """Work around a kafka-python 3.0.12 defect that leaves a group leader out of its group for good.
+
+    ``poll(timeout_ms=100)`` gives up while a JoinGroup -> SyncGroup round is in flight (a parked JoinGroup
+    outlasts it); kafka-python keeps that round (``BaseCoordinator._join_task``) for a later poll, which
+    finishes it -- sets the member STABLE, re-enables its heartbeats, applies the assignment -- but only if
+    ``need_rejoin()`` is still true then.  When the round was started by ``ConsumerCoordinator.need_rejoin``'s
+    metadata check (the leader's previous assignment ran before it had the topic's partitions) and
+    ``rejoin_needed`` is already false, the leader's own ``_perform_assignment`` makes that check false as
+    soon as the JoinGroup answer arrives; if that happens before the next poll looks, no poll ever finishes
+    the round: the member stays REBALANCING, heartbeats off, no partitions; the coordinator expires its
+    session (as Kafka's broker does) and the others share everything.  Under load the gap between two polls
+    is wide enough to hit.  Apache Kafka's Java client has no such gap: its ``rejoinNeededOrPending()`` is
+    also true while a join future is pending; this does the same.  Limit: a round that completes between
+    two polls is still dropped by kafka-python (it starts a new one: a spurious but harmless rebalance)."""
+    from kafka.coordinator.consumer import ConsumerCoordinator
+
+    shipped = ConsumerCoordinator.need_rejoin
+    if getattr(shipped, "finishes_pending_join", False):
+        return
+
+    def need_rejoin(self: Any) -> bool:
+        return getattr(self, "_join_task", None) is not None or shipped(self)
+
+    need_rejoin.finishes_pending_join = True  # type: ignore[attr-defined]
+    ConsumerCoordinator.need_rejoin = need_rejoin  # type: ignore[method-assign]
+
+
 def run_kafka_python(opts: dict[str, str], stop: threading.Event) -> None:
     from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
     from kafka.consumer.subscription_state import ConsumerRebalanceListener
+
+    _kafka_python_finish_pending_join()
 
     consumer = KafkaConsumer(bootstrap_servers=opts["bootstrap"], group_id=opts["group"],
                              enable_auto_commit=False,
