@@ -24,6 +24,7 @@ import numpy as np
 cimport numpy as cnp
 
 from kafkagroup.errors import InvalidGroupError, InvariantError, ProtocolError
+from kafkagroup.java_order import java_sort
 
 cnp.import_array()
 

@@ -48,7 +48,8 @@ import numpy as np
 
 from kafkagroup.engine import as_index_array
 from kafkagroup.errors import InvalidGroupError, InvariantError
-from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group, java_string_key
+from kafkagroup.java_order import java_sort
+from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
 from kafkagroup.protocol.user_data import COOPERATIVE_STICKY, STICKY, member_owned_and_generation
 
@@ -104,20 +105,9 @@ def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
         ordered.append(entry if entry[1] is instance_id else (member_id, instance_id, metadata))
     static = [m for m in ordered if m[1] is not None]
     dynamic = [m for m in ordered if m[1] is None] if static else ordered
-    _java_sort(static, 1)
-    _java_sort(dynamic, 0)
+    java_sort(static, itemgetter(1))
+    java_sort(dynamic, itemgetter(0))
     return static + dynamic if static else dynamic
-
-
-def _java_sort(entries: list[JoinedMember], index: int) -> None:
-    """Sort by the string at ``index`` in Java ``String.compareTo`` order. Without characters beyond
-    U+FFFF, UTF-16 code units are the code points, so Python's own str order is Java's and the
-    UTF-16 key (a bytes object per entry) is skipped."""
-    text = "".join(map(itemgetter(index), entries))
-    if text.isascii() or max(text, default="") < "\U00010000":
-        entries.sort(key=itemgetter(index))
-    else:
-        entries.sort(key=lambda e: java_string_key(e[index]))
 
 
 def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,

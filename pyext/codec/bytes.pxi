@@ -72,6 +72,22 @@ cdef extern from *:
     uint32_t kg_load_be32(const uint8_t* p) noexcept nogil
     void kg_store_be32(char* w, uint32_t v) noexcept nogil
 
+
+cdef extern from *:
+    """
+    /* Hints that a cache line is about to be read or written (no-ops elsewhere than GCC/Clang).
+       They never fault, so they may point past the end of a buffer. */
+    #if defined(__GNUC__)
+    #define kg_prefetch_read(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #define kg_prefetch_write(p) __builtin_prefetch((const void*)(p), 1, 3)
+    #else
+    #define kg_prefetch_read(p) ((void)(p))
+    #define kg_prefetch_write(p) ((void)(p))
+    #endif
+    """
+    void kg_prefetch_read(const void* p) noexcept nogil
+    void kg_prefetch_write(const void* p) noexcept nogil
+
 cdef inline int32_t be32(const uint8_t* p) noexcept:
     return <int32_t>kg_load_be32(p)
 

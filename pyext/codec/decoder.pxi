@@ -32,23 +32,21 @@ cdef enum Mode:  # where owned partitions and generation come from (leader.MODE_
     MODE_COOPERATIVE = 2
 
 
-def _java_key(str s):
-    return s.encode("utf-16-be", "surrogatepass")
-
-
-def _by_java_name(list names, list ids):
+cdef list _by_java_name(list names, list ids):
     """ids sorted by Java String.compareTo of their names."""
-    return sorted(ids, key=[_java_key(n) for n in names].__getitem__)
+    java_sort(ids, names.__getitem__)
+    return ids
 
 
 cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
     Py_ssize_t rest        # byte offset after user_data (owned partitions start there)
     Py_ssize_t ud_at       # user_data offset
     int32_t ud_len         # user_data length, -1 = null
-    int16_t version
+    int32_t version        # an int16 on the wire
 
 cdef struct Expect:        # one topic of the current member's subscription, for matching its claims
     const uint8_t* name
+    const uint8_t* single  # the claim group [int16 length, name, int32 count = 1] before its partition
     int64_t base           # the interner's base_of
     uint64_t tail          # name_tail(name): a cheap first test while scanning
     int32_t length
@@ -59,6 +57,10 @@ cdef struct Expect:        # one topic of the current member's subscription, for
 # (owned topics are a sorted subset of the sorted subscription; a longer gap costs a hash lookup).
 cdef enum:
     RESYNC_WINDOW = 16
+
+# How far ahead of its cursor read_claims prefetches a member's bytes (a few claim groups).
+cdef enum:
+    READ_AHEAD = 512
 
 
 cdef class GroupDecoder:
@@ -82,6 +84,8 @@ cdef class GroupDecoder:
     cdef Py_ssize_t expect_cap
     cdef Py_ssize_t expect_len
     cdef Py_ssize_t expect_from     # where in sub_ids it was built from, -1 = not built
+    cdef uint8_t* singles           # the Expect.single byte strings, concatenated
+    cdef Py_ssize_t singles_cap
     cdef dict counts
     cdef int mode
     cdef bint strict
@@ -107,6 +111,7 @@ cdef class GroupDecoder:
         free(self.final_id.data)
         free(self.state)
         free(self.expect)
+        free(self.singles)
 
     cdef int32_t intern_topic(self, Cur* c, Err* e, int field, Py_ssize_t idx, Py_ssize_t start,
                               int32_t n) except -2:
@@ -199,7 +204,7 @@ cdef class GroupDecoder:
         c.n = n
         c.pos = 0
         vec_reserve(&self.sub_ids, self.sub_ids.size + n // 2)   # a topic name takes >= 2 bytes
-        if not rd_i16(&c, e, F_VERSION, 0, &st.version):
+        if not rd_int(&c, e, 2, F_VERSION, 0, &st.version):
             return False
         if st.version < 0:
             fail(e, E_VERSION, F_VERSION, 0, 0, st.version, 0, 0)
@@ -226,10 +231,11 @@ cdef class GroupDecoder:
     cdef int prepare_expect(self, Py_ssize_t sub_start, Py_ssize_t sub_end) except -1:
         """Resolve the member's subscription for read_claims, unless it lists the same ids as the
         list resolved last (most members of a group do)."""
-        cdef Py_ssize_t i, count = sub_end - sub_start
+        cdef Py_ssize_t i, count = sub_end - sub_start, size = 0
         cdef const int32_t* ids = self.sub_ids.data
         cdef _Interner it = self.topics
         cdef Expect* x
+        cdef uint8_t* s
         cdef int32_t t
         if (self.expect_from >= 0 and count == self.expect_len
                 and memcmp(ids + sub_start, ids + self.expect_from, count * sizeof(int32_t)) == 0):
@@ -238,8 +244,20 @@ cdef class GroupDecoder:
             self.expect = <Expect*> _realloc_or_raise(self.expect, count * sizeof(Expect))
             self.expect_cap = count
         for i in range(count):
+            size += it.lens[ids[sub_start + i]] + 6
+        if size > self.singles_cap:
+            self.singles = <uint8_t*> _realloc_or_raise(self.singles, size)
+            self.singles_cap = size
+        s = self.singles
+        for i in range(count):
             t = ids[sub_start + i]
             x = &self.expect[i]
+            x.single = s
+            s[0] = <uint8_t>(it.lens[t] >> 8)
+            s[1] = <uint8_t>(it.lens[t] & 0xFF)
+            memcpy(s + 2, it.ptrs[t], it.lens[t])
+            kg_store_be32(<char*>(s + 2 + it.lens[t]), 1)
+            s += it.lens[t] + 6
             x.name = it.ptrs[t]
             x.length = it.lens[t]
             x.topic = t
@@ -257,10 +275,12 @@ cdef class GroupDecoder:
         member's bytes can hold, 4 bytes each). This is the leader's hottest loop (one iteration per
         owned topic of every member): Java sends claims sorted, a subset of the sorted subscription, so
         each topic is first compared, length prefix included, with the subscription entry at a cursor
-        (prepare_expect), and only on a miss parsed field by field and looked up by hash."""
+        (prepare_expect): in one comparison when the group claims a single partition (length prefix,
+        name and count, against Expect.single), and only on a miss parsed field by field and looked up
+        by hash."""
         cdef _Interner it = self.topics
         cdef const uint8_t* p = c.p
-        cdef Py_ssize_t n = c.n, pos, start, cursor = 0, j, stop
+        cdef Py_ssize_t n = c.n, pos, start, cursor = 0, j, stop, head
         cdef Py_ssize_t n_expect = self.expect_len
         cdef const Expect* expect = self.expect
         cdef const Expect* x
@@ -273,7 +293,30 @@ cdef class GroupDecoder:
         if not rd_count(c, e, f_array, 0, 6, &groups):
             return False
         pos = c.pos
-        for g in range(groups):
+        g = 0
+        while True:
+            # A run of the common shape of a large group: one valid partition of the next subscribed
+            # topic, recognised by one comparison of its header with Expect.single. Anything else
+            # (another topic, several partitions, an invalid partition, too few bytes) leaves the run
+            # and is parsed field by field below.
+            while g < groups and cursor < n_expect:
+                x = &expect[cursor]
+                head = x.length + 6
+                # the bytes a few groups ahead: the member's blob is read once, straight from memory
+                kg_prefetch_read(p + pos + READ_AHEAD)
+                if n - pos < head + 4 or not bytes_equal(x.single, p + pos, head):
+                    break
+                part = be32(p + pos + head)
+                if <uint32_t>part >= x.limit:   # limit 0 outside the metadata
+                    break
+                if record:
+                    w[0] = <int32_t>(x.base + part)
+                    w += 1
+                pos += head + 4
+                cursor += 1
+                g += 1
+            if g == groups:
+                break
             # topic: a non-null string
             start = pos
             matched = False
@@ -348,6 +391,7 @@ cdef class GroupDecoder:
                         else:
                             self.invalid_claim(m, t, part)
             pos += 4 * <Py_ssize_t>count
+            g += 1
         c.pos = pos
         self.owned.size = w - self.owned.data
         return True
@@ -371,7 +415,7 @@ cdef class GroupDecoder:
         if st.version >= 1:
             ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, m, record and self.mode != MODE_STICKY)
         if ok and st.version >= 2:
-            ok = rd_i32(&c, &e, F_GENERATION, 0, &gen_field)
+            ok = rd_int(&c, &e, 4, F_GENERATION, 0, &gen_field)
         if ok and st.version >= 3:
             ok = rd_str(&c, &e, F_RACK, 0, True, &start, &length)
             if ok and length > 0:

@@ -6,6 +6,11 @@
 # object in place through one write cursor per member.
 
 
+# How far ahead of a member's write cursor pass 2 prefetches (bytes; a few topic groups).
+cdef enum:
+    PREFETCH_AHEAD = 256
+
+
 cdef struct Writer:   # one member's assignment being written
     char* w           # next byte
     char* group_count # where the current topic group's partition count goes
@@ -22,7 +27,7 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
     cdef Py_ssize_t tail, name_len, at
     cdef Writer* wr = NULL
     cdef Writer* x
-    cdef char* headers = NULL     # per topic: int16 length + name bytes, concatenated
+    cdef char* headers = NULL     # per topic: int16 length, name, int32 count 1; concatenated
     cdef Py_ssize_t* header_at = NULL
     cdef const char* header
     cdef Py_ssize_t header_len
@@ -36,7 +41,7 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
         if PyBytes_GET_SIZE(names[t]) > 0x7FFF:
             raise ValueError(f"topic name {names[t][:40]!r}... is {PyBytes_GET_SIZE(names[t])} bytes, "
                              f"a Kafka string holds at most 32767")
-        at += 2 + PyBytes_GET_SIZE(names[t])
+        at += 2 + PyBytes_GET_SIZE(names[t]) + 4
     if user_data is not None and type(user_data) is not bytes:
         raise TypeError(f"user_data must be bytes or None, got {type(user_data).__name__}")
     if members < 0:
@@ -60,7 +65,8 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
             headers[at] = <char>((name_len >> 8) & 0xFF)
             headers[at + 1] = <char>(name_len & 0xFF)
             memcpy(headers + at + 2, PyBytes_AS_STRING(names[t]), name_len)
-            at += 2 + name_len
+            kg_store_be32(headers + at + 2 + name_len, 1)
+            at += 2 + name_len + 4
         header_at[T] = at
         for m in range(members):
             wr[m].topic = -1
@@ -82,7 +88,7 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                 if x.topic != t:
                     x.topic = <int32_t>t
                     x.groups += 1
-                    x.size += header_len + 4
+                    x.size += header_len
         # Allocate exactly; write version, group count and user data.
         out = []
         for m in range(members):
@@ -100,8 +106,9 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                 memcpy(w + x.size - tail + 4, PyBytes_AS_STRING(user_data), len(user_data))
             x.w = w + 6
             x.topic = -1
-        # Pass 2: partitions in id order, so each member's come grouped by topic, ascending. A group's
-        # partition count is written when it closes: (bytes written after the count) / 4.
+        # Pass 2: partitions in id order, so each member's come grouped by topic, ascending. A group
+        # opens with its header's count of 1 (most groups of a large group hold one partition); each
+        # further partition rewrites the count: (bytes written after it) / 4.
         for t in range(T):
             header = headers + header_at[t]
             header_len = header_at[t + 1] - header_at[t]
@@ -114,18 +121,18 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                 x = &wr[o]
                 w = x.w
                 if x.topic != t:
-                    if x.topic >= 0:
-                        _put32(x.group_count, <uint32_t>((w - x.group_count - 4) >> 2))
+                    # Members interleave (a member's next group comes one topic later), so the
+                    # hardware sees thousands of write streams and prefetches none: ask for the line
+                    # this member writes a few groups from now.
+                    kg_prefetch_write(w + PREFETCH_AHEAD)
                     copy_small(w, header, header_len)
-                    x.group_count = w + header_len
-                    w += header_len + 4
+                    w += header_len
+                    x.group_count = w - 4
                     x.topic = <int32_t>t
+                else:
+                    _put32(x.group_count, <uint32_t>((w - x.group_count) >> 2))
                 _put32(w, <uint32_t>(p - p0))
                 x.w = w + 4
-        for m in range(members):
-            x = &wr[m]
-            if x.topic >= 0:
-                _put32(x.group_count, <uint32_t>((x.w - x.group_count - 4) >> 2))
         return out
     finally:
         free(wr)

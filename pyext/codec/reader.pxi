@@ -34,28 +34,21 @@ cdef inline void fail(Err* e, int problem, int field, Py_ssize_t index, Py_ssize
     e.b = b
     e.c = c
 
-cdef inline bint rd_i16(Cur* c, Err* e, int field, Py_ssize_t idx, int16_t* out) noexcept:
-    if c.n - c.pos < 2:
-        fail(e, E_TRUNC16, field, idx, c.pos, c.n - c.pos, 0, 0)
+cdef inline bint rd_int(Cur* c, Err* e, Py_ssize_t width, int field, Py_ssize_t idx, int32_t* out) noexcept:
+    """A big-endian int16 (width 2, sign-extended) or int32 (width 4) field."""
+    if c.n - c.pos < width:
+        fail(e, E_TRUNC16 if width == 2 else E_TRUNC32, field, idx, c.pos, c.n - c.pos, 0, 0)
         return False
-    out[0] = be16(c.p + c.pos)
-    c.pos += 2
-    return True
-
-cdef inline bint rd_i32(Cur* c, Err* e, int field, Py_ssize_t idx, int32_t* out) noexcept:
-    if c.n - c.pos < 4:
-        fail(e, E_TRUNC32, field, idx, c.pos, c.n - c.pos, 0, 0)
-        return False
-    out[0] = be32(c.p + c.pos)
-    c.pos += 4
+    out[0] = be16(c.p + c.pos) if width == 2 else be32(c.p + c.pos)
+    c.pos += width
     return True
 
 cdef inline bint rd_str(Cur* c, Err* e, int field, Py_ssize_t idx, bint nullable,
                         Py_ssize_t* start, int32_t* length) noexcept:
     """String field: on success c.pos is past it and the bytes are c.p[c.pos - length : c.pos]."""
-    cdef int16_t n
+    cdef int32_t n
     start[0] = c.pos
-    if not rd_i16(c, e, field, idx, &n):
+    if not rd_int(c, e, 2, field, idx, &n):
         return False
     if n < 0:
         if nullable and n == -1:
@@ -73,7 +66,7 @@ cdef inline bint rd_str(Cur* c, Err* e, int field, Py_ssize_t idx, bint nullable
 cdef inline bint rd_bytes(Cur* c, Err* e, int field, Py_ssize_t* data, int32_t* length) noexcept:
     cdef Py_ssize_t start = c.pos
     cdef int32_t n
-    if not rd_i32(c, e, field, 0, &n):
+    if not rd_int(c, e, 4, field, 0, &n):
         return False
     if n < 0:
         if n == -1:
@@ -93,7 +86,7 @@ cdef inline bint rd_bytes(Cur* c, Err* e, int field, Py_ssize_t* data, int32_t* 
 cdef inline bint rd_count(Cur* c, Err* e, int field, Py_ssize_t idx, int64_t min_size, int32_t* out) noexcept:
     cdef Py_ssize_t start = c.pos
     cdef int32_t n
-    if not rd_i32(c, e, field, idx, &n):
+    if not rd_int(c, e, 4, field, idx, &n):
         return False
     if n < 0:
         fail(e, E_ARRAY_COUNT, field, idx, start, n, 0, 0)
