@@ -80,7 +80,10 @@ def native_available() -> bool:
 
 def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
     """Validate ids and sort into MemberInfo order (the messages match kafkagroup.model's)."""
-    ordered: list[JoinedMember] = []
+    ordered = _dynamic_members_in_order(members)
+    if ordered is not None:
+        return ordered
+    ordered = []
     seen: set[str] = set()
     instances: dict[str, str] = {}
     for entry in members:
@@ -108,6 +111,22 @@ def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
     java_sort(static, itemgetter(1))
     java_sort(dynamic, itemgetter(0))
     return static + dynamic if static else dynamic
+
+
+def _dynamic_members_in_order(members: Sequence[JoinedMember]) -> list[JoinedMember] | None:
+    """The common group, checked at C speed: only dynamic members (group_instance_id None), each a
+    (non-empty str, None, bytes) tuple with a distinct id; in member-id order. None when anything else
+    is present: _member_info_order then checks member by member and names the offender."""
+    entries = list(members)
+    if set(map(type, entries)) - {tuple} or set(map(len, entries)) - {3}:
+        return None
+    ids = list(map(itemgetter(0), entries))
+    if (set(map(type, ids)) - {str} or set(map(type, map(itemgetter(2), entries))) - {bytes}
+            or entries and min(map(len, ids)) == 0 or len(set(ids)) != len(ids)
+            or list(map(itemgetter(1), entries)).count(None) != len(entries)):
+        return None
+    java_sort(entries, itemgetter(0))
+    return entries
 
 
 def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,
