@@ -13,7 +13,9 @@
 # - Owned partitions or sticky previous_assignment (phase 2, after the topic universe is known): each
 #   topic is compared, length prefix included, with the member's own subscription entry at a cursor
 #   (claims are a sorted subset of the sorted subscription), and each partition is byte-swapped,
-#   range-checked and written straight as a global partition id.
+#   range-checked and written straight as a global partition id. A group claiming one partition (what
+#   every member sends in a large group: one partition of each topic) is recognised by one comparison
+#   of its header -- length, name and count 1 -- with a template built per subscribed topic.
 #
 # The decoder keeps its buffers between calls (a group leader decodes every rebalance), so the steady
 # state allocates only the arrays it returns. Retained memory is about 4 bytes per subscription entry
@@ -43,6 +45,7 @@ cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
     Py_ssize_t ud_at       # user_data offset
     int32_t ud_len         # user_data length, -1 = null
     int32_t version        # an int16 on the wire
+    bint same_topics       # its topic array is byte for byte the previous member's (so are its ids)
 
 cdef struct Expect:        # one topic of the current member's subscription, for matching its claims
     const uint8_t* name
@@ -130,8 +133,9 @@ cdef class GroupDecoder:
 
     # ---- phase 1: version, topics, user data
 
-    cdef bint read_topics(self, Cur* c, Err* e, int32_t count, int32_t stamp) except -1:
-        """The subscription's topic names -> sub_ids (capacity reserved by the caller)."""
+    cdef bint read_topics(self, Cur* c, Err* e, int32_t count, int32_t stamp, bint* same) except -1:
+        """The subscription's topic names -> sub_ids (capacity reserved by the caller); ``same`` is set
+        when they are the previous member's bytes."""
         cdef _Interner it = self.topics
         cdef const uint8_t* p = c.p
         cdef Py_ssize_t n = c.n, pos = c.pos, first = c.pos, start, cursor = 0, j, stop
@@ -150,6 +154,7 @@ cdef class GroupDecoder:
             memcpy(out, prev, count * sizeof(int32_t))
             c.pos += self.prev_len
             self.sub_ids.size += count
+            same[0] = True
             return True
         for i in range(count):
             start = pos
@@ -211,7 +216,8 @@ cdef class GroupDecoder:
             return False
         if not rd_count(&c, e, F_TOPICS, 0, 2, &count):
             return False
-        if not self.read_topics(&c, e, count, <int32_t>(m + 1)):
+        st.same_topics = False
+        if not self.read_topics(&c, e, count, <int32_t>(m + 1), &st.same_topics):
             return False
         if not rd_bytes(&c, e, F_USER_DATA, &st.ud_at, &st.ud_len):
             return False
@@ -228,15 +234,18 @@ cdef class GroupDecoder:
             self.bad_part = part
         self.dropped += 1
 
-    cdef int prepare_expect(self, Py_ssize_t sub_start, Py_ssize_t sub_end) except -1:
+    cdef int prepare_expect(self, Py_ssize_t sub_start, Py_ssize_t sub_end, bint same) except -1:
         """Resolve the member's subscription for read_claims, unless it lists the same ids as the
-        list resolved last (most members of a group do)."""
+        list resolved last (most members of a group do): known without a comparison when ``same``
+        (phase 1 matched its bytes to the previous member's, whose list was resolved last)."""
         cdef Py_ssize_t i, count = sub_end - sub_start, size = 0
         cdef const int32_t* ids = self.sub_ids.data
         cdef _Interner it = self.topics
         cdef Expect* x
         cdef uint8_t* s
         cdef int32_t t
+        if same and self.expect_from >= 0:
+            return 0
         if (self.expect_from >= 0 and count == self.expect_len
                 and memcmp(ids + sub_start, ids + self.expect_from, count * sizeof(int32_t)) == 0):
             return 0
@@ -411,7 +420,7 @@ cdef class GroupDecoder:
         c.n = n
         c.pos = st.rest
         vec_reserve(&self.owned, self.owned.size + n // 4)   # a partition takes 4 bytes
-        self.prepare_expect(sub_start, sub_end)
+        self.prepare_expect(sub_start, sub_end, st.same_topics)
         if st.version >= 1:
             ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, m, record and self.mode != MODE_STICKY)
         if ok and st.version >= 2:
@@ -602,8 +611,9 @@ cdef class GroupDecoder:
         sub_offsets[0] = 0
         for m in range(m_count):
             s1 = sub_end[m]
-            if (m > 0 and s1 - s0 == ps1 - ps0 and s1 > s0
-                    and memcmp(sub_ids + s0, sub_ids + ps0, (s1 - s0) * sizeof(int32_t)) == 0):
+            if m > 0 and s1 - s0 == ps1 - ps0 and s1 > s0 and (
+                    self.state[m].same_topics
+                    or memcmp(sub_ids + s0, sub_ids + ps0, (s1 - s0) * sizeof(int32_t)) == 0):
                 # same ids as the previous member: same output
                 memcpy(out + o, out + sub_offsets[m - 1], (sub_offsets[m] - sub_offsets[m - 1]) * sizeof(int32_t))
                 o += sub_offsets[m] - sub_offsets[m - 1]
