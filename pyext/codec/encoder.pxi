@@ -4,7 +4,8 @@
 # encode_assignments: two passes over owner[] in partition order (topic by topic): the first counts each
 # member's partitions, topic groups and name bytes; the second writes every member's exactly-sized bytes
 # object in place through one write cursor per member. A topic group starts as a copy of the topic's
-# header (length, name, count 1); a further partition of the same group rewrites the count.
+# header (length, name, count 1); a group that receives further partitions gets its count written
+# when it closes.
 #
 # Limit: a one-partition group is 10 bytes plus its name, written to one of thousands of interleaved
 # streams, so at 1M such groups the pass is bound by memory writes (each member's next cache line is
@@ -20,6 +21,7 @@ cdef struct Writer:   # one member's assignment being written
     char* w           # next byte
     char* group_count # where the current topic group's partition count goes
     int32_t topic     # the current group's topic, -1 before the first
+    bint several      # the current group holds more than one partition (its count is still 1)
     int32_t groups    # first pass: topic groups counted
     int64_t size      # first pass: the exact byte size
 
@@ -111,9 +113,10 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                 memcpy(w + x.size - tail + 4, PyBytes_AS_STRING(user_data), len(user_data))
             x.w = w + 6
             x.topic = -1
+            x.several = False
         # Pass 2: partitions in id order, so each member's come grouped by topic, ascending. A group
-        # opens with its header's count of 1 (most groups of a large group hold one partition); each
-        # further partition rewrites the count: (bytes written after it) / 4.
+        # opens with its header's count of 1 (most groups of a large group hold one partition); the
+        # count of a group that received more is written when it closes: (bytes after it) / 4.
         for t in range(T):
             header = headers + header_at[t]
             header_len = header_at[t + 1] - header_at[t]
@@ -126,6 +129,9 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                 x = &wr[o]
                 w = x.w
                 if x.topic != t:
+                    if x.several:
+                        _put32(x.group_count, <uint32_t>((w - x.group_count - 4) >> 2))
+                        x.several = False
                     # Members interleave (a member's next group comes one topic later), so the
                     # hardware sees thousands of write streams and prefetches none: ask for the line
                     # this member writes a few groups from now.
@@ -135,9 +141,13 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                     x.group_count = w - 4
                     x.topic = <int32_t>t
                 else:
-                    _put32(x.group_count, <uint32_t>((w - x.group_count) >> 2))
+                    x.several = True
                 _put32(w, <uint32_t>(p - p0))
                 x.w = w + 4
+        for m in range(members):
+            x = &wr[m]
+            if x.several:
+                _put32(x.group_count, <uint32_t>((x.w - x.group_count - 4) >> 2))
         return out
     finally:
         free(wr)
