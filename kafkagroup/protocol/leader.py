@@ -35,8 +35,8 @@ Speed and memory: the Cython decoders are pooled here (at most two, one per conc
 their working buffers between calls, as a group leader decodes every rebalance; an idle decoder holds
 about 4 bytes per subscribed topic entry plus 4 per owned partition of the largest recent group (a buffer
 over four times what the last call needed is freed). At 2,000 members x 500 topics with 1M owned
-partitions, decoding reads ~38 MB of metadata in about 10 ms and encoding writes ~23 MB in about 9 ms
-(benches/bench_protocol.py).
+partitions (one per topic and member), decoding reads ~32 MB of metadata in about 8-10 ms and encoding
+writes ~21 MB in about 7-9 ms of CPU on the shared 2-core VM (benches/bench_protocol.py).
 """
 from __future__ import annotations
 
