@@ -43,13 +43,30 @@ twice CPU time; instructions per call from ``valgrind --tool=callgrind`` are the
   subscriber list for uniform subscriptions removed the 22 M CSR build from range and roundrobin.
   cooperative-sticky: previous_owners 41 M, build_uniform 35 M (three passes over the partitions:
   owned counts, keep up to quota, round out), compute_metrics 22 M, prepare 20 M, withhold_transfers 20 M.
-- The codec is what keeps range and roundrobin above 25 ms: both give every member one partition of
-  each of the 500 topics, so the assignment bytes carry 1M (topic name, count, partition) groups (25 MB,
-  ~65 instructions per group to write to 2,000 output buffers) and the churned subscriptions carry the
-  same 1M owned groups (~80 instructions per group to match the name against the subscription and
-  check the partition). Sticky's assignments keep whole runs of a topic, about one group per member,
-  so its codec costs a quarter of that. Codec alone for range is ~18 ms CPU; with the engine's ~9 ms
-  floor (validation + claims + metrics at 1M) the path sits at ~27 ms CPU on this machine.
+- The codec is what kept range and roundrobin above 25 ms: both give every member one partition of
+  each of the 500 topics, so the assignment bytes carry 1M (topic name, count, partition) groups (21 MB
+  to 2,000 interleaved output buffers) and the churned subscriptions carry the same 1M owned groups.
+  Sticky's assignments keep whole runs of a topic, about one group per member, so its codec costs a
+  quarter of that.
+- The codec after the second pass (2026-11-24; callgrind, a fresh decoder, one call, main's codec
+  measured the same way; the decoder figures include decode_group's Cython part only):
+
+      instructions per call (M)   decode: main  now      encode: main  now
+      range / roundrobin                  85.7  65.6 / 66.2        65.8  56.8
+      sticky / cooperative-sticky         26.6  22.7 / 22.7        37.8  37.8
+
+  A one-partition claim group is recognised by one comparison of its whole header (length, name,
+  count 1) with a template built per subscribed topic (was: length, name, then each field); a member
+  whose topic bytes equal the previous member's reuses its resolved list without comparing ids again;
+  assignment groups start from a per-topic header with count 1 and only groups with more partitions
+  get their count written when they close; the interleaved member streams are prefetched (write) and
+  each member's claim bytes ahead of the cursor (read); Java's topic and member order sort by str
+  unless a name holds a character beyond U+FFFF (no UTF-16 key per name), and a group of dynamic
+  members is checked and ordered at C speed. Same run, main's leader.py + codec vs these, CPU ms
+  medians on the loaded VM (load 3-12): path 0.92x (range), 0.87x (roundrobin), 0.98-1.00x (sticky,
+  cooperative-sticky; their codec share is small); decode 0.80-0.83x, encode 0.81-0.91x for range and
+  roundrobin. The decode and encode of range and roundrobin are now bound by memory (32 MB of
+  subscriptions read, 21 MB of assignments written), not by instructions.
 
 Inputs are built once, outside the timed regions; few rounds (the machine is shared). The warm-up round
 fills decode_group's decoder pool, so the timed rounds are the steady state of a leader that decodes

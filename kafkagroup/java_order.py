@@ -22,7 +22,7 @@ valid encoding of the same data either way, only the topic order could differ fr
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 _TREEIFY_THRESHOLD = 8
 _MIN_TREEIFY_CAPACITY = 64
@@ -31,6 +31,16 @@ _MIN_TREEIFY_CAPACITY = 64
 def java_string_key(s: str) -> bytes:
     """Sort key equal to Java's ``String.compareTo`` order (UTF-16 code units)."""
     return s.encode("utf-16-be", "surrogatepass")
+
+
+def java_sort(items: list[Any], key: Callable[[Any], str]) -> None:
+    """Sort ``items`` in place by Java's ``String.compareTo`` of ``key(item)``, stably. Without characters
+    beyond U+FFFF the UTF-16 code units are the code points, so Python's own str order is Java's and no
+    UTF-16 key (a bytes object per item) is built."""
+    if max("".join(map(key, items)), default="") < "\U00010000":   # the largest character decides
+        items.sort(key=key)
+    else:
+        items.sort(key=lambda item: java_string_key(key(item)))
 
 
 def java_string_hash(s: str) -> int:

@@ -35,8 +35,8 @@ Speed and memory: the Cython decoders are pooled here (at most two, one per conc
 their working buffers between calls, as a group leader decodes every rebalance; an idle decoder holds
 about 4 bytes per subscribed topic entry plus 4 per owned partition of the largest recent group (a buffer
 over four times what the last call needed is freed). At 2,000 members x 500 topics with 1M owned
-partitions, decoding reads ~38 MB of metadata in about 10 ms and encoding writes ~23 MB in about 9 ms
-(benches/bench_protocol.py).
+partitions (one per topic and member), decoding reads ~32 MB of metadata in about 8-10 ms and encoding
+writes ~21 MB in about 7-9 ms of CPU on the shared 2-core VM (benches/bench_protocol.py).
 """
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ import numpy as np
 
 from kafkagroup.engine import as_index_array
 from kafkagroup.errors import InvalidGroupError, InvariantError
-from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group, java_string_key
+from kafkagroup.java_order import java_sort
+from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
 from kafkagroup.protocol.user_data import MemberDataRule, member_owned_and_generation
 
@@ -80,7 +81,10 @@ def native_available() -> bool:
 
 def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
     """Validate ids and sort into MemberInfo order (the messages match kafkagroup.model's)."""
-    ordered: list[JoinedMember] = []
+    ordered = _dynamic_members_in_order(members)
+    if ordered is not None:
+        return ordered
+    ordered = []
     seen: set[str] = set()
     instances: dict[str, str] = {}
     for entry in members:
@@ -105,20 +109,25 @@ def _member_info_order(members: Sequence[JoinedMember]) -> list[JoinedMember]:
         ordered.append(entry if entry[1] is instance_id else (member_id, instance_id, metadata))
     static = [m for m in ordered if m[1] is not None]
     dynamic = [m for m in ordered if m[1] is None] if static else ordered
-    _java_sort(static, 1)
-    _java_sort(dynamic, 0)
+    java_sort(static, itemgetter(1))
+    java_sort(dynamic, itemgetter(0))
     return static + dynamic if static else dynamic
 
 
-def _java_sort(entries: list[JoinedMember], index: int) -> None:
-    """Sort by the string at ``index`` in Java ``String.compareTo`` order. Without characters beyond
-    U+FFFF, UTF-16 code units are the code points, so Python's own str order is Java's and the
-    UTF-16 key (a bytes object per entry) is skipped."""
-    text = "".join(map(itemgetter(index), entries))
-    if text.isascii() or max(text, default="") < "\U00010000":
-        entries.sort(key=itemgetter(index))
-    else:
-        entries.sort(key=lambda e: java_string_key(e[index]))
+def _dynamic_members_in_order(members: Sequence[JoinedMember]) -> list[JoinedMember] | None:
+    """The common group, checked at C speed: only dynamic members (group_instance_id None), each a
+    (non-empty str, None, bytes) tuple with a distinct id; in member-id order. None when anything else
+    is present: _member_info_order then checks member by member and names the offender."""
+    entries = list(members)
+    if set(map(type, entries)) - {tuple} or set(map(len, entries)) - {3}:
+        return None
+    ids = list(map(itemgetter(0), entries))
+    if (set(map(type, ids)) - {str} or set(map(type, map(itemgetter(2), entries))) - {bytes}
+            or entries and min(map(len, ids)) == 0 or len(set(ids)) != len(ids)
+            or list(map(itemgetter(1), entries)).count(None) != len(entries)):
+        return None
+    java_sort(entries, itemgetter(0))
+    return entries
 
 
 def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kafkagroup.java_order import java_hashmap_order, java_string_hash, java_string_key
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkagroup.java_order import java_hashmap_order, java_sort, java_string_hash, java_string_key
 
 JAVA_SRC = Path(__file__).resolve().parent / "java" / "HashMapOrder.java"
 
@@ -17,6 +20,21 @@ def test_string_key_is_utf16_code_unit_order():
     # U+1F600 is a surrogate pair (0xD83D...), which Java sorts before U+E000; Python's str order differs.
     assert sorted(["\ue000", "\U0001F600"], key=java_string_key) == ["\U0001F600", "\ue000"]
     assert sorted(["\ue000", "\U0001F600"]) == ["\ue000", "\U0001F600"]
+
+
+# Characters around the places where code-point and UTF-16 order part: below and above the surrogates,
+# U+E000..U+FFFF, and astral characters (surrogate pairs).
+_CHARS = st.sampled_from(["a", "z", "\u00e9", "\ud7ff", "\ue000", "\uffff", "\U00010000", "\U0001F600"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(_CHARS, max_size=4), max_size=12))
+def test_java_sort_is_utf16_order_with_or_without_astral_characters(names):
+    # the str-order shortcut (no character beyond U+FFFF) and the UTF-16 key must give one order,
+    # stable for repeated names (items carry their input position)
+    items = list(enumerate(names))
+    java_sort(items, lambda item: item[1])
+    assert items == sorted(enumerate(names), key=lambda item: java_string_key(item[1]))
 
 
 def test_string_hash_matches_known_java_values():

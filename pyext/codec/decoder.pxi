@@ -1,0 +1,632 @@
+# The group decoder: every member's ConsumerProtocolSubscription -> the engine's arrays
+# (pyext/_codec.pyx includes this file; it holds the module's cimports).
+#
+# GroupDecoder.decode reads every member's ConsumerProtocolSubscription in place (no Python object per
+# member, per topic occurrence or per partition), in two phases over the members (see the class):
+#
+# - Subscribed topics (phase 1): Java members send their topic list sorted, so most members of a group
+#   send the same bytes. When a member's topic array (count and bytes) equals the previous member's,
+#   its ids are copied wholesale after one memcmp. Otherwise each name is matched against a hint (the
+#   previous member's list at a cursor advanced as in a merge) and, failing that, looked up in an
+#   open-addressing table keyed by CPython's seeded hash of the raw bytes; a name is decoded to str
+#   (strict UTF-8) once, when first seen, and its partition count looked up in the metadata then.
+# - Owned partitions or sticky previous_assignment (phase 2, after the topic universe is known): each
+#   topic is compared, length prefix included, with the member's own subscription entry at a cursor
+#   (claims are a sorted subset of the sorted subscription), and each partition is byte-swapped,
+#   range-checked and written straight as a global partition id. A group claiming one partition (what
+#   every member sends in a large group: one partition of each topic) is recognised by one comparison
+#   of its header -- length, name and count 1 -- with a template built per subscribed topic.
+#
+# The decoder keeps its buffers between calls (a group leader decodes every rebalance), so the steady
+# state allocates only the arrays it returns. Retained memory is about 4 bytes per subscription entry
+# plus 4 bytes per owned partition of the largest recent group; a buffer more than 4x larger than the
+# last call needed is freed.
+#
+# Limits: every count read from the wire is checked against the bytes left (count * smallest element
+# size) before it is used, and buffers grow by at most a fixed fraction of each member's byte length,
+# so memory stays O(input size). Strings point into the callers' bytes objects, which the argument list
+# keeps alive for the duration of the call; nothing points into them after the call returns.
+
+
+cdef enum Mode:  # where owned partitions and generation come from (leader.MODE_*)
+    MODE_SUBSCRIPTION = 0
+    MODE_STICKY = 1
+    MODE_COOPERATIVE = 2
+
+
+cdef list _by_java_name(list names, list ids):
+    """ids sorted by Java String.compareTo of their names."""
+    java_sort(ids, names.__getitem__)
+    return ids
+
+
+cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
+    Py_ssize_t rest        # byte offset after user_data (owned partitions start there)
+    Py_ssize_t ud_at       # user_data offset
+    int32_t ud_len         # user_data length, -1 = null
+    int32_t version        # an int16 on the wire
+    bint same_topics       # its topic array is byte for byte the previous member's (so are its ids)
+
+cdef struct Expect:        # one topic of the current member's subscription, for matching its claims
+    const uint8_t* name
+    const uint8_t* single  # the claim group [int16 length, name, int32 count = 1] before its partition
+    int64_t base           # the interner's base_of
+    uint64_t tail          # name_tail(name): a cheap first test while scanning
+    int32_t length
+    int32_t topic
+    uint32_t limit
+
+# How far past its cursor a claim's topic is looked for in the member's own subscription after a miss
+# (owned topics are a sorted subset of the sorted subscription; a longer gap costs a hash lookup).
+cdef enum:
+    RESYNC_WINDOW = 16
+
+# How far ahead of its cursor read_claims prefetches a member's bytes (a few claim groups).
+cdef enum:
+    READ_AHEAD = 512
+
+
+cdef class GroupDecoder:
+    """Decodes a group's member subscriptions into the engine's arrays; reusable, not reentrant
+    (one call at a time per instance: kafkagroup.protocol.leader keeps a pool).
+
+    Two phases over the members, in MemberInfo order. Phase 1 reads each member's version, topics and
+    user data; the topic universe (subscribed and in the metadata, Java order) follows from it. Phase
+    2 reads the rest (owned partitions, generation, rack; sticky user data) and writes each valid claim
+    straight as a global partition id. Errors keep the single-pass order: the first malformed member
+    in MemberInfo order (a phase-1 failure of member f is raised after phase 2 has checked members
+    before f), then a topic listed twice, then the partition total, then (strict) an invalid claim."""
+    cdef _Interner topics
+    cdef _Interner racks
+    cdef I32Vec sub_ids       # interned topic ids, all members concatenated (wire order)
+    cdef I32Vec owned         # global ids of valid claims, all members concatenated
+    cdef I32Vec final_id      # per interned topic: its id in the returned topic list, -1 = not in it
+    cdef MemberState* state
+    cdef Py_ssize_t state_cap
+    cdef Expect* expect             # the current member's subscription, resolved (phase 2)
+    cdef Py_ssize_t expect_cap
+    cdef Py_ssize_t expect_len
+    cdef Py_ssize_t expect_from     # where in sub_ids it was built from, -1 = not built
+    cdef uint8_t* singles           # the Expect.single byte strings, concatenated
+    cdef Py_ssize_t singles_cap
+    cdef dict counts
+    cdef int mode
+    cdef bint strict
+    cdef bint busy
+    # the previous member's topic array, for the wholesale match
+    cdef const uint8_t* prev_bytes
+    cdef Py_ssize_t prev_len
+    cdef int32_t prev_count
+    cdef Py_ssize_t prev_sub_start
+    cdef Py_ssize_t first_dup       # first member listing a topic twice, -1 = none
+    cdef Py_ssize_t bad_member      # first invalid claim (strict): member, interned topic, partition
+    cdef int32_t bad_topic
+    cdef int32_t bad_part
+    cdef int64_t dropped            # claims dropped (strict=False)
+
+    def __cinit__(self):
+        self.topics = _Interner()
+        self.racks = _Interner()
+
+    def __dealloc__(self):
+        free(self.sub_ids.data)
+        free(self.owned.data)
+        free(self.final_id.data)
+        free(self.state)
+        free(self.expect)
+        free(self.singles)
+
+    cdef int32_t intern_topic(self, Cur* c, Err* e, int field, Py_ssize_t idx, Py_ssize_t start,
+                              int32_t n) except -2:
+        """The slow path: hash lookup, and for a new name UTF-8 decoding and the metadata lookup."""
+        cdef Py_ssize_t before = self.topics.n
+        cdef int32_t t = self.topics.intern(c.p + c.pos - n, n)
+        if t < 0:
+            fail(e, E_UTF8, field, idx, start, start + 2 + self.topics.bad_pos, 0, 0)
+            return -1
+        if self.topics.n != before:
+            count = self.counts.get(self.topics.names[t])
+            if count is not None:
+                self.topics.count_of[t] = count
+                self.topics.limit[t] = <uint32_t>count   # < 2^31 (kafkagroup.model.topic_specs)
+        return t
+
+    # ---- phase 1: version, topics, user data
+
+    cdef bint read_topics(self, Cur* c, Err* e, int32_t count, int32_t stamp, bint* same) except -1:
+        """The subscription's topic names -> sub_ids (capacity reserved by the caller); ``same`` is set
+        when they are the previous member's bytes."""
+        cdef _Interner it = self.topics
+        cdef const uint8_t* p = c.p
+        cdef Py_ssize_t n = c.n, pos = c.pos, first = c.pos, start, cursor = 0, j, stop
+        cdef Py_ssize_t prev_count = self.prev_count
+        cdef int32_t i, t, hint, length
+        cdef int32_t* out = self.sub_ids.data + self.sub_ids.size
+        cdef const int32_t* prev = self.sub_ids.data + self.prev_sub_start
+        cdef const int32_t* lens = it.lens
+        cdef const uint8_t** ptrs = it.ptrs
+        cdef int32_t* stamps = it.stamp
+        cdef uint8_t* subscribed = it.subscribed
+        # Wholesale: the same count and bytes as the previous member decode to the same ids (and the
+        # same duplicate-topic verdict, already recorded).
+        if (count > 0 and count == prev_count and n - pos >= self.prev_len
+                and memcmp(p + pos, self.prev_bytes, self.prev_len) == 0):
+            memcpy(out, prev, count * sizeof(int32_t))
+            c.pos += self.prev_len
+            self.sub_ids.size += count
+            same[0] = True
+            return True
+        for i in range(count):
+            start = pos
+            # hint: the previous member's list at a cursor that advances like a merge of two sorted
+            # lists (compared length prefix included), then the entry after it (this member lacks
+            # one topic the previous had), so a topic added costs one hash lookup, not one per later
+            # topic, and a topic dropped none
+            t = -1
+            for j in range(cursor, min(cursor + 2, prev_count)):
+                hint = prev[j]
+                length = lens[hint]
+                if n - pos >= length + 2 and be16(p + pos) == length and bytes_equal(ptrs[hint], p + pos + 2, length):
+                    t = hint
+                    pos += 2 + length
+                    cursor = j + 1
+                    break
+            if t < 0:
+                c.pos = pos
+                if not rd_str(c, e, F_TOPIC_I, i, False, &start, &length):
+                    return False
+                pos = c.pos
+                t = self.intern_topic(c, e, F_TOPIC_I, i, start, length)
+                if t < 0:
+                    return False
+                lens = it.lens   # interning may have grown the arrays
+                ptrs = it.ptrs
+                stamps = it.stamp
+                subscribed = it.subscribed
+                stop = min(cursor + RESYNC_WINDOW, prev_count)
+                for j in range(cursor, stop):
+                    if prev[j] == t:
+                        cursor = j + 1
+                        break
+            if stamps[t] == stamp and self.first_dup < 0:
+                self.first_dup = stamp - 1
+            stamps[t] = stamp
+            subscribed[t] = 1
+            out[i] = t
+        c.pos = pos
+        self.sub_ids.size += count
+        self.prev_count = count
+        self.prev_bytes = p + first
+        self.prev_len = pos - first
+        self.prev_sub_start = self.sub_ids.size - count
+        return True
+
+    cdef bint head(self, Py_ssize_t m, const uint8_t* p, Py_ssize_t n, Err* e) except -1:
+        cdef Cur c
+        cdef MemberState* st = &self.state[m]
+        cdef int32_t count
+        c.p = p
+        c.n = n
+        c.pos = 0
+        vec_reserve(&self.sub_ids, self.sub_ids.size + n // 2)   # a topic name takes >= 2 bytes
+        if not rd_int(&c, e, 2, F_VERSION, 0, &st.version):
+            return False
+        if st.version < 0:
+            fail(e, E_VERSION, F_VERSION, 0, 0, st.version, 0, 0)
+            return False
+        if not rd_count(&c, e, F_TOPICS, 0, 2, &count):
+            return False
+        st.same_topics = False
+        if not self.read_topics(&c, e, count, <int32_t>(m + 1), &st.same_topics):
+            return False
+        if not rd_bytes(&c, e, F_USER_DATA, &st.ud_at, &st.ud_len):
+            return False
+        st.rest = c.pos
+        return True
+
+    # ---- phase 2: owned partitions, generation, rack; sticky user data
+
+    cdef inline void invalid_claim(self, Py_ssize_t m, int32_t t, int32_t part) noexcept:
+        """A claim outside the metadata: the first one is the strict error; otherwise dropped."""
+        if self.strict and self.bad_member < 0:
+            self.bad_member = m
+            self.bad_topic = t
+            self.bad_part = part
+        self.dropped += 1
+
+    cdef int prepare_expect(self, Py_ssize_t sub_start, Py_ssize_t sub_end, bint same) except -1:
+        """Resolve the member's subscription for read_claims, unless it lists the same ids as the
+        list resolved last (most members of a group do): known without a comparison when ``same``
+        (phase 1 matched its bytes to the previous member's, whose list was resolved last)."""
+        cdef Py_ssize_t i, count = sub_end - sub_start, size = 0
+        cdef const int32_t* ids = self.sub_ids.data
+        cdef _Interner it = self.topics
+        cdef Expect* x
+        cdef uint8_t* s
+        cdef int32_t t
+        if same and self.expect_from >= 0:
+            return 0
+        if (self.expect_from >= 0 and count == self.expect_len
+                and memcmp(ids + sub_start, ids + self.expect_from, count * sizeof(int32_t)) == 0):
+            return 0
+        if count > self.expect_cap:
+            self.expect = <Expect*> _realloc_or_raise(self.expect, count * sizeof(Expect))
+            self.expect_cap = count
+        for i in range(count):
+            size += it.lens[ids[sub_start + i]] + 6
+        if size > self.singles_cap:
+            self.singles = <uint8_t*> _realloc_or_raise(self.singles, size)
+            self.singles_cap = size
+        s = self.singles
+        for i in range(count):
+            t = ids[sub_start + i]
+            x = &self.expect[i]
+            x.single = s
+            s[0] = <uint8_t>(it.lens[t] >> 8)
+            s[1] = <uint8_t>(it.lens[t] & 0xFF)
+            memcpy(s + 2, it.ptrs[t], it.lens[t])
+            kg_store_be32(<char*>(s + 2 + it.lens[t]), 1)
+            s += it.lens[t] + 6
+            x.name = it.ptrs[t]
+            x.length = it.lens[t]
+            x.topic = t
+            x.base = it.base_of[t]
+            x.limit = it.limit[t]
+            x.tail = name_tail(x.name, x.length)
+        self.expect_len = count
+        self.expect_from = sub_start
+        return 0
+
+    cdef bint read_claims(self, Cur* c, Err* e, int f_array, int f_topic, int f_parts,
+                          Py_ssize_t m, bint record) except -1:
+        """[topic, [int32]] entries (owned partitions or sticky previous_assignment); with ``record``,
+        valid claims go to ``owned`` as global ids (the caller reserved room for every partition the
+        member's bytes can hold, 4 bytes each). This is the leader's hottest loop (one iteration per
+        owned topic of every member): Java sends claims sorted, a subset of the sorted subscription, so
+        each topic is first compared, length prefix included, with the subscription entry at a cursor
+        (prepare_expect): in one comparison when the group claims a single partition (length prefix,
+        name and count, against Expect.single), and only on a miss parsed field by field and looked up
+        by hash."""
+        cdef _Interner it = self.topics
+        cdef const uint8_t* p = c.p
+        cdef Py_ssize_t n = c.n, pos, start, cursor = 0, j, stop, head
+        cdef Py_ssize_t n_expect = self.expect_len
+        cdef const Expect* expect = self.expect
+        cdef const Expect* x
+        cdef int32_t groups, count, t, g, k, length, part
+        cdef int32_t* w = self.owned.data + self.owned.size
+        cdef int64_t base
+        cdef uint32_t limit
+        cdef uint64_t tail
+        cdef bint matched
+        if not rd_count(c, e, f_array, 0, 6, &groups):
+            return False
+        pos = c.pos
+        g = 0
+        while True:
+            # A run of the common shape of a large group: one valid partition of the next subscribed
+            # topic, recognised by one comparison of its header with Expect.single. Anything else
+            # (another topic, several partitions, an invalid partition, too few bytes) leaves the run
+            # and is parsed field by field below.
+            while g < groups and cursor < n_expect:
+                x = &expect[cursor]
+                head = x.length + 6
+                # the bytes a few groups ahead: the member's blob is read once, straight from memory
+                kg_prefetch_read(p + pos + READ_AHEAD)
+                if n - pos < head + 4 or not bytes_equal(x.single, p + pos, head):
+                    break
+                part = be32(p + pos + head)
+                if <uint32_t>part >= x.limit:   # limit 0 outside the metadata
+                    break
+                if record:
+                    w[0] = <int32_t>(x.base + part)
+                    w += 1
+                pos += head + 4
+                cursor += 1
+                g += 1
+            if g == groups:
+                break
+            # topic: a non-null string
+            start = pos
+            matched = False
+            if cursor < n_expect:
+                x = &expect[cursor]
+                length = x.length
+                if n - pos >= length + 6 and be16(p + pos) == length and bytes_equal(x.name, p + pos + 2, length):
+                    t = x.topic
+                    base = x.base
+                    limit = x.limit
+                    pos += 2 + length
+                    cursor += 1
+                    matched = True
+            if not matched:
+                c.pos = pos
+                if not rd_str(c, e, f_topic, g, False, &start, &length):
+                    return False
+                pos = c.pos          # past the name, which is p[pos - length : pos]
+                # a member owning a subset of its topics skips some: look a little further ahead
+                # (last 8 bytes and length first), then hash
+                tail = name_tail(p + pos - length, length)
+                stop = min(cursor + RESYNC_WINDOW, n_expect)
+                for j in range(cursor + 1, stop):
+                    x = &expect[j]
+                    if x.tail == tail and x.length == length and bytes_equal(x.name, p + pos - length, length):
+                        t = x.topic
+                        base = x.base
+                        limit = x.limit
+                        cursor = j + 1
+                        matched = True
+                        break
+                if not matched:
+                    t = self.intern_topic(c, e, f_topic, g, start, length)
+                    if t < 0:
+                        return False
+                    base = it.base_of[t]
+                    limit = it.limit[t]
+            # partitions: an int32 array
+            start = pos
+            if n - pos < 4:
+                fail(e, E_TRUNC32, f_parts, g, pos, n - pos, 0, 0)
+                return False
+            count = be32(p + pos)
+            pos += 4
+            if <uint64_t><int64_t>count > <uint64_t>((n - pos) >> 2):   # negative or past the end
+                if count < 0:
+                    fail(e, E_ARRAY_COUNT, f_parts, g, start, count, 0, 0)
+                else:
+                    fail(e, E_ARRAY_SIZE, f_parts, g, start, count, <int64_t>count * 4, n - pos)
+                return False
+            if record:
+                if count == 1 and base >= 0:   # the common shape of a large group (one per topic)
+                    part = be32(p + pos)
+                    if <uint32_t>part < limit:
+                        w[0] = <int32_t>(base + part)
+                        w += 1
+                    else:
+                        self.invalid_claim(m, t, part)
+                elif base >= 0:
+                    for k in range(count):
+                        part = be32(p + pos + 4 * k)
+                        if <uint32_t>part < limit:
+                            w[0] = <int32_t>(base + part)
+                            w += 1
+                        else:
+                            self.invalid_claim(m, t, part)
+                else:
+                    for k in range(count):
+                        part = be32(p + pos + 4 * k)
+                        if <uint32_t>part < limit:   # a known topic nobody subscribes to: dropped
+                            self.dropped += 1
+                        else:
+                            self.invalid_claim(m, t, part)
+            pos += 4 * <Py_ssize_t>count
+            g += 1
+        c.pos = pos
+        self.owned.size = w - self.owned.data
+        return True
+
+    cdef int rest(self, Py_ssize_t m, list member_ids, const uint8_t* p, Py_ssize_t n,
+                  Py_ssize_t sub_start, Py_ssize_t sub_end, bint record,
+                  int32_t* generation, int32_t* rack_out) except -1:
+        cdef Cur c
+        cdef Err e
+        cdef MemberState* st = &self.state[m]
+        cdef int32_t gen_field = -1, length
+        cdef Py_ssize_t start, owned_before = self.owned.size
+        cdef int64_t dropped_before = self.dropped
+        cdef int32_t rack = -1
+        cdef bint ok = True
+        c.p = p
+        c.n = n
+        c.pos = st.rest
+        vec_reserve(&self.owned, self.owned.size + n // 4)   # a partition takes 4 bytes
+        self.prepare_expect(sub_start, sub_end, st.same_topics)
+        if st.version >= 1:
+            ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, m, record and self.mode != MODE_STICKY)
+        if ok and st.version >= 2:
+            ok = rd_int(&c, &e, 4, F_GENERATION, 0, &gen_field)
+        if ok and st.version >= 3:
+            ok = rd_str(&c, &e, F_RACK, 0, True, &start, &length)
+            if ok and length > 0:
+                rack = self.racks.intern(c.p + c.pos - length, length)
+                if rack < 0:
+                    fail(&e, E_UTF8, F_RACK, 0, start, start + 2 + self.racks.bad_pos, 0, 0)
+                    ok = False
+        if ok and st.version <= 3 and c.pos != c.n:
+            fail(&e, E_TRAILING, F_END, st.version, c.pos, c.n - c.pos, 0, 0)
+            ok = False
+        if not ok:
+            raise protocol_error(f"member {member_ids[m]!r} subscription", &e)
+
+        if self.mode == MODE_STICKY:
+            generation[0] = -1
+            if st.ud_len > 0:
+                c.p = p + st.ud_at
+                c.n = st.ud_len
+                c.pos = 0
+                if self.read_claims(&c, &e, F_PREV, F_PREV_TOPIC, F_PREV_PARTS, m, record):
+                    if c.n - c.pos >= 4:   # v1: the generation follows; v0 ends here
+                        generation[0] = be32(c.p + c.pos)
+                elif self.strict:
+                    raise protocol_error(f"member {member_ids[m]!r} StickyAssignorUserData", &e)
+                else:  # Java ignores user data it cannot parse: no claims, unknown generation
+                    self.owned.size = owned_before
+                    self.dropped = dropped_before
+        elif self.mode == MODE_COOPERATIVE and gen_field < 0:
+            generation[0] = -1 if st.ud_len < 4 else be32(p + st.ud_at)
+        else:
+            generation[0] = gen_field
+        rack_out[0] = rack + 1
+        return self.owned.size > owned_before or self.dropped > dropped_before
+
+    # ---- the call
+
+    def decode(self, list member_ids, list blobs, dict counts, int mode, bint strict):
+        """Decode members (already in MemberInfo order); see kafkagroup.protocol.leader.decode_group.
+        ``counts`` maps topic name -> partition count (the metadata)."""
+        if self.busy:
+            raise RuntimeError("GroupDecoder.decode is already running on this decoder")
+        if len(member_ids) != len(blobs):
+            raise ValueError(f"{len(member_ids)} member ids for {len(blobs)} metadata blobs")
+        for m in range(len(blobs)):
+            if type(blobs[m]) is not bytes:
+                raise TypeError(f"member {member_ids[m]!r}: metadata must be bytes, got {type(blobs[m]).__name__}")
+        self.busy = True
+        try:
+            return self._decode(member_ids, blobs, counts, mode, strict)
+        finally:
+            self.counts = None
+            self.topics.reset()
+            self.racks.reset()
+            self.prev_bytes = NULL
+            vec_trim(&self.sub_ids, self.sub_ids.size)
+            vec_trim(&self.owned, self.owned.size)
+            vec_trim(&self.final_id, self.final_id.size)
+            self.busy = False
+
+    cdef dict _decode(self, list member_ids, list blobs, dict counts, int mode, bint strict):
+        cdef Py_ssize_t m_count = len(blobs), m, k, failed_at = m_count
+        cdef Err head_err
+        cdef bytes blob
+        self.mode = mode
+        self.strict = strict
+        self.counts = counts
+        self.topics.reset()
+        self.racks.reset()
+        self.sub_ids.size = 0
+        self.owned.size = 0
+        self.prev_bytes = NULL
+        self.prev_len = 0
+        self.prev_count = -1
+        self.prev_sub_start = 0
+        self.first_dup = -1
+        self.expect_from = -1
+        self.bad_member = -1
+        self.dropped = 0
+        if m_count > self.state_cap:
+            self.state = <MemberState*> _realloc_or_raise(self.state, m_count * sizeof(MemberState))
+            self.state_cap = m_count
+
+        sub_end_arr = np.empty(m_count, dtype=np.int64)
+        cdef cnp.int64_t[::1] sub_end = sub_end_arr
+        # phase 1
+        for m in range(m_count):
+            blob = <bytes> blobs[m]
+            if not self.head(m, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob), &head_err):
+                failed_at = m
+                break
+            sub_end[m] = self.sub_ids.size
+
+        cdef _Interner it = self.topics
+        cdef Py_ssize_t n_names = it.n, e
+        names = it.names
+        # the universe: subscribed and in the metadata, numbered in Java String.compareTo order
+        universe = []
+        unknown = []
+        for e in range(n_names):
+            if it.subscribed[e]:
+                (universe if it.count_of[e] >= 0 else unknown).append(e)
+        universe = _by_java_name(names, universe)
+        cdef Py_ssize_t n_topics = len(universe)
+        partition_count_arr = np.empty(n_topics, dtype=np.int32)
+        cdef cnp.int32_t[::1] partition_count = partition_count_arr
+        topic_base_arr = np.zeros(n_topics + 1, dtype=np.int64)
+        cdef cnp.int64_t[::1] topic_base = topic_base_arr
+        vec_reserve(&self.final_id, n_names)
+        self.final_id.size = n_names
+        cdef int32_t* final_id = self.final_id.data
+        for e in range(n_names):
+            final_id[e] = -1
+        cdef int32_t u
+        for k in range(n_topics):
+            u = universe[k]
+            final_id[u] = <int32_t>k
+            it.base_of[u] = topic_base[k]
+            partition_count[k] = <int32_t>it.count_of[u]
+            topic_base[k + 1] = topic_base[k] + it.count_of[u]
+
+        # phase 2 (members before a phase-1 failure are still checked: their errors come first)
+        generation_arr = np.empty(m_count, dtype=np.int32)
+        cdef cnp.int32_t[::1] generation = generation_arr
+        member_rack_arr = np.empty(m_count, dtype=np.int32)
+        cdef cnp.int32_t[::1] member_rack = member_rack_arr
+        own_off_arr = np.empty(m_count + 1, dtype=np.int64)
+        cdef cnp.int64_t[::1] own_off = own_off_arr
+        cdef bint record = failed_at == m_count, any_claims = False, any_generation = False, any_rack = False
+        own_off[0] = 0
+        for m in range(failed_at):
+            blob = <bytes> blobs[m]
+            any_claims |= self.rest(m, member_ids, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob),
+                                    sub_end[m - 1] if m else 0, sub_end[m], record, &generation[m], &member_rack[m])
+            own_off[m + 1] = self.owned.size
+            any_generation |= generation[m] != -1
+            any_rack |= member_rack[m] != 0
+        if failed_at < m_count:
+            raise protocol_error(f"member {member_ids[failed_at]!r} subscription", &head_err)
+
+        # Model rules, in the model's order: a topic listed twice, the partition total, invalid claims.
+        cdef const int32_t* sub_ids = self.sub_ids.data
+        if self.first_dup >= 0:
+            m = self.first_dup
+            topics = [names[sub_ids[k]] for k in range(sub_end[m - 1] if m else 0, sub_end[m])]
+            raise InvalidGroupError(f"member {member_ids[m]!r} lists a topic twice: {topics}")
+        if topic_base[n_topics] >= 2 ** 31:
+            raise InvalidGroupError(f"{int(topic_base[n_topics])} partitions in total exceed 2^31-1")
+        if self.bad_member >= 0:
+            count = it.count_of[self.bad_topic]
+            what = "an unknown topic" if count < 0 else f"a topic with {count} partitions"
+            raise InvalidGroupError(f"member {member_ids[self.bad_member]!r} claims partition "
+                                    f"{names[self.bad_topic]}-{self.bad_part} of {what}")
+
+        sub_offsets_arr, sub_topics_arr = self._subscriptions(m_count, sub_end)
+        owned_arr = None
+        if any_claims:
+            owned_arr = np.empty(self.owned.size, dtype=np.int32)
+            memcpy(cnp.PyArray_DATA(owned_arr), self.owned.data, self.owned.size * sizeof(int32_t))
+        return {
+            "topics": [names[x] for x in universe],
+            "partition_count": partition_count_arr,
+            "topic_base": topic_base_arr,
+            "sub_offsets": sub_offsets_arr,
+            "sub_topics": sub_topics_arr,
+            "owned_offsets": own_off_arr if any_claims else None,
+            "owned_partitions": owned_arr,
+            "generation": generation_arr if any_generation else None,
+            "member_rack": member_rack_arr if any_rack else None,
+            "rack_names": list(self.racks.names),
+            "unknown_topics": [names[x] for x in _by_java_name(names, unknown)],
+            "dropped_claims": int(self.dropped),
+        }
+
+    cdef tuple _subscriptions(self, Py_ssize_t m_count, cnp.int64_t[::1] sub_end):
+        """Per member, its subscribed topics in wire order, those outside the universe skipped."""
+        cdef const int32_t* sub_ids = self.sub_ids.data
+        cdef const int32_t* final_id = self.final_id.data
+        sub_offsets_arr = np.empty(m_count + 1, dtype=np.int64)
+        cdef cnp.int64_t[::1] sub_offsets = sub_offsets_arr
+        sub_topics_arr = np.empty(self.sub_ids.size, dtype=np.int32)
+        cdef int32_t* out = <int32_t*> cnp.PyArray_DATA(sub_topics_arr)
+        cdef Py_ssize_t m, k, o = 0, s0 = 0, s1, ps0 = 0, ps1 = 0
+        cdef int32_t f
+        sub_offsets[0] = 0
+        for m in range(m_count):
+            s1 = sub_end[m]
+            if m > 0 and s1 - s0 == ps1 - ps0 and s1 > s0 and (
+                    self.state[m].same_topics
+                    or memcmp(sub_ids + s0, sub_ids + ps0, (s1 - s0) * sizeof(int32_t)) == 0):
+                # same ids as the previous member: same output
+                memcpy(out + o, out + sub_offsets[m - 1], (sub_offsets[m] - sub_offsets[m - 1]) * sizeof(int32_t))
+                o += sub_offsets[m] - sub_offsets[m - 1]
+            else:
+                for k in range(s0, s1):
+                    f = final_id[sub_ids[k]]
+                    if f >= 0:
+                        out[o] = f
+                        o += 1
+            sub_offsets[m + 1] = o
+            ps0 = s0
+            ps1 = s1
+            s0 = s1
+        if o != self.sub_ids.size:
+            sub_topics_arr = sub_topics_arr[:o].copy()
+        return sub_offsets_arr, sub_topics_arr

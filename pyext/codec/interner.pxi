@@ -1,0 +1,112 @@
+# Interning of byte strings (topic names, racks) to dense ids (pyext/_codec.pyx includes this file;
+# it holds the module's cimports).
+
+cdef class _Interner:
+    """Distinct byte strings -> dense ids in first-seen order, with their decoded str and, per id, the
+    decoder's bookkeeping (partition count, subscribed flag, last member listing it, global id of its
+    partition 0). reset() forgets the strings but keeps the memory."""
+    cdef const uint8_t** ptrs
+    cdef int32_t* lens
+    cdef uint64_t* hashes
+    cdef int64_t* count_of     # partitions in the metadata, -1 = not in the metadata
+    cdef uint8_t* subscribed   # 1 when some member subscribes to it
+    cdef uint32_t* limit       # partitions in the metadata, 0 = not in the metadata
+    cdef int32_t* stamp        # 1 + the last member whose subscription lists it (0 = none)
+    cdef int64_t* base_of      # global id of its partition 0, -1 = not assignable (no subscriber / metadata)
+    cdef Py_ssize_t n, cap
+    cdef int32_t* table
+    cdef Py_ssize_t mask
+    cdef public list names
+    cdef Py_ssize_t bad_pos   # position of the invalid byte after a failed decode
+
+    def __cinit__(self):
+        self.names = []
+        self.n = 0
+        self.cap = 0
+        self.mask = 0
+
+    def __dealloc__(self):
+        free(self.ptrs)
+        free(self.lens)
+        free(self.hashes)
+        free(self.count_of)
+        free(self.subscribed)
+        free(self.limit)
+        free(self.stamp)
+        free(self.base_of)
+        free(self.table)
+
+    cdef void reset(self) noexcept:
+        if self.n:
+            memset(self.table, 0xFF, (self.mask + 1) * sizeof(int32_t))
+        self.n = 0
+        self.names = []
+
+    cdef int _grow_table(self) except -1:
+        cdef Py_ssize_t size = (self.mask + 1) * 2 if self.mask else 1024
+        cdef int32_t* table = <int32_t*> realloc(self.table, size * sizeof(int32_t))
+        cdef Py_ssize_t i, slot
+        if table == NULL:
+            raise MemoryError()
+        self.table = table
+        self.mask = size - 1
+        memset(table, 0xFF, size * sizeof(int32_t))
+        for i in range(self.n):
+            slot = <Py_ssize_t>(self.hashes[i] & <uint64_t>self.mask)
+            while table[slot] >= 0:
+                slot = (slot + 1) & self.mask
+            table[slot] = <int32_t>i
+        return 0
+
+    cdef int _grow_entries(self) except -1:
+        cdef Py_ssize_t cap = self.cap * 2 if self.cap else 256
+        self.ptrs = <const uint8_t**> _realloc_or_raise(<void*> self.ptrs, cap * sizeof(void*))
+        self.lens = <int32_t*> _realloc_or_raise(<void*> self.lens, cap * sizeof(int32_t))
+        self.hashes = <uint64_t*> _realloc_or_raise(<void*> self.hashes, cap * sizeof(uint64_t))
+        self.count_of = <int64_t*> _realloc_or_raise(<void*> self.count_of, cap * sizeof(int64_t))
+        self.subscribed = <uint8_t*> _realloc_or_raise(<void*> self.subscribed, cap * sizeof(uint8_t))
+        self.limit = <uint32_t*> _realloc_or_raise(<void*> self.limit, cap * sizeof(uint32_t))
+        self.stamp = <int32_t*> _realloc_or_raise(<void*> self.stamp, cap * sizeof(int32_t))
+        self.base_of = <int64_t*> _realloc_or_raise(<void*> self.base_of, cap * sizeof(int64_t))
+        self.cap = cap
+        return 0
+
+    cdef inline bint same(self, int32_t e, const uint8_t* p, int32_t n) noexcept:
+        return self.lens[e] == n and bytes_equal(self.ptrs[e], p, n)
+
+    cdef int32_t intern(self, const uint8_t* p, int32_t n) except -2:
+        """Id of the string, adding it if new; -1 when it is new and not valid UTF-8 (bad_pos set)."""
+        cdef uint64_t h
+        cdef Py_ssize_t slot
+        cdef int32_t e
+        if (self.n + 1) * 2 > self.mask + 1:
+            self._grow_table()
+        h = <uint64_t>kg_hash_bytes(p, n)
+        slot = <Py_ssize_t>(h & <uint64_t>self.mask)
+        while True:
+            e = self.table[slot]
+            if e < 0:
+                break
+            if self.hashes[e] == h and self.same(e, p, n):
+                return e
+            slot = (slot + 1) & self.mask
+        try:
+            name = (<const char*> p)[:n].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.bad_pos = exc.start
+            return -1
+        if self.n == self.cap:
+            self._grow_entries()
+        e = <int32_t> self.n
+        self.ptrs[e] = p
+        self.lens[e] = n
+        self.hashes[e] = h
+        self.count_of[e] = -1
+        self.subscribed[e] = 0
+        self.limit[e] = 0
+        self.stamp[e] = 0
+        self.base_of[e] = -1
+        self.table[slot] = e
+        self.n += 1
+        self.names.append(name)
+        return e
