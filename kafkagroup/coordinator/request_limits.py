@@ -72,6 +72,7 @@ INT64 = (-(2**63), 2**63 - 1)
 _I32_LO, _I32_HI = INT32
 _I64_LO, _I64_HI = INT64
 _BITS = {INT16: "int16", INT32: "int32", INT64: "int64"}
+_ASCII_SAFE = MAX_STRING_BYTES   # ASCII: one UTF-8 byte per character
 
 
 def _int(value: Any, limits: tuple[int, int], where: str, field: str) -> str | None:
@@ -84,6 +85,8 @@ def _int(value: Any, limits: tuple[int, int], where: str, field: str) -> str | N
 
 
 def _str(value: Any, where: str, field: str, *, nullable: bool = False) -> str | None:
+    if type(value) is str and len(value) <= _ASCII_SAFE and value.isascii():
+        return None   # the fast path: an ASCII str of at most 32,767 characters is a valid STRING
     if value is None:
         return None if nullable else f"{where}: {field} is null, which Kafka's wire format does not allow here"
     if not isinstance(value, str):
@@ -208,6 +211,15 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
 
 
 def heartbeat_violation(request: HeartbeatRequest) -> str | None:
+    # every member sends one every heartbeat.interval.ms: the common request is checked without building
+    # the message prefix (the full pass below names the field when something is wrong)
+    group_id, member_id, instance, generation = (request.group_id, request.member_id, request.group_instance_id,
+                                                 request.generation_id)
+    if (type(group_id) is str and type(member_id) is str and type(generation) is int
+            and _I32_LO <= generation <= _I32_HI and len(group_id) <= _ASCII_SAFE and len(member_id) <= _ASCII_SAFE
+            and group_id.isascii() and member_id.isascii()
+            and (instance is None or (type(instance) is str and len(instance) <= _ASCII_SAFE and instance.isascii()))):
+        return None
     where = _where("Heartbeat", request.group_id)
     return _first(
         _group_id(where, request.group_id),
