@@ -173,12 +173,11 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
             poll_timeouts=timeouts,
         ))
     loads = [len(m.assignment) for m in h.running] or [0]
-    # sorted, so that ties among the worst partitions come out the same in every process (hash seeds vary)
-    parts = sorted(ledger.partitions.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
-    unowned = np.fromiter((p.unowned_ms for _, p in parts), dtype=np.int64, count=len(parts))
+    # sorted by (topic, partition), so that ties among the worst partitions come out the same in every process
+    topic_names, topic, partition, unowned, max_pause, moves = ledger.partition_figures()
     worst_idx = np.argsort(-unowned, kind="stable")[:WORST_PARTITIONS]
-    worst = [PartitionPause(f"{parts[i][0].topic}-{parts[i][0].partition}", int(parts[i][1].unowned_ms),
-                            int(parts[i][1].max_pause_ms), int(parts[i][1].moves))
+    worst = [PartitionPause(f"{topic_names[topic[i]]}-{partition[i]}", int(unowned[i]), int(max_pause[i]),
+                            int(moves[i]))
              for i in worst_idx if unowned[i] > 0]
     return SimulationReport(
         name=sc.name, description=sc.description, strategy=list(strategy),
@@ -186,9 +185,9 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
         members=len(h.running), partitions=sum(h.cluster.partitions_per_topic.values()),
         duration_ms=h.clock.now_ms() - t0, stable=h.is_stable(),
         start_generation=start_gen, end_generation=h.generation(),
-        moved_partitions=sum(p.moves for _, p in parts),
+        moved_partitions=int(moves.sum()),
         partition_unowned_ms=int(unowned.sum()),
-        max_partition_pause_ms=max((p.max_pause_ms for _, p in parts), default=0),
+        max_partition_pause_ms=int(max_pause.max()) if len(max_pause) else 0,
         paused_partitions=int((unowned > 0).sum()),
         pause_p50_ms=int(np.percentile(unowned, 50)) if len(unowned) else 0,
         pause_p99_ms=int(np.percentile(unowned, 99)) if len(unowned) else 0,
