@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, NamedTuple
 
-from kafkagroup.errors import InvariantError
+from kafkagroup.client.errors import CooperativeAssignmentViolation   # re-exported: its old home
 from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:
@@ -51,10 +51,6 @@ def partitions_of_unsubscribed_topics(
 def topics_outside_subscription(assigned: Iterable[TopicPartition], topics: AbstractSet[str]) -> frozenset[str]:
     """Topics of an assignment that the member does not subscribe to (§6.7 step 2: the assignment is outdated)."""
     return frozenset(tp.topic for tp in assigned) - frozenset(topics)
-
-
-class CooperativeAssignmentViolation(InvariantError):
-    """Kafka's IllegalStateException "Assignor supporting the COOPERATIVE protocol violates its requirements"."""
 
 
 def validate_cooperative_assignment(

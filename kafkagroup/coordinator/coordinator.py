@@ -90,8 +90,9 @@ class GroupCoordinator:
     """Kafka's classic group coordinator for the offsets-topic partitions it owns (spec §1-§5).
 
     ``config``: a mapping with Kafka's keys, a :class:`CoordinatorConfig`, or None; underscore keyword
-    arguments (``group_max_size=4``) are merged in.  ``store``: a :class:`GroupStore` or a path
-    (``":memory:"`` by default; a path given here is closed by :meth:`shutdown`).  ``owned_partitions``:
+    arguments (``group_max_size=4``) are merged in.  ``store`` (required, no default): a :class:`GroupStore`,
+    or a path that this coordinator opens and :meth:`shutdown` closes -- a file for commits that must survive
+    a restart, ``":memory:"`` for tests and simulations (lost with the process).  ``owned_partitions``:
     the offsets-topic partitions this coordinator leads (default: all), loaded from the store at once.
     ``enable_offset_expiration``: run the retention task every ``offsets.retention.check.interval.ms``
     (Kafka's unit tests disable it, and so do the scenario tests).

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from kafkagroup.client import ClusterMetadata, GroupMember
-from kafkagroup.client.member import MemberState
+from kafkagroup.client.generation import MemberState
 from kafkagroup.coordinator import GroupCoordinator
 from kafkagroup.coordinator.group import GroupState
 from kafkagroup.messages.clock import ManualClock

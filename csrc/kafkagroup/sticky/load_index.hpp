@@ -1,5 +1,8 @@
-// Water-filling of one topic's free partitions over its subscribers: the array-based replacement of a
-// per-partition min-heap of members by load.
+// Water filling of one topic's free partitions over its subscribers, solved in one step: how many
+// partitions each subscriber gets, as a level and a remainder. There is no heap, bucket queue or other
+// index of members by load here (the name is historical); it replaces handing the partitions out one by
+// one from such a structure. Used by the general sticky builder's fill without racks
+// (general_builder.cpp, fill_free); the rack-aware fill keeps one min-heap per rack instead.
 //
 // Handing n partitions one at a time to the subscriber with the fewest partitions (ties: lower member
 // id) ends in a known shape: with L the highest level such that raising every subscriber below L to L
