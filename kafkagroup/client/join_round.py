@@ -322,7 +322,7 @@ class JoinRoundMixin:
         state = self._assignor_state.get(gen.protocol_name or "")
         if state is not None:
             try:   # invokeOnAssignment: a plug-in's error is kept like a callback's, the remaining steps still run
-                state.on_assignment(sorted(assigned, key=lambda tp: (tp.topic, tp.partition)), gen.generation_id)
+                state.on_assignment(sorted(assigned), gen.generation_id)   # TopicPartition tuples: (topic, partition) order
             except Exception as exc:  # noqa: BLE001 - user code
                 errs.keep(exc)
         self.assignment = assigned

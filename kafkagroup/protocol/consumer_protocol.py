@@ -40,6 +40,7 @@ Example::
 from __future__ import annotations
 
 import struct
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
@@ -110,9 +111,10 @@ class Subscription:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(self.topics))
-        object.__setattr__(
-            self, "owned_partitions", tuple(TopicPartition(t, p) for t, p in self.owned_partitions)
-        )
+        owned = self.owned_partitions
+        if not (type(owned) is tuple and all(type(tp) is TopicPartition for tp in owned)):
+            owned = tuple(TopicPartition(t, p) for t, p in owned)
+        object.__setattr__(self, "owned_partitions", owned)
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolSubscription"))
 
 
@@ -129,6 +131,14 @@ class Assignment:
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(TopicPartition(t, p) for t, p in self.partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
+
+    @classmethod
+    def _decoded(cls, partitions: tuple[TopicPartition, ...], user_data: Optional[bytes]) -> "Assignment":
+        """An Assignment of values the decoder produced (already TopicPartitions and bytes): no second pass."""
+        assignment = object.__new__(cls)
+        object.__setattr__(assignment, "partitions", partitions)
+        object.__setattr__(assignment, "user_data", user_data)
+        return assignment
 
 
 def _user_data(value: object, message: str) -> Optional[bytes]:
@@ -161,7 +171,10 @@ def read_topic_partitions(reader: Reader, field: str) -> list[TopicPartition]:
     result: list[TopicPartition] = []
     for i in range(count):
         topic = reader.string(f"{field}[{i}].topic")
-        result.extend(TopicPartition(topic, p) for p in reader.int32_array(f"{field}[{i}].partitions"))
+        # tuple.__new__ over zip/repeat builds the TopicPartitions in C loops (a member decodes every partition
+        # it is assigned, at every rebalance)
+        result.extend(map(tuple.__new__, repeat(TopicPartition),
+                          zip(repeat(topic), reader.int32_array(f"{field}[{i}].partitions"))))
     return result
 
 
@@ -192,9 +205,10 @@ def _encode_subscription(subscription: Subscription, version: int) -> bytes:
     for topic in topics:
         writer.string(topic, "topics")
     writer.nullable_bytes(subscription.user_data)
-    if version >= 1:
-        owned = sorted(subscription.owned_partitions, key=lambda tp: (java_string_key(tp.topic), tp.partition))
-        write_topic_partitions(writer, group_in_first_appearance_order(owned), "owned_partitions")
+    if version >= 1:   # topics in Java's String order, partitions ascending (one Java key per topic)
+        owned = group_in_first_appearance_order(subscription.owned_partitions)
+        owned.sort(key=lambda group: java_string_key(group[0]))
+        write_topic_partitions(writer, [(topic, sorted(ps)) for topic, ps in owned], "owned_partitions")
     if version >= 2:
         writer.int32(subscription.generation_id)
     if version >= 3:
@@ -301,4 +315,4 @@ def decode_assignment(data: bytes, what: str = "ConsumerProtocolAssignment") -> 
     user_data = reader.nullable_bytes("user_data")
     if version <= MAX_VERSION:
         reader.expect_end(f"end of v{version} message")
-    return Assignment(partitions, user_data)
+    return Assignment._decoded(tuple(partitions), user_data)

@@ -151,6 +151,9 @@ class PartitionLedger:
         """pids of ``partitions`` (numbers) of topic ``t``; unseen ones get new pids when ``register``
         (and exist from now on, unowned), else -1."""
         table = self._topic_pids[t]
+        if len(partitions) and int(partitions.min()) < 0:
+            raise InvariantError(f"partition {self._topic_names[t]}-{int(partitions.min())}: a partition number "
+                                 "is never negative")
         top = int(partitions.max()) + 1 if len(partitions) else 0
         if top > len(table):
             grown = np.full(max(top, 2 * len(table)), _NONE, dtype=np.int64)
@@ -176,19 +179,31 @@ class PartitionLedger:
         return pids
 
     def _pids_of(self, partitions: Iterable[tuple[str, int]], register: bool) -> np.ndarray:
-        """Sorted unique pids of ``(topic, partition)`` pairs (-1 entries dropped when not registering)."""
-        by_topic: dict[str, list[int]] = {}
-        for topic, p in partitions:
-            by_topic.setdefault(topic, []).append(p)
+        """Sorted unique pids of ``(topic, partition)`` pairs (unknown ones dropped when not registering).
+
+        The pairs are split with ``zip`` and the topics mapped with ``map`` (C loops); what remains per
+        partition is numpy work."""
+        pairs = partitions if isinstance(partitions, (frozenset, set, list, tuple)) else list(partitions)
+        if not pairs:
+            return _EMPTY
+        topics, numbers = zip(*pairs)
+        number = np.fromiter(numbers, dtype=np.int64, count=len(numbers))
+        distinct = set(topics)
+        if len(distinct) == 1:
+            groups = [(next(iter(distinct)), number)]
+        else:
+            code = {t: i for i, t in enumerate(distinct)}
+            codes = np.fromiter(map(code.__getitem__, topics), dtype=np.int64, count=len(topics))
+            groups = [(t, number[codes == i]) for t, i in code.items()]
         chunks = []
-        for topic, numbers in by_topic.items():
+        for topic, numbers_of_topic in groups:
             if not register and topic not in self._topic_index:
                 continue
-            pids = self._pids(self._topic(topic), np.asarray(numbers, dtype=np.int64), register)
+            pids = self._pids(self._topic(topic), numbers_of_topic, register)
             chunks.append(pids if register else pids[pids >= 0])
         if not chunks:
             return _EMPTY
-        return np.unique(np.concatenate(chunks)) if len(chunks) > 1 else np.unique(chunks[0])
+        return np.unique(np.concatenate(chunks) if len(chunks) > 1 else chunks[0])
 
     def add_topic_partitions(self, topic: str, start: int, stop: int) -> None:
         """Partitions ``start .. stop-1`` of ``topic`` exist from now on (unowned until assigned)."""
