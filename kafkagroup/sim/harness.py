@@ -26,7 +26,7 @@ from kafkagroup.client.member import GroupMember, MemberState
 from kafkagroup.messages.clock import ManualClock
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.coordinator.group import GroupState
-from kafkagroup.sim.app import ApplicationMember, PollGatedTransport, PollLoop, ProcessingModel
+from kafkagroup.sim.app import PollGatedTransport, PollLoop, ProcessingModel
 from kafkagroup.sim.errors import SimulationError
 from kafkagroup.sim.ownership import PartitionLedger
 from kafkagroup.sim.timeline import OwnershipTimeline
@@ -87,6 +87,7 @@ class GroupHarness:
         self.application = application
         self._unready_hint: Optional[str] = None           # is_stable's shortcut (see there)
         self.loops: dict[str, PollLoop] = {}               # name -> current incarnation's poll loop
+        self.all_loops: dict[str, list[PollLoop]] = {}     # name -> every incarnation's poll loop
         self.timeline = OwnershipTimeline()
         self.timeline.set_total(self.clock.now_ms(), self.ledger.partition_total())
 
@@ -190,11 +191,11 @@ class GroupHarness:
                         on_poll_timeout=lambda: holder["m"].stall(),
                         on_late_poll=lambda: holder["m"].resume() if holder["m"].stalled else None)
         transport = PollGatedTransport(self.coordinator, self.clock, self.network_latency_ms, loop)
-        member = ApplicationMember(transport, clock=self.clock, cluster=self.cluster, topics=topics, config=cfg,
-                                   name=name, **callbacks)
-        member.loop = loop
+        member = GroupMember(transport, clock=self.clock, cluster=self.cluster, topics=topics, config=cfg,
+                             name=name, next_poll_ms=loop.ms_to_next_poll, **callbacks)
         holder["m"] = member
         self.loops[name] = loop
+        self.all_loops.setdefault(name, []).append(loop)
         return member
 
     def restart(self, name: str, **config: Any) -> GroupMember:

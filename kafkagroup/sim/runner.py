@@ -162,7 +162,7 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
         gens = [g for m in incarnations for t, g in m.generation_history if t >= t0]
         live = h.members.get(name)
         down = h.down_ms.get(name, 0) + (h.clock.now_ms() - h.down_since[name] if name in h.down_since else 0)
-        timeouts = sum(getattr(getattr(m, "loop", None), "poll_timeouts", 0) for m in incarnations)
+        timeouts = sum(loop.poll_timeouts for loop in h.all_loops.get(name, ()))
         reports.append(MemberReport(
             name=name, incarnations=len(incarnations), down_ms=down,
             owned_nothing_ms=st.owned_nothing_ms if st else 0, partition_wait_ms=st.waited_ms if st else 0,
