@@ -7,6 +7,7 @@ thousand partitions, so nothing here is on a per-partition hot path of the group
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, NamedTuple
 
 from kafkagroup.client.errors import CooperativeAssignmentViolation   # re-exported: its old home
@@ -14,6 +15,9 @@ from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:
     import numpy as np
+
+_TOPIC = attrgetter("topic")
+_TOPIC_THEN_PARTITION = attrgetter("topic", "partition")
 
 __all__ = [
     "AssignmentDelta",
@@ -50,7 +54,7 @@ def partitions_of_unsubscribed_topics(
 
 def topics_outside_subscription(assigned: Iterable[TopicPartition], topics: AbstractSet[str]) -> frozenset[str]:
     """Topics of an assignment that the member does not subscribe to (§6.7 step 2: the assignment is outdated)."""
-    return frozenset(tp.topic for tp in assigned) - frozenset(topics)
+    return frozenset(map(_TOPIC, assigned)) - frozenset(topics)
 
 
 def validate_cooperative_assignment(
@@ -84,7 +88,7 @@ def validate_cooperative_assignment(
 
 def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     """Partitions sorted by topic then partition (stable order for callbacks and reports)."""
-    return sorted(partitions, key=lambda tp: (tp.topic, tp.partition))
+    return sorted(partitions, key=_TOPIC_THEN_PARTITION)
 
 
 def cooperative_violations(owned_offsets: "np.ndarray | None", owned_partitions: "np.ndarray | None",

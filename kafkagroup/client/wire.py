@@ -24,7 +24,6 @@ from kafkagroup.protocol import (
     member_owned_and_generation,
     sticky_user_data,
 )
-from kafkagroup.client.ownership import sorted_partitions
 from kafkagroup.structs import TopicPartition
 
 __all__ = [
@@ -93,7 +92,7 @@ def build_subscription_bytes(
     subscription = Subscription(
         topics=sorted(topics),
         user_data=state.user_data(topics),
-        owned_partitions=sorted_partitions(owned),
+        owned_partitions=tuple(owned),          # any order: the encoder writes them in Java's order
         generation_id=generation,
         rack_id=rack,
     )

@@ -84,6 +84,7 @@ def _simulate(sc: Scenario) -> SimulationReport:
         m.stats["rebalances"] = 0
         m.generation_history.clear()
     t0 = h.clock.now_ms()
+    requests0 = _requests(h)
     start_gen = h.generation()
     current = list(sc.strategy)
     steps: list[StepReport] = []
@@ -94,7 +95,18 @@ def _simulate(sc: Scenario) -> SimulationReport:
         steps.append(StepReport(step["action"], begun - t0,
                                 None if settled is None else h.clock.now_ms() - begun, h.generation() - gen0))
     h.ledger.close_window()
-    return _report(h, sc, current, t0, start_gen, steps)
+    report = _report(h, sc, current, t0, start_gen, steps)
+    report.requests = {api: n - requests0.get(api, 0) for api, n in sorted(_requests(h).items())}
+    return report
+
+
+def _requests(h: GroupHarness) -> dict[str, int]:
+    """Requests sent by every member incarnation so far, by API (each transport counts its own)."""
+    total: dict[str, int] = {}
+    for m in [*h._retired, *h.members.values()]:
+        for api, n in getattr(m.transport, "requests_sent", {}).items():
+            total[api] = total.get(api, 0) + n
+    return total
 
 
 def _running(h: GroupHarness) -> list[str]:
