@@ -39,7 +39,9 @@ class HeartbeatMixin:
             self._heartbeat_inflight = None
         if not self.alive:
             return
-        err = ErrorCode(resp.error_code)
+        err = resp.error_code
+        if type(err) is not ErrorCode:   # the coordinator answers ErrorCode members; a transport may give ints
+            err = ErrorCode(err)
         if err is _E.NONE:
             return
         if err is _E.REBALANCE_IN_PROGRESS:

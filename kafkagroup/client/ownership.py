@@ -49,6 +49,8 @@ def partitions_of_unsubscribed_topics(
     owned: Iterable[TopicPartition], topics: AbstractSet[str]
 ) -> frozenset[TopicPartition]:
     """Owned partitions whose topic is no longer subscribed: what a COOPERATIVE onJoinPrepare revokes (§6.4)."""
+    if frozenset(map(_TOPIC, owned)) <= topics:   # the usual case, checked in C: nothing to revoke
+        return frozenset()
     return frozenset(tp for tp in owned if tp.topic not in topics)
 
 
