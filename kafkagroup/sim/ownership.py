@@ -7,19 +7,18 @@ what it gained, gains, moves in, revocations, losses), for groups of 1,000 membe
 callback costs O(k log k) numpy work for its k partitions instead of a dozen dict and set operations per
 partition, and the ledger holds no Python object per partition.
 
-Layout: every partition ever seen gets a dense id (``pid``) on first sight; per pid ``owner`` (the member index
-when exactly one member owns it, else -1), ``n_owners``, ``unowned_since`` (-1: owned now or removed),
-``unowned_ms``, ``max_pause_ms``, ``moves``, ``last_owner`` and ``exists``.  Partitions with two or more owners
-(only zombies of an eager group, or a defect) keep their owner set in a dict.  A member's owned partitions are a
-sorted pid array.  Per topic the count of existing partitions not owned by exactly one member is kept, so
-"is the group settled" needs no scan.
-
-Input partitions are any collection of ``(topic, partition)`` pairs (the members hand frozensets of
-:class:`TopicPartition`): they are turned into pids with one pass grouped by topic.
+Layout: every partition ever seen gets a dense id (``pid``) on first sight, and an entry in a dict from its
+``(topic, partition)`` pair to the pid (a callback's partitions become pids with one C-level ``map`` over that
+dict); per pid ``owner`` (the member index when exactly one member owns it, else -1), ``n_owners``,
+``unowned_since`` (-1: owned now or removed), ``unowned_ms``, ``max_pause_ms``, ``moves``, ``last_owner`` and
+``exists``.  Partitions with two or more owners (only zombies of an eager group, or a defect) keep their owner
+set in a dict.  A member keeps a count of what it owns; its partitions are found in ``owner`` when needed (a
+crash, a stop, a query: O(partitions) numpy).  "Partitions of a topic not owned by exactly one member" is
+counted on demand from the arrays (the harness asks only when the group otherwise looks settled).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Optional
 
 import numpy as np
@@ -37,7 +36,7 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 
 @dataclass
 class MemberOwnership:
-    """A member's figures (as :class:`kafkagroup.client.ledger.MemberStats`); ``owned`` is a sorted pid array."""
+    """A member's figures (as :class:`kafkagroup.client.ledger.MemberStats`); ``owned`` is a count."""
 
     owned_nothing_ms: int = 0
     waited_ms: int = 0
@@ -47,7 +46,7 @@ class MemberOwnership:
     lost: int = 0
     empty_since: Optional[int] = None
     alive: bool = False
-    owned: np.ndarray = field(default_factory=lambda: _EMPTY)
+    owned: int = 0                      # partitions owned now
 
 
 class PartitionLedger:
@@ -66,7 +65,7 @@ class PartitionLedger:
         self._topic_names: list[str] = []
         self._topic_pids: list[np.ndarray] = []        # per topic: partition number -> pid (-1 never seen)
         self._topic_existing: list[int] = []
-        self._topic_unsettled: list[int] = []
+        self._pid: dict[tuple[str, int], int] = {}      # (topic, partition) -> pid, every partition ever seen
         self._size = 0
         cap = 1024
         self._topic_of = np.zeros(cap, dtype=np.int32)
@@ -98,13 +97,13 @@ class PartitionLedger:
         st = self.members.setdefault(member, MemberOwnership())
         if not st.alive:
             st.alive = True
-            st.empty_since = self.clock.now_ms() if not len(st.owned) else None
+            st.empty_since = self.clock.now_ms() if not st.owned else None
 
     def crashed(self, member: str) -> int:
         """The process ended without callbacks: it owns nothing from now on.  Returns the partitions left
         without any owner."""
         st = self.members.setdefault(member, MemberOwnership())
-        orphaned = self._release_pids(member, st.owned, "crashed")
+        orphaned = self._release_pids(member, self._owned_pids(member), "crashed")
         self._close_member(st)
         return orphaned
 
@@ -112,7 +111,7 @@ class PartitionLedger:
         """Clean close: whatever the callbacks left is released as revoked.  Returns the partitions left
         without any owner."""
         st = self.members.setdefault(member, MemberOwnership())
-        orphaned = self._release_pids(member, st.owned, "revoked") if len(st.owned) else 0
+        orphaned = self._release_pids(member, self._owned_pids(member), "revoked") if st.owned else 0
         self._close_member(st)
         return orphaned
 
@@ -144,7 +143,6 @@ class PartitionLedger:
             self._topic_names.append(topic)
             self._topic_pids.append(np.full(0, _NONE, dtype=np.int64))
             self._topic_existing.append(0)
-            self._topic_unsettled.append(0)
         return t
 
     def _pids(self, t: int, partitions: np.ndarray, register: bool) -> np.ndarray:
@@ -169,13 +167,14 @@ class PartitionLedger:
                 table[fresh] = new
                 self._topic_of[new] = t
                 self._partition_of[new] = fresh
+                topic = self._topic_names[t]
+                self._pid.update(zip(zip([topic] * len(fresh), fresh.tolist()), new.tolist()))
                 pids = table[partitions]
             gone = np.unique(pids[~self._exists[pids]])
             if len(gone):   # first seen, or removed before and back now: exists, unowned
                 self._exists[gone] = True
                 self._unowned_since[gone] = self.clock.now_ms()
                 self._topic_existing[t] += len(gone)
-                self._topic_unsettled[t] += len(gone)
         return pids
 
     def _pids_of(self, partitions: Iterable[tuple[str, int]], register: bool) -> np.ndarray:
@@ -186,6 +185,15 @@ class PartitionLedger:
         pairs = partitions if isinstance(partitions, (frozenset, set, list, tuple)) else list(partitions)
         if not pairs:
             return _EMPTY
+        try:   # every pair seen before (the usual case): one C-level pass over the index
+            pids = np.fromiter(map(self._pid.__getitem__, pairs), dtype=np.int64, count=len(pairs))
+        except KeyError:
+            pass
+        else:
+            pids.sort()
+            if isinstance(pairs, (frozenset, set)) or len(pids) < 2 or (pids[1:] != pids[:-1]).all():
+                if not register or self._exists[pids].all():
+                    return pids
         topics, numbers = zip(*pairs)
         number = np.fromiter(numbers, dtype=np.int64, count=len(numbers))
         distinct = set(topics)
@@ -222,25 +230,20 @@ class PartitionLedger:
         if not len(pids):
             return
         now = self.clock.now_ms()
-        for i, name in enumerate(self._member_names):
-            st = self.members.get(name)
-            if st is not None and len(st.owned):
-                keep = np.setdiff1d(st.owned, pids, assume_unique=True)
-                if len(keep) != len(st.owned):
-                    st.owned = keep
-                    if not len(keep) and st.alive and st.empty_since is None:
-                        st.empty_since = now
+        holders = [int(o) for o in self._owner[pids].tolist() if o >= 0]
         for pid in pids.tolist():
-            self._shared.pop(pid, None)
-        unsettled = pids[self._n_owners[pids] != 1]
+            holders.extend(self._shared.pop(pid, ()))
         for t, k in zip(*np.unique(self._topic_of[pids], return_counts=True)):
             self._topic_existing[int(t)] -= int(k)
-        for t, k in zip(*np.unique(self._topic_of[unsettled], return_counts=True)):
-            self._topic_unsettled[int(t)] -= int(k)
         self._account_open_pauses(pids[self._unowned_since[pids] >= 0], now, reopen=False)
         self._exists[pids] = False
         self._owner[pids] = _NONE
         self._n_owners[pids] = 0
+        for m, k in zip(*np.unique(np.asarray(holders, dtype=np.int64), return_counts=True)):
+            st = self.members[self._member_names[int(m)]]
+            st.owned -= int(k)
+            if not st.owned and st.alive and st.empty_since is None:
+                st.empty_since = now
 
     def _account_open_pauses(self, pids: np.ndarray, now: int, *, reopen: bool) -> int:
         """Add the open pauses of ``pids`` (all unowned) up to ``now``; returns their sum."""
@@ -251,15 +254,6 @@ class PartitionLedger:
         self._max_pause[pids] = np.maximum(self._max_pause[pids], pause)
         self._unowned_since[pids] = now if reopen else _NONE
         return int(pause.sum())
-
-    def _unsettled_delta(self, pids: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
-        """Keep the per-topic count of partitions not owned by exactly one member."""
-        change = (after == 1).astype(np.int64) - (before == 1).astype(np.int64)   # +1: became settled
-        moved = np.flatnonzero(change)
-        if len(moved):
-            sums = np.bincount(self._topic_of[pids[moved]], weights=change[moved], minlength=len(self._topic_names))
-            for t in np.flatnonzero(sums).tolist():
-                self._topic_unsettled[t] -= int(sums[t])
 
     # ------------------------------------------------------------------ transitions
     def assigned(self, member: str, partitions: Iterable[tuple[str, int]]) -> int:
@@ -300,9 +294,8 @@ class PartitionLedger:
                 owners.add(m)
             self._owner[new[before >= 1]] = _NONE
             self._n_owners[new] = before + 1
-            self._unsettled_delta(new, before, before + 1)
-            st.owned = np.union1d(st.owned, new)
-        if len(st.owned) and st.empty_since is not None:
+            st.owned += len(new)
+        if st.owned and st.empty_since is not None:
             st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
             st.empty_since = None
         return was_free
@@ -329,13 +322,24 @@ class PartitionLedger:
         self._member(member)
         return self._release_pids(member, self._pids_of(partitions, False), kind)
 
+    def _owned_pids(self, member: str) -> np.ndarray:
+        """pids ``member`` owns now (sorted): O(partitions) numpy, for stops and queries."""
+        m = self._member(member)
+        pids = np.flatnonzero(self._owner[:self._size] == m)
+        shared = [pid for pid, owners in self._shared.items() if m in owners]
+        return np.union1d(pids, shared) if shared else pids
+
     def _release_pids(self, member: str, pids: np.ndarray, kind: str) -> int:
         now = self.clock.now_ms()
         st = self.members[member]
         m = self._member(member)
         orphaned = 0
-        if len(pids) and len(st.owned):
-            held = pids[np.isin(pids, st.owned, assume_unique=True)]   # Kafka may name partitions already dropped
+        if len(pids) and st.owned:
+            held = self._owner[pids] == m   # Kafka may name partitions already dropped: only owned ones count
+            if self._shared:
+                for k in np.flatnonzero(self._n_owners[pids] > 1).tolist():
+                    held[k] = m in self._shared[int(pids[k])]
+            held = pids[held]
             if len(held):
                 before = self._n_owners[held]
                 single = held[before == 1]
@@ -349,13 +353,12 @@ class PartitionLedger:
                         self._owner[pid] = next(iter(owners))
                         del self._shared[pid]
                 self._n_owners[held] = before - 1
-                self._unsettled_delta(held, before, before - 1)
-                st.owned = np.setdiff1d(st.owned, held, assume_unique=True)
+                st.owned -= len(held)
                 if kind == "revoked":
                     st.revoked += len(held)
                 elif kind in ("lost", "crashed"):
                     st.lost += len(held)
-        if not len(st.owned) and st.alive and st.empty_since is None:
+        if not st.owned and st.alive and st.empty_since is None:
             st.empty_since = now
         return orphaned
 
@@ -399,17 +402,22 @@ class PartitionLedger:
         return sum(self._topic_existing)
 
     def unsettled(self, topic: str) -> int:
-        """Existing partitions of ``topic`` not owned by exactly one member (kept incrementally: O(1))."""
+        """Existing partitions of ``topic`` not owned by exactly one member (numpy over the topic's partitions)."""
         t = self._topic_index.get(topic)
-        return 0 if t is None else self._topic_unsettled[t]
+        if t is None:
+            return 0
+        pids = self._topic_pids[t]
+        pids = pids[pids >= 0]
+        return int(np.count_nonzero(self._exists[pids] & (self._n_owners[pids] != 1)))
 
     def owned_count(self, member: str) -> int:
         st = self.members.get(member)
-        return len(st.owned) if st is not None else 0
+        return st.owned if st is not None else 0
 
     def owned_by(self, member: str) -> frozenset[TopicPartition]:
-        st = self.members.get(member)
-        return frozenset(self._tp(p) for p in st.owned.tolist()) if st is not None else frozenset()
+        if member not in self.members:
+            return frozenset()
+        return frozenset(self._tp(p) for p in self._owned_pids(member).tolist())
 
     def owner_of(self, tp: TopicPartition) -> set[str]:
         pids = self._pids_of([tp], False)
