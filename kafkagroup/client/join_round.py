@@ -322,7 +322,11 @@ class JoinRoundMixin:
         state = self._assignor_state.get(gen.protocol_name or "")
         if state is not None:
             try:   # invokeOnAssignment: a plug-in's error is kept like a callback's, the remaining steps still run
-                state.on_assignment(sorted(assigned), gen.generation_id)   # TopicPartition tuples: (topic, partition) order
+                # the sorted list is what sticky's user data and a plug-in's on_assignment see; the other built-in
+                # assignors keep only the generation, so they are spared the sort (TopicPartition tuples sort by
+                # (topic, partition))
+                ordered = sorted(assigned) if state.plugin is not None or state.name == "sticky" else tuple(assigned)
+                state.on_assignment(ordered, gen.generation_id)
             except Exception as exc:  # noqa: BLE001 - user code
                 errs.keep(exc)
         self.assignment = assigned
