@@ -47,7 +47,7 @@ in-range ints and ASCII strings; the handlers make the same pass anyway.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kafkagroup.messages.api import (
     DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
@@ -144,15 +144,22 @@ def _group_id_at(where: str, field: str, group_id: Any) -> str | None:
 # ------------------------------------------------------------------------------------------- membership
 
 
-def _str_bytes_pairs(entries: Iterable[Any], where: str, caller: str, entry_name: str, field: str,
+def _str_bytes_pairs(entries: Iterable[Any], where: str, caller: Callable[[], str], entry_name: str, field: str,
                      names: tuple[str, str]) -> str | None:
     """The first wire violation among (str, bytes) pairs (JoinGroup protocols, SyncGroup assignments), or
-    None; raises InvalidGroupError for an entry of the wrong shape."""
+    None; raises InvalidGroupError for an entry of the wrong shape (``caller()`` words who sent it).  A leader's
+    SyncGroup carries one pair per member: the common pair (an ASCII name, bytes) is passed over without
+    building any message."""
     problem = None
     for i, entry in enumerate(entries):
+        if type(entry) is tuple and len(entry) == 2:
+            name, blob = entry
+            if (type(name) is str and type(blob) is bytes and len(name) <= _ASCII_SAFE and name.isascii()
+                    and len(blob) <= MAX_BYTES_LENGTH):
+                continue
         if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
                 and isinstance(entry[1], (bytes, bytearray, memoryview))):
-            raise InvalidGroupError(f"{caller}: {entry_name} #{i} must be ({names[0]}: str, {names[1]}: bytes), "
+            raise InvalidGroupError(f"{caller()}: {entry_name} #{i} must be ({names[0]}: str, {names[1]}: bytes), "
                                     f"got {entry!r}")
         if problem is None:
             problem = _first(_str(entry[0], where, f"{field}[{i}].{names[0]}"),
@@ -171,7 +178,7 @@ def join_group_violation(request: JoinGroupRequest) -> str | None:
     null = _array(protocols, where, "protocols")
     if null is not None:
         return null
-    problem = _str_bytes_pairs(protocols, where, f"JoinGroup of member {request.member_id!r} in group "
+    problem = _str_bytes_pairs(protocols, where, lambda: f"JoinGroup of member {request.member_id!r} in group "
                                f"{request.group_id!r}", "protocol", "protocols", ("name", "metadata"))
     return _first(
         _group_id(where, request.group_id),
@@ -197,7 +204,7 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
             return null
     items: Iterable[Any] = (request.assignments.items() if isinstance(request.assignments, Mapping)
                             else request.assignments)
-    problem = _str_bytes_pairs(items, where, f"SyncGroup of member {request.member_id!r} in group "
+    problem = _str_bytes_pairs(items, where, lambda: f"SyncGroup of member {request.member_id!r} in group "
                                f"{request.group_id!r}", "assignment", "assignments", ("member_id", "assignment"))
     return _first(
         _group_id(where, request.group_id),
