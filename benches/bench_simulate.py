@@ -5,8 +5,8 @@ soon as the previous one is back), dynamic eager (range), dynamic cooperative (c
 Timed: one whole ``simulate()`` -- building and settling the group, the restart, the report -- with the real
 coordinator, members, wire bytes and native assignors.  There is no other simulator of Kafka's group protocol
 to run next to it; the peer is the group it simulates: the simulated duration (what the restart takes in a
-real deployment) against our time, so the ratio reads "times faster than real time".  The note gives CPU
-seconds (``time.process_time``: the machine is shared), the rebalances, and the simulated events per CPU
+real deployment) against our CPU time (``time.process_time``: the machine is shared), so the ratio reads
+"times faster than real time".  The note gives the rebalances and the simulated events per CPU
 second (requests the members sent -- heartbeats, JoinGroups, SyncGroups, LeaveGroups -- each a request, its
 answer and the callbacks it triggers).
 
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import Row
 
 from kafkagroup.sim.runner import simulate
 from kafkagroup.sim.scenario import parse_scenario
@@ -61,8 +62,9 @@ def test_rolling_restart_200_members_20k_partitions(benchmark, report, strategy,
     note = describe(cpu_s, result)
     benchmark.extra_info.update(cpu_s=cpu_s, requests=result.requests, simulated_ms=result.duration_ms)
     kind = "static" if static else f"dynamic, {result.rebalance_protocol.lower()}"
-    report.add(f"simulate: rolling restart ({strategy}, {kind})", benchmark, "real time (simulated)",
-               float(result.duration_ms), 0.0, note)
+    # the row's "ours" is CPU time (the benchmark's own figure is wall time, which a shared machine inflates)
+    report.rows.append(Row(f"simulate: rolling restart ({strategy}, {kind})", cpu_s * 1000, "real time (simulated)",
+                           float(result.duration_ms), 0.0, note))
 
 
 if __name__ == "__main__":   # python benches/bench_simulate.py full: the 1,000 x 100k target, CPU seconds
