@@ -3,7 +3,8 @@
 All derive from :class:`kafkagroup.errors.KafkaGroupError` (the project's base), so ``except KafkaGroupError``
 catches them alongside the shared layer's errors:
 
-- :class:`FatalMemberError` -- a coordinator answer Kafka's consumer treats as fatal; the member stops;
+- :class:`FatalMemberError` -- a coordinator answer Kafka's consumer treats as fatal; the member stops and
+  reports its partitions lost at once;
 - :class:`UnexpectedCoordinatorError` -- a JoinGroup/SyncGroup error without a specific reaction; the member rejoins;
 - :class:`CommitFailedError`, :class:`RebalanceInProgressError`, :class:`OffsetCommitError` -- offset commit outcomes;
 - :class:`RebalanceCallbackError` -- a user rebalance callback raised (``__cause__`` is the original);

@@ -31,7 +31,7 @@ from kafkagroup.client.ownership import (
     topics_outside_subscription,
 )
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol
-from kafkagroup.client.wire import build_subscription_bytes, parse_assignment, parse_member_subscription
+from kafkagroup.client.wire import build_subscription_bytes, parse_assignment, subscribed_topics_of
 from kafkagroup.errors import InvariantError, ProtocolError
 from kafkagroup.messages.api import JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse
 from kafkagroup.messages.error_codes import ErrorCode
@@ -113,13 +113,13 @@ class JoinRoundMixin:
         try:
             protocols = [
                 (
-                    name,
+                    assignor.name,
                     build_subscription_bytes(
-                        self._assignor_state[name], self.subscription, self.assignment,
+                        assignor, self.subscription, self.assignment,
                         self.generation.generation_id, self.config.client_rack,
                     ),
                 )
-                for name in self.config.assignor_names
+                for assignor in self.assignors
             ]
         except Exception as exc:  # noqa: BLE001 - a plug-in assignor's user-data hook is user code
             # nothing was sent: state, generation and the rejoin flag stay; poll() raises the error (see module doc)
@@ -132,6 +132,8 @@ class JoinRoundMixin:
         token = object()
         self._round = token
         self._round_generation = self.generation
+        self._join_sent_ms = self.clock.now_ms()
+        self._join_proves = self._join_proves_renewal()
         req = JoinGroupRequest(
             group_id=self.group_id,
             member_id=self.generation.member_id,
@@ -170,7 +172,9 @@ class JoinRoundMixin:
             self.state = MemberState.COMPLETING_REBALANCE
             self._notify("state", self.state)
             self.generation = Generation(resp.generation_id, resp.member_id, resp.protocol_name)
-            self._timers.arm("heartbeat", self.config.heartbeat_interval_ms, self._heartbeat_tick)
+            if self._join_proves:
+                self._session_renewed(self.generation, self._join_sent_ms)   # see session_guard
+            self._timers.arm("heartbeat", self._heartbeat_period_ms(), self._heartbeat_tick)
             if resp.leader == resp.member_id:
                 try:
                     assignments = self._on_leader_elected(resp)
@@ -210,15 +214,12 @@ class JoinRoundMixin:
             # added while the static leader was down goes unnoticed until the next metadata change.)
             topics: set[str] = set()
             for m in resp.members:
-                topics.update(parse_member_subscription(resp.protocol_name or "", m.member_id,
-                                                        m.group_instance_id, m.metadata).topics)
+                topics.update(subscribed_topics_of(m.member_id, m.metadata))
             self._group_subscription = frozenset(topics)
             self.assignment_snapshot = self._leader_metadata_key()
             return {}
         protocol = resp.protocol_name
-        assignor = next(
-            (a for a, n in zip(self.assignors, self.config.assignor_names) if n == protocol), None
-        )
+        assignor = self._assignor_by_name.get(protocol or "")
         if assignor is None:
             raise InvariantError(f"member {self.name!r}: coordinator selected unknown assignor {protocol!r}")
         result = perform_assignment(
@@ -247,6 +248,7 @@ class JoinRoundMixin:
         )
         self.stats["syncs_sent"] += 1
         self._round_generation = gen
+        self._sync_sent_ms = self.clock.now_ms()
         self.transport.sync_group(req, lambda resp: self._on_sync_response(token, resp))
 
     def _on_sync_response(self, token: object, resp: SyncGroupResponse) -> None:
@@ -268,6 +270,7 @@ class JoinRoundMixin:
             ):
                 self._fatal(_E.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup")
                 return
+            self._session_renewed(gen, self._sync_sent_ms)   # see session_guard: the answer restarted the session
             self.state = MemberState.STABLE
             self._rejoin_needed = False
             self._round = None
@@ -305,7 +308,8 @@ class JoinRoundMixin:
             self._request_rejoin()
             return
         try:
-            assigned = frozenset(parse_assignment(assignment_bytes, gen.member_id))
+            assignment = parse_assignment(assignment_bytes, gen.member_id)
+            assigned = frozenset(assignment.partitions)
         except ProtocolError as exc:
             self._surface_error(exc)
             self._request_rejoin()
@@ -319,14 +323,10 @@ class JoinRoundMixin:
         if self.rebalance_protocol is RebalanceProtocol.COOPERATIVE and delta.revoked:
             self._invoke("revoked", delta.revoked, errs)
             self._request_rejoin()   # "need to revoke partitions and re-join"
-        state = self._assignor_state.get(gen.protocol_name or "")
-        if state is not None:
+        assignor = self._assignor_by_name.get(gen.protocol_name or "")
+        if assignor is not None:
             try:   # invokeOnAssignment: a plug-in's error is kept like a callback's, the remaining steps still run
-                # the sorted list is what sticky's user data and a plug-in's on_assignment see; the other built-in
-                # assignors keep only the generation, so they are spared the sort (TopicPartition tuples sort by
-                # (topic, partition))
-                ordered = sorted(assigned) if state.plugin is not None or state.name == "sticky" else tuple(assigned)
-                state.on_assignment(ordered, gen.generation_id)
+                assignor.on_assignment(assignment, gen.generation_id)
             except Exception as exc:  # noqa: BLE001 - user code
                 errs.keep(exc)
         self.assignment = assigned

@@ -18,6 +18,7 @@ Its parts, one concern per module (each a mixin working on the member's state):
 
 * :mod:`.join_round` -- JoinGroup / leader assignment / SyncGroup and their error reactions [§6.2-§6.9];
 * :mod:`.heartbeat` -- heartbeats and their error reactions [§6.9];
+* :mod:`.session_guard` -- partitions are owned only while an answer proves the session (lost otherwise);
 * :mod:`.offset_commit` -- ``commit_offsets`` (commitSync's retries and outcomes) [§6.9];
 * :mod:`.poll_loop` -- automatic polls, the ``max.poll.interval.ms`` watch, the metadata refresh;
 * :mod:`.timers` -- the named timers all of these arm on the injected clock;
@@ -31,10 +32,10 @@ their own timeline passes ``next_poll_ms``: a function returning the millisecond
 after a start or resume -- instead of ``poll_delay_ms`` (the simulator's poll loop, :mod:`kafkagroup.sim.app`,
 is one).  :meth:`stall` stops polling (a
 stuck consumer: after ``max.poll.interval.ms`` the member leaves the group, as Kafka's heartbeat thread
-does), :meth:`poll` is the explicit poll: it raises, once, the first error since the last poll -- a rebalance
+does, and reports its partitions lost), :meth:`poll` is the explicit poll: it raises, once, the first error since the last poll -- a rebalance
 callback's or assignor plug-in's error, an :class:`UnexpectedCoordinatorError` (a JoinGroup/SyncGroup error
 without a specific reaction; the member rejoins after ``retry.backoff.ms``), or a :class:`FatalMemberError`
-(only 82/23/26/24/30/81; the member stops).  Every such error is also kept in :attr:`GroupMember.errors`.
+(only 82/23/26/24/30/81; the member stops and reports its partitions lost at once).  Every such error is also kept in :attr:`GroupMember.errors`.
 
 Values Kafka's wire format cannot carry never reach the coordinator: :class:`MemberConfig` refuses them at
 construction, ``topics=`` / :meth:`GroupMember.subscribe` refuse a topic that is not a string, blank (Java's
@@ -64,10 +65,11 @@ from kafkagroup.client.listener import CallbackSet, FirstError, PartitionsCallba
 from kafkagroup.client.offset_commit import OffsetCommitMixin
 from kafkagroup.client.poll_loop import PollLoopMixin
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol
+from kafkagroup.client.session_guard import SessionGuardMixin
 from kafkagroup.client.subscription import subscribed_topics
 from kafkagroup.client.timers import TimerSet
 from kafkagroup.client.transport import GroupTransport, InProcessTransport
-from kafkagroup.client.wire import AssignorState
+from kafkagroup.assignors.configured import as_assignor
 from kafkagroup.messages.api import LeaveGroupRequest, LeaveGroupResponse, MemberIdentity
 from kafkagroup.messages.clock import Clock
 from kafkagroup.messages.error_codes import ErrorCode
@@ -90,7 +92,7 @@ __all__ = [
 ]
 
 
-class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMixin):
+class GroupMember(JoinRoundMixin, HeartbeatMixin, SessionGuardMixin, OffsetCommitMixin, PollLoopMixin):
     """One consumer-group member (see the module docstring).
 
     ``coordinator`` is an in-process coordinator (wrapped in :class:`InProcessTransport`) or any
@@ -141,11 +143,10 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self.name = name or cfg.group_instance_id or f"{cfg.client_id}@{id(self):x}"
         self.callbacks = CallbackSet(listener, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
         self.rebalance_protocol: RebalanceProtocol = cfg.rebalance_protocol
-        self.assignors = list(cfg.partition_assignment_strategy)
-        self._assignor_state = {
-            n: AssignorState(n, None if isinstance(a, str) else a)
-            for n, a in zip(cfg.assignor_names, self.assignors)
-        }
+        # the assignor objects, one per configured strategy: each keeps its own state between rebalances
+        # (the sticky assignors' last assignment and generation, as Java's onAssignment keeps it)
+        self.assignors = [as_assignor(a) for a in cfg.partition_assignment_strategy]
+        self._assignor_by_name = {a.name: a for a in self.assignors}
         self.auto_poll = auto_poll
         self.poll_delay_ms = int(poll_delay_ms)
         #: when the application polls next (ms from now), if it decides that rather than ``poll_delay_ms``
@@ -161,6 +162,12 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self._round: Optional[object] = None        # token of the join+sync round in flight
         self._round_generation: Optional[Generation] = None
         self._heartbeat_inflight: Optional[object] = None
+        self._join_sent_ms = 0                        # send time of the JoinGroup in flight
+        self._join_proves = False                     # session_guard: its NONE answer proves a restarted session
+        self._last_join_key: tuple[str, int] = ("", -1)   # (member id, generation) of the last JoinGroup sent
+        self._sync_sent_ms = 0                        # send time of the SyncGroup in flight
+        self._session_proof_ms = clock.now_ms()       # session_guard's R (only read while partitions are owned)
+        self._session_check_at = 0                    # the deadline the session check is armed at
 
         # -- subscription / assignment state (ConsumerCoordinator + SubscriptionState) ---------------
         self._pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
@@ -189,7 +196,7 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self.stats = {
             "joins_sent": 0, "syncs_sent": 0, "heartbeats_sent": 0, "rebalances": 0,
             "assigned_callbacks": 0, "revoked_callbacks": 0, "lost_callbacks": 0,
-            "partitions_assigned": 0, "partitions_revoked": 0, "partitions_lost": 0,
+            "partitions_assigned": 0, "partitions_revoked": 0, "partitions_lost": 0, "session_lapses": 0,
         }
         #: (time, generation id) of every completed rebalance of this member
         self.generation_history: list[tuple[int, int]] = []
@@ -320,6 +327,15 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self.assignment = frozenset()
         self._surface(errs)
 
+    def _lose_all(self) -> None:
+        """The member is (or may be) no longer a member: every owned partition is reported lost now."""
+        if not self.assignment:
+            return
+        errs = FirstError()
+        lost, self.assignment = self.assignment, frozenset()
+        self._invoke("lost", lost, errs)
+        self._surface(errs)
+
     def _maybe_leave_group(self, reason: str) -> None:
         """Dynamic members send LeaveGroup (static ones never do, KIP-345); both reset their generation."""
         gen = self.generation
@@ -341,9 +357,13 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
 
     # ======================================================================= lifecycle & errors
     def _fatal(self, code: ErrorCode, api: str) -> None:
-        """Stop for good.  State and generation stay as the failed request left them, as in Java: after a fatal
-        JoinGroup/SyncGroup the rebalance is still in progress, so the application's close() (onLeavePrepare)
-        reports the owned partitions lost -- another member may own them already -- rather than revoked."""
+        """Stop for good, and stop owning at once: the owned partitions are reported lost now, not at close().
+        A fenced instance id (82) is another process's, which may own the partitions already; after any other
+        fatal error the member sends nothing more, so its session lapses and the coordinator hands its partitions
+        on -- the member cannot keep them safely (see :mod:`.session_guard`).  Java leaves them owned until the
+        application closes the consumer (onLeavePrepare reports them lost then, or revoked after a fenced
+        OffsetCommit in a stable generation, where committing from the callback would be fenced too).  State
+        and generation stay as the failed request left them, as in Java."""
         err = FatalMemberError(code, api, self.name)
         self.fatal_error = err
         self.errors.append(err)
@@ -351,6 +371,7 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, OffsetCommitMixin, PollLoopMix
         self._round = None
         self._stop()
         self._notify("fatal", err)
+        self._lose_all()
 
     def _stop(self) -> None:
         self._timers.cancel_all()

@@ -28,8 +28,11 @@ class PollLoopMixin:
         self._timers.fired("poll")
         if not self.alive or self.state is MemberState.UNJOINED:
             return
-        # Kafka's heartbeat thread: "consumer poll timeout has expired" -> leave the group
+        # Kafka's heartbeat thread: "consumer poll timeout has expired" -> leave the group.  The partitions are
+        # reported lost at once (Java reports them at the application's next poll): once the LeaveGroup is sent
+        # the coordinator may hand them on, and the member must not own what it no longer holds (session_guard)
         self._timers.cancel("heartbeat")
+        self._lose_all()
         self._maybe_leave_group("consumer poll timeout has expired")
         self.state = MemberState.UNJOINED
         self._notify("state", self.state)

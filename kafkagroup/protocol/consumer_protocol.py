@@ -114,7 +114,9 @@ class Subscription:
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(self.topics))
         owned = self.owned_partitions
-        if not (type(owned) is tuple and set(map(type, owned)) <= _ONLY_TOPIC_PARTITIONS):
+        if type(owned) in (tuple, list) and set(map(type, owned)) <= _ONLY_TOPIC_PARTITIONS:
+            owned = tuple(owned)   # already TopicPartitions (a member's own): no second construction
+        else:
             owned = tuple(TopicPartition(t, p) for t, p in owned)
         object.__setattr__(self, "owned_partitions", owned)
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolSubscription"))

@@ -55,9 +55,11 @@ class PartitionLedger:
     #: double-ownership incidents kept in full in :attr:`violations`; later ones are only counted
     KEPT_VIOLATIONS = 100
 
-    def __init__(self, clock: Clock, *, strict: bool = False) -> None:
+    def __init__(self, clock: Clock, *, strict: bool = False, exclusive: bool = True) -> None:
         self.clock = clock
         self.strict = strict
+        self.exclusive = exclusive   # False: several owners per partition are by design (no violation; settled
+        #                              means at least one owner), as OwnershipLedger(exclusive=False)
         self.members: dict[str, MemberOwnership] = {}
         self._member_index: dict[str, int] = {}
         self._member_names: list[str] = []
@@ -271,7 +273,7 @@ class PartitionLedger:
         for k in multi.tolist():
             mine[k] = m in self._shared[int(pids[k])]
         others = (n - mine) > 0
-        if others.any():
+        if self.exclusive and others.any():
             self._violations(member, m, pids[others], now)
         new = pids[~mine]
         was_free = 0
@@ -402,13 +404,15 @@ class PartitionLedger:
         return sum(self._topic_existing)
 
     def unsettled(self, topic: str) -> int:
-        """Existing partitions of ``topic`` not owned by exactly one member (numpy over the topic's partitions)."""
+        """Existing partitions of ``topic`` not owned by exactly one member (by none, when not ``exclusive``):
+        numpy over the topic's partitions."""
         t = self._topic_index.get(topic)
         if t is None:
             return 0
         pids = self._topic_pids[t]
         pids = pids[pids >= 0]
-        return int(np.count_nonzero(self._exists[pids] & (self._n_owners[pids] != 1)))
+        owners = self._n_owners[pids]
+        return int(np.count_nonzero(self._exists[pids] & ((owners != 1) if self.exclusive else (owners < 1))))
 
     def owned_count(self, member: str) -> int:
         st = self.members.get(member)
@@ -458,6 +462,18 @@ class PartitionLedger:
         order = np.lexsort((self._partition_of[:size], rank[topic] if size else topic))
         return (names, topic[order], self._partition_of[:size][order], self._unowned_ms[:size][order],
                 self._max_pause[:size][order], self._moves[:size][order])
+
+    @property
+    def owners(self) -> dict[TopicPartition, set[str]]:
+        """Every existing partition and its owners right now (built on each read: for tests and small groups)."""
+        names = self._member_names
+        out: dict[TopicPartition, set[str]] = {}
+        for pid in np.flatnonzero(self._exists[:self._size]).tolist():
+            shared = self._shared.get(pid)
+            owner = int(self._owner[pid])
+            out[self._tp(pid)] = ({names[o] for o in shared} if shared is not None
+                                  else {names[owner]} if owner >= 0 else set())
+        return out
 
     @property
     def partitions(self) -> dict[TopicPartition, PartitionStats]:

@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "kafkagroup/stable_order.hpp"
+
 namespace kafkagroup {
 namespace sticky {
 
@@ -68,7 +70,7 @@ private:
         const int64_t range = hi - lo + 1;
         const int64_t S = static_cast<int64_t>(s);
         int64_t level = lo, need = 0, at_or_below = 0;  // need(level); subscribers with load <= level
-        if (range <= 4 * S + 64) {
+        if (counting_sort_pays(range, S)) {
             hist_.assign(static_cast<std::size_t>(range), 0);
             for (std::size_t i = 0; i < s; ++i) ++hist_[static_cast<std::size_t>(loads_[i] - lo)];
             at_or_below = hist_[0];
