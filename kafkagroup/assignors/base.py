@@ -94,6 +94,10 @@ def partition_counts(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
 
 def sorted_partitions(partitions: Iterable[Any]) -> list[TopicPartition]:
     """Partitions sorted by topic then partition (the order a Subscription's owned partitions are sent in)."""
+    if not isinstance(partitions, (list, tuple, set, frozenset)):
+        partitions = list(partitions)
+    if set(map(type, partitions)) <= {TopicPartition}:   # a member's own set: TopicPartition tuples sort by
+        return sorted(partitions)                         # (topic, partition) in C, no key function
     return sorted((TopicPartition(t, p) for t, p in partitions), key=lambda tp: (tp.topic, tp.partition))
 
 

@@ -44,7 +44,9 @@ class HeartbeatMixin:
             self._heartbeat_inflight = None
         if not self.alive:
             return
-        err = ErrorCode(resp.error_code)
+        err = resp.error_code
+        if type(err) is not ErrorCode:   # the coordinator answers ErrorCode members; a transport may give ints
+            err = ErrorCode(err)
         if err is _E.NONE or err is _E.REBALANCE_IN_PROGRESS:
             self._session_renewed(sent, sent_ms)   # both answers restart the session (spec §2.4)
         if err is _E.NONE:

@@ -26,7 +26,11 @@ Its parts, one concern per module (each a mixin working on the member's state):
   how errors reach the application.
 
 Application-facing behaviour: by default the member behaves as an application that polls continuously
-(``auto_poll=True``): a requested rejoin starts ``poll_delay_ms`` later.  :meth:`stall` stops polling (a
+(``auto_poll=True``): a requested rejoin starts ``poll_delay_ms`` later.  An application whose polls follow
+their own timeline passes ``next_poll_ms``: a function returning the milliseconds until the application's next
+``poll()`` (0: it is inside ``poll()`` now), asked each time the member needs a poll -- to rejoin, to retry, or
+after a start or resume -- instead of ``poll_delay_ms`` (the simulator's poll loop, :mod:`kafkagroup.sim.app`,
+is one).  :meth:`stall` stops polling (a
 stuck consumer: after ``max.poll.interval.ms`` the member leaves the group, as Kafka's heartbeat thread
 does, and reports its partitions lost), :meth:`poll` is the explicit poll: it raises, once, the first error since the last poll -- a rebalance
 callback's or assignor plug-in's error, an :class:`UnexpectedCoordinatorError` (a JoinGroup/SyncGroup error
@@ -117,6 +121,7 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, SessionGuardMixin, OffsetCommi
         on_lost: Optional[PartitionsCallback] = None,
         auto_poll: bool = True,
         poll_delay_ms: int = 0,
+        next_poll_ms: Optional[Callable[[], int]] = None,
         network_latency_ms: int = 0,
         name: Optional[str] = None,
         **kafka_config: Any,
@@ -144,6 +149,8 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, SessionGuardMixin, OffsetCommi
         self._assignor_by_name = {a.name: a for a in self.assignors}
         self.auto_poll = auto_poll
         self.poll_delay_ms = int(poll_delay_ms)
+        #: when the application polls next (ms from now), if it decides that rather than ``poll_delay_ms``
+        self.next_poll_ms: Optional[Callable[[], int]] = next_poll_ms
 
         # -- group state (AbstractCoordinator) ------------------------------------------------------
         self.state = MemberState.UNJOINED

@@ -7,6 +7,7 @@ most a few thousand partitions); the leader's cooperative check runs on the grou
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, AbstractSet, Iterable, NamedTuple
 
 from kafkagroup.assignors.base import sorted_partitions
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kafkagroup.assignors.group_assignment import GroupAssignment
+
+_TOPIC = attrgetter("topic")
 
 __all__ = [
     "AssignmentDelta",
@@ -48,12 +51,14 @@ def partitions_of_unsubscribed_topics(
     owned: Iterable[TopicPartition], topics: AbstractSet[str]
 ) -> frozenset[TopicPartition]:
     """Owned partitions whose topic is no longer subscribed: what a COOPERATIVE onJoinPrepare revokes (§6.4)."""
+    if frozenset(map(_TOPIC, owned)) <= topics:   # the usual case, checked in C: nothing to revoke
+        return frozenset()
     return frozenset(tp for tp in owned if tp.topic not in topics)
 
 
 def topics_outside_subscription(assigned: Iterable[TopicPartition], topics: AbstractSet[str]) -> frozenset[str]:
     """Topics of an assignment that the member does not subscribe to (§6.7 step 2: the assignment is outdated)."""
-    return frozenset(tp.topic for tp in assigned) - frozenset(topics)
+    return frozenset(map(_TOPIC, assigned)) - frozenset(topics)
 
 
 def validate_cooperative_assignment(result: GroupAssignment) -> None:

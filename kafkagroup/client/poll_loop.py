@@ -49,7 +49,10 @@ class PollLoopMixin:
             return
         if "poll_now" in self._timers:
             return
-        delay = self.poll_delay_ms if delay_ms is None else delay_ms
+        if self.next_poll_ms is not None:   # the application's own timeline decides (GroupMember's next_poll_ms)
+            delay = self.next_poll_ms()
+        else:
+            delay = self.poll_delay_ms if delay_ms is None else delay_ms
         self._timers.arm("poll_now", delay, self._auto_poll)
 
     def _auto_poll(self) -> None:

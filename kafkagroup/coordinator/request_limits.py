@@ -72,6 +72,7 @@ INT64 = (-(2**63), 2**63 - 1)
 _I32_LO, _I32_HI = INT32
 _I64_LO, _I64_HI = INT64
 _BITS = {INT16: "int16", INT32: "int32", INT64: "int64"}
+_ASCII_SAFE = MAX_STRING_BYTES   # ASCII: one UTF-8 byte per character
 
 
 def _int(value: Any, limits: tuple[int, int], where: str, field: str) -> str | None:
@@ -84,6 +85,8 @@ def _int(value: Any, limits: tuple[int, int], where: str, field: str) -> str | N
 
 
 def _str(value: Any, where: str, field: str, *, nullable: bool = False) -> str | None:
+    if type(value) is str and len(value) <= _ASCII_SAFE and value.isascii():
+        return None   # the fast path: an ASCII str of at most 32,767 characters is a valid STRING
     if value is None:
         return None if nullable else f"{where}: {field} is null, which Kafka's wire format does not allow here"
     if not isinstance(value, str):
@@ -164,15 +167,22 @@ def _array_of(values: Any, where: str, field: str, check: Callable[[Any, str, st
 # ------------------------------------------------------------------------------------------- membership
 
 
-def _str_bytes_pairs(entries: Iterable[Any], where: str, caller: str, entry_name: str, field: str,
+def _str_bytes_pairs(entries: Iterable[Any], where: str, caller: Callable[[], str], entry_name: str, field: str,
                      names: tuple[str, str]) -> str | None:
     """The first wire violation among (str, bytes) pairs (JoinGroup protocols, SyncGroup assignments), or
-    None; raises InvalidGroupError for an entry of the wrong shape."""
+    None; raises InvalidGroupError for an entry of the wrong shape (``caller()`` words who sent it).  A leader's
+    SyncGroup carries one pair per member: the common pair (an ASCII name, bytes) is passed over without
+    building any message."""
     problem = None
     for i, entry in enumerate(entries):
+        if type(entry) is tuple and len(entry) == 2:
+            name, blob = entry
+            if (type(name) is str and type(blob) is bytes and len(name) <= _ASCII_SAFE and name.isascii()
+                    and len(blob) <= MAX_BYTES_LENGTH):
+                continue
         if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
                 and isinstance(entry[1], (bytes, bytearray, memoryview))):
-            raise InvalidGroupError(f"{caller}: {entry_name} #{i} must be ({names[0]}: str, {names[1]}: bytes), "
+            raise InvalidGroupError(f"{caller()}: {entry_name} #{i} must be ({names[0]}: str, {names[1]}: bytes), "
                                     f"got {entry!r}")
         if problem is None:
             problem = _first(_str(entry[0], where, f"{field}[{i}].{names[0]}"),
@@ -191,7 +201,7 @@ def join_group_violation(request: JoinGroupRequest) -> str | None:
     null = _array(protocols, where, "protocols")
     if null is not None:
         return null
-    problem = _str_bytes_pairs(protocols, where, f"JoinGroup of member {request.member_id!r} in group "
+    problem = _str_bytes_pairs(protocols, where, lambda: f"JoinGroup of member {request.member_id!r} in group "
                                f"{request.group_id!r}", "protocol", "protocols", ("name", "metadata"))
     return _first(
         _group_id(where, request.group_id),
@@ -217,7 +227,7 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
             return null
     items: Iterable[Any] = (request.assignments.items() if isinstance(request.assignments, Mapping)
                             else request.assignments)
-    problem = _str_bytes_pairs(items, where, f"SyncGroup of member {request.member_id!r} in group "
+    problem = _str_bytes_pairs(items, where, lambda: f"SyncGroup of member {request.member_id!r} in group "
                                f"{request.group_id!r}", "assignment", "assignments", ("member_id", "assignment"))
     return _first(
         _group_id(where, request.group_id),
@@ -229,6 +239,15 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
 
 
 def heartbeat_violation(request: HeartbeatRequest) -> str | None:
+    # every member sends one every heartbeat.interval.ms: the common request is checked without building
+    # the message prefix (the full pass below names the field when something is wrong)
+    group_id, member_id, instance, generation = (request.group_id, request.member_id, request.group_instance_id,
+                                                 request.generation_id)
+    if (type(group_id) is str and type(member_id) is str and type(generation) is int
+            and _I32_LO <= generation <= _I32_HI and len(group_id) <= _ASCII_SAFE and len(member_id) <= _ASCII_SAFE
+            and group_id.isascii() and member_id.isascii()
+            and (instance is None or (type(instance) is str and len(instance) <= _ASCII_SAFE and instance.isascii()))):
+        return None
     where = _where("Heartbeat", request.group_id)
     return _first(
         _group_id(where, request.group_id),

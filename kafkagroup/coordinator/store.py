@@ -219,6 +219,9 @@ class GroupStore:
             raise ValueError(f"integrity_check must be 'full', 'quick' or 'off', not {integrity_check!r}")
         self.path = path
         self._failures: list[tuple[WriteKind, ErrorCode]] = []
+        # group id -> member rows as this connection last committed them (store_group writes only changes)
+        self._member_rows: dict[str, list[tuple]] = {}
+        self._data_version: int | None = None
         if path != ":memory:":
             _refuse_read_only(path)
         try:
@@ -353,21 +356,48 @@ class GroupStore:
     # ---------------------------------------------------------------------- writes
 
     def store_group(self, record: GroupRecord) -> None:
-        """Replace the stored metadata (and member list) of one group."""
-        members = [(record.group_id, i, m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                    m.rebalance_timeout_ms, m.session_timeout_ms, m.subscription, m.assignment)
-                   for i, m in enumerate(record.members)]
-        self._transaction("group", [
+        """Replace the stored metadata (and member list) of one group, in one transaction.
+
+        What the file holds afterwards is exactly ``record``.  Only the member rows that differ from the
+        ones this connection last committed for the group are written (a static member's restart changes
+        one row of 1,000: the write costs O(changed rows) in SQLite, O(members) only to compare).  The
+        rows last committed are trusted only while no other connection has committed to the file since
+        (``PRAGMA data_version``); otherwise, and after a failed write, the whole member list is rewritten.
+        """
+        group_id = record.group_id
+        rows = [(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                 m.session_timeout_ms, m.subscription, m.assignment) for m in record.members]
+        statements: list[tuple[str, object]] = [
             ("INSERT OR REPLACE INTO groups VALUES (?, ?, ?, ?, ?, ?, ?)",
-             (record.group_id, record.partition, record.protocol_type, record.generation_id,
-              record.protocol_name, record.leader_id, record.state_timestamp)),
-            ("DELETE FROM members WHERE group_id = ?", (record.group_id,)),
-            ("INSERT INTO members VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", members),
-        ])
+             (group_id, record.partition, record.protocol_type, record.generation_id,
+              record.protocol_name, record.leader_id, record.state_timestamp))]
+        previous = self._committed_members(group_id)
+        if previous is None:
+            statements.append(("DELETE FROM members WHERE group_id = ?", (group_id,)))
+            changed = [(group_id, i, *row) for i, row in enumerate(rows)]
+        else:
+            changed = [(group_id, i, *row) for i, row in enumerate(rows) if i >= len(previous) or previous[i] != row]
+            if len(previous) > len(rows):
+                statements.append(("DELETE FROM members WHERE group_id = ? AND position >= ?", (group_id, len(rows))))
+        if changed:
+            statements.append(("INSERT OR REPLACE INTO members VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", changed))
+        self._member_rows.pop(group_id, None)   # unknown until the transaction has committed
+        self._transaction("group", statements)
+        self._member_rows[group_id] = rows
+
+    def _committed_members(self, group_id: str) -> list[tuple] | None:
+        """The member rows this connection last committed for the group, if the file cannot have changed since."""
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        if version != self._data_version:   # another connection committed: forget everything remembered
+            self._member_rows.clear()
+            self._data_version = version
+            return None
+        return self._member_rows.get(group_id)
 
     def delete_group(self, group_id: str) -> None:
         """Remove a group's metadata and all its offsets, pending transactional ones included (Kafka's
         tombstones)."""
+        self._member_rows.pop(group_id, None)
         self._transaction("group", [
             ("DELETE FROM groups WHERE group_id = ?", (group_id,)),
             ("DELETE FROM members WHERE group_id = ?", (group_id,)),
@@ -447,6 +477,7 @@ class GroupStore:
             ("DELETE FROM pending_txn_offsets WHERE group_id = ? AND topic = ? AND partition_index = ?", keys),
         ]
         if delete_group:
+            self._member_rows.pop(group_id, None)
             statements.append(("DELETE FROM groups WHERE group_id = ?", (group_id,)))
             statements.append(("DELETE FROM members WHERE group_id = ?", (group_id,)))
         self._transaction("offsets", statements)

@@ -40,6 +40,7 @@ Example::
 from __future__ import annotations
 
 import struct
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
@@ -53,6 +54,8 @@ __all__ = [
     "short_repr", "string_problem", "encode_subscription", "decode_subscription", "encode_assignment", "decode_assignment",
     "write_topic_partitions", "read_topic_partitions", "group_in_first_appearance_order",
 ]
+
+_ONLY_TOPIC_PARTITIONS = frozenset({TopicPartition})
 
 #: Highest ConsumerProtocol version this codec writes (and reads field by field).
 MAX_VERSION = 3
@@ -110,9 +113,12 @@ class Subscription:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(self.topics))
-        object.__setattr__(
-            self, "owned_partitions", tuple(TopicPartition(t, p) for t, p in self.owned_partitions)
-        )
+        owned = self.owned_partitions
+        if type(owned) in (tuple, list) and set(map(type, owned)) <= _ONLY_TOPIC_PARTITIONS:
+            owned = tuple(owned)   # already TopicPartitions (a member's own): no second construction
+        else:
+            owned = tuple(TopicPartition(t, p) for t, p in owned)
+        object.__setattr__(self, "owned_partitions", owned)
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolSubscription"))
 
 
@@ -129,6 +135,14 @@ class Assignment:
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(TopicPartition(t, p) for t, p in self.partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
+
+    @classmethod
+    def _decoded(cls, partitions: tuple[TopicPartition, ...], user_data: Optional[bytes]) -> "Assignment":
+        """An Assignment of values the decoder produced (already TopicPartitions and bytes): no second pass."""
+        assignment = object.__new__(cls)
+        object.__setattr__(assignment, "partitions", partitions)
+        object.__setattr__(assignment, "user_data", user_data)
+        return assignment
 
 
 def _user_data(value: object, message: str) -> Optional[bytes]:
@@ -161,7 +175,10 @@ def read_topic_partitions(reader: Reader, field: str) -> list[TopicPartition]:
     result: list[TopicPartition] = []
     for i in range(count):
         topic = reader.string(f"{field}[{i}].topic")
-        result.extend(TopicPartition(topic, p) for p in reader.int32_array(f"{field}[{i}].partitions"))
+        # tuple.__new__ over zip/repeat builds the TopicPartitions in C loops (a member decodes every partition
+        # it is assigned, at every rebalance)
+        result.extend(map(tuple.__new__, repeat(TopicPartition),
+                          zip(repeat(topic), reader.int32_array(f"{field}[{i}].partitions"))))
     return result
 
 
@@ -170,6 +187,26 @@ def group_in_first_appearance_order(partitions: Iterable[TopicPartition]) -> lis
     for topic, partition in partitions:
         grouped.setdefault(topic, []).append(partition)
     return list(grouped.items())
+
+
+def _by_topic_in_java_order(partitions: Sequence[TopicPartition]) -> list[tuple[str, list[int]]]:
+    """``[(topic, ascending partitions)]`` with topics in Java's String order (duplicates kept), as Java's
+    ``ConsumerProtocol`` writes owned partitions.  One C sort of the pairs, then one slice per topic (a member
+    sends every partition it owns in every JoinGroup)."""
+    if not partitions:
+        return []
+    try:
+        ordered = sorted(partitions)
+    except TypeError as exc:   # a partition that is not an int: the encoder's diagnosis names it
+        raise ValueError(str(exc)) from None
+    topics, numbers = zip(*ordered)
+    runs: dict[str, list[int]] = {}
+    start = 0
+    for topic in sorted(set(topics)):          # the order of the runs in ``ordered``
+        end = start + topics.count(topic)
+        runs[topic] = list(numbers[start:end])
+        start = end
+    return [(topic, runs[topic]) for topic in sorted(runs, key=java_string_key)]
 
 
 def encode_subscription(subscription: Subscription, version: int = MAX_VERSION) -> bytes:
@@ -193,8 +230,7 @@ def _encode_subscription(subscription: Subscription, version: int) -> bytes:
         writer.string(topic, "topics")
     writer.nullable_bytes(subscription.user_data)
     if version >= 1:
-        owned = sorted(subscription.owned_partitions, key=lambda tp: (java_string_key(tp.topic), tp.partition))
-        write_topic_partitions(writer, group_in_first_appearance_order(owned), "owned_partitions")
+        write_topic_partitions(writer, _by_topic_in_java_order(subscription.owned_partitions), "owned_partitions")
     if version >= 2:
         writer.int32(subscription.generation_id)
     if version >= 3:
@@ -301,4 +337,4 @@ def decode_assignment(data: bytes, what: str = "ConsumerProtocolAssignment") -> 
     user_data = reader.nullable_bytes("user_data")
     if version <= MAX_VERSION:
         reader.expect_end(f"end of v{version} message")
-    return Assignment(partitions, user_data)
+    return Assignment._decoded(tuple(partitions), user_data)

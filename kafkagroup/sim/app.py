@@ -32,12 +32,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from kafkagroup.client.member import GroupMember
 from kafkagroup.client.transport import InProcessTransport
 from kafkagroup.messages.api import SyncGroupRequest, SyncGroupResponse
 from kafkagroup.messages.clock import Clock
 
-__all__ = ["ProcessingModel", "PollLoop", "ApplicationMember", "PollGatedTransport", "EXACT_SUM_RECORDS"]
+__all__ = ["ProcessingModel", "PollLoop", "PollGatedTransport", "EXACT_SUM_RECORDS"]
 
 #: batches of at most this many records are the exact sum of per-record draws; larger ones use the normal
 #: approximation of that sum (the central limit theorem; within a few percent from ~30 records on)
@@ -114,7 +113,7 @@ class PollLoop:
                               or model.batch_ms_mean + 12 * model.batch_ms_sd >= max_poll_interval_ms)
         self._watch: Any = None
 
-    # -- what the member asks -------------------------------------------------------------------------
+    # -- what the member asks (GroupMember's next_poll_ms hook) -----------------------------------------
     def ms_to_next_poll(self) -> int:
         if not self.consuming:
             return 0
@@ -204,17 +203,3 @@ class PollGatedTransport(InProcessTransport):
 
     def sync_group(self, request: SyncGroupRequest, on_response: Callable[[SyncGroupResponse], None]) -> None:
         super().sync_group(request, lambda resp: self.loop.at_next_poll(lambda: on_response(resp)))
-
-
-class ApplicationMember(GroupMember):
-    """A :class:`GroupMember` whose polls happen when its application (a :class:`PollLoop`) polls.
-
-    The one hook: GroupMember schedules every poll it needs through ``_schedule_poll(delay)``; here the
-    delay is the time until the application's next poll instead of a fixed ``poll_delay_ms``.
-    """
-
-    loop: Optional[PollLoop] = None
-
-    def _schedule_poll(self, delay_ms: Optional[int] = None) -> None:
-        loop = self.loop
-        super()._schedule_poll(loop.ms_to_next_poll() if loop is not None else delay_ms)

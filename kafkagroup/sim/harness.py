@@ -22,13 +22,13 @@ import numpy as np
 
 from kafkagroup.client.cluster import ClusterMetadata
 from kafkagroup.client.config import MemberConfig
-from kafkagroup.client.ledger import OwnershipLedger
 from kafkagroup.client.member import GroupMember, MemberState
 from kafkagroup.messages.clock import ManualClock
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.coordinator.group import GroupState
-from kafkagroup.sim.app import ApplicationMember, PollGatedTransport, PollLoop, ProcessingModel
+from kafkagroup.sim.app import PollGatedTransport, PollLoop, ProcessingModel
 from kafkagroup.sim.errors import SimulationError
+from kafkagroup.sim.ownership import PartitionLedger
 from kafkagroup.sim.timeline import OwnershipTimeline
 from kafkagroup.structs import TopicPartition
 
@@ -69,8 +69,9 @@ class GroupHarness:
             member_id_factory=lambda prefix: f"{prefix}-{next(counter):06d}",
         )
         self.cluster = ClusterMetadata(dict(topics))
-        self.ledger = OwnershipLedger(self.clock)
-        self.ledger.add_partitions(self._all_partitions())
+        self.ledger = PartitionLedger(self.clock)
+        for topic, count in self.cluster.partitions_per_topic.items():
+            self.ledger.add_topic_partitions(topic, 0, count)
         self.member_config = {"group.id": group_id, **(member_config or {})}
         self.network_latency_ms = network_latency_ms
         self.poll_delay_ms = poll_delay_ms
@@ -86,8 +87,9 @@ class GroupHarness:
         self.application = application
         self._unready_hint: Optional[str] = None           # is_stable's shortcut (see there)
         self.loops: dict[str, PollLoop] = {}               # name -> current incarnation's poll loop
+        self.all_loops: dict[str, list[PollLoop]] = {}     # name -> every incarnation's poll loop
         self.timeline = OwnershipTimeline()
-        self.timeline.set_total(self.clock.now_ms(), len(self.ledger.owners))
+        self.timeline.set_total(self.clock.now_ms(), self.ledger.partition_total())
 
     # ------------------------------------------------------------------ membership
     def add(
@@ -146,9 +148,8 @@ class GroupHarness:
         self._end_process(name, self.ledger.crashed)
 
     def _end_process(self, name: str, ledger_end: Any) -> None:
-        held = self.ledger.owned_by(name)
-        ledger_end(name)
-        self.timeline.after_change(self.ledger, self.clock.now_ms(), name, 0, held)
+        orphaned = ledger_end(name)
+        self.timeline.after_change(self.clock.now_ms(), name, 0, -orphaned)
         loop = self.loops.pop(name, None)
         if loop is not None:
             loop.stop()
@@ -159,23 +160,23 @@ class GroupHarness:
         ledger, timeline, clock = self.ledger, self.timeline, self.clock
         ledger.started(name)
 
-        def owned_changed() -> None:
+        def owned_changed(owned: int) -> None:
             loop = self.loops.get(name)
             if loop is not None:
-                st = ledger.members.get(name)
-                loop.owned_changed(len(st.owned) if st is not None else 0)
+                loop.owned_changed(owned)
 
         def on_assign(partitions: frozenset[TopicPartition]) -> None:
-            gained = timeline.before_assign(ledger, partitions)
-            ledger.assigned(name, partitions)
-            timeline.after_change(ledger, clock.now_ms(), name, gained)
-            owned_changed()
+            gained = ledger.assigned(name, partitions)
+            owned = ledger.owned_count(name)
+            timeline.after_change(clock.now_ms(), name, owned, gained)
+            owned_changed(owned)
 
         def released(kind: str) -> Any:
             def on_release(partitions: frozenset[TopicPartition]) -> None:
-                ledger.released(name, partitions, kind)
-                timeline.after_change(ledger, clock.now_ms(), name, 0, partitions)
-                owned_changed()
+                orphaned = ledger.released(name, partitions, kind)
+                owned = ledger.owned_count(name)
+                timeline.after_change(clock.now_ms(), name, owned, -orphaned)
+                owned_changed(owned)
             return on_release
 
         return {"on_assign": on_assign, "on_revoke": released("revoked"), "on_lost": released("lost")}
@@ -190,11 +191,11 @@ class GroupHarness:
                         on_poll_timeout=lambda: holder["m"].stall(),
                         on_late_poll=lambda: holder["m"].resume() if holder["m"].stalled else None)
         transport = PollGatedTransport(self.coordinator, self.clock, self.network_latency_ms, loop)
-        member = ApplicationMember(transport, clock=self.clock, cluster=self.cluster, topics=topics, config=cfg,
-                                   name=name, **callbacks)
-        member.loop = loop
+        member = GroupMember(transport, clock=self.clock, cluster=self.cluster, topics=topics, config=cfg,
+                             name=name, next_poll_ms=loop.ms_to_next_poll, **callbacks)
         holder["m"] = member
         self.loops[name] = loop
+        self.all_loops.setdefault(name, []).append(loop)
         return member
 
     def restart(self, name: str, **config: Any) -> GroupMember:
@@ -322,7 +323,7 @@ class GroupHarness:
         ``self.cluster`` directly).  Assumes partitions 0..n-1 are registered, as this harness does."""
         known = self.ledger.partition_count(topic)
         if known < count:
-            self.ledger.add_partitions(TopicPartition(topic, p) for p in range(known, count))
+            self.ledger.add_topic_partitions(topic, known, count)
         elif known > count:
             self.ledger.remove_partitions(TopicPartition(topic, p) for p in range(count, known))
 
@@ -331,13 +332,10 @@ class GroupHarness:
         """Grow (or create) a topic; members notice at their next metadata refresh (or now with ``refresh``)."""
         self.cluster.set_partitions(topic, count)
         self._sync_ledger(topic, count)
-        self.timeline.set_total(self.clock.now_ms(), len(self.ledger.owners))
+        self.timeline.set_total(self.clock.now_ms(), self.ledger.partition_total())
         if refresh:
             for m in self.running:
                 m.refresh_metadata()
-
-    def _all_partitions(self) -> list[TopicPartition]:
-        return [TopicPartition(t, p) for t, n in self.cluster.partitions_per_topic.items() for p in range(n)]
 
     def assignment(self) -> dict[str, frozenset[TopicPartition]]:
         return {name: m.assignment for name, m in self.members.items() if m.alive}

@@ -73,6 +73,8 @@ class SimulationReport:
     steps: list[StepReport] = field(default_factory=list)
     worst_partitions: list[PartitionPause] = field(default_factory=list)
     member_reports: list[MemberReport] = field(default_factory=list)
+    #: requests the members sent after time 0, by API (heartbeat, join_group, sync_group, leave_group, ...)
+    requests: dict[str, int] = field(default_factory=dict)
     timeline: Optional[OwnershipTimeline] = field(default=None, repr=False, compare=False)
 
     @property

@@ -10,8 +10,10 @@ group is stable (time 0 of the report).  A scenario always produces the same rep
 """
 from __future__ import annotations
 
+import gc
 import warnings
-from typing import Any, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -36,7 +38,32 @@ def simulate(scenario: Scenario | Mapping[str, Any]) -> SimulationReport:
         scenario = parse_scenario(scenario)
         for w in scenario.warnings:
             warnings.warn(w, ScenarioWarning, stacklevel=2)
-    sc = scenario
+    with _collector_for_long_runs():
+        return _simulate(scenario)
+
+
+@contextmanager
+def _collector_for_long_runs() -> Iterator[None]:
+    """Python's cyclic collector, tuned for a run that holds millions of long-lived objects.
+
+    A simulation allocates small objects at every event (timers, requests, responses) next to a large, stable
+    heap (members, the ownership ledger, the coordinator's group): with the default thresholds the collector's
+    older generations walk that heap again and again, which measured as half the cost of a heartbeat at
+    300 members.  Here the youngest generation is collected every 50,000 allocations (not 700), and the
+    settled initial group is frozen (``gc.freeze``: never scanned again; reference counting still frees it).
+    Both are process-wide settings, restored on exit.  Limit: a reference cycle among the frozen objects that
+    becomes garbage during the run is only freed by the first full collection after the run.
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(50_000, thresholds[1], thresholds[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+def _simulate(sc: Scenario) -> SimulationReport:
     member_cfg = {**sc.config, "max.poll.records": sc.processing.max_poll_records,
                   "partition.assignment.strategy": sc.strategy}
     h = GroupHarness(
@@ -51,11 +78,13 @@ def simulate(scenario: Scenario | Mapping[str, Any]) -> SimulationReport:
     if h.settle(sc.settle_timeout_ms) is None:
         raise SimulationError(f"{sc.name}: the initial group of {sc.members} members did not settle within "
                               f"{sc.settle_timeout_ms} ms")
+    gc.freeze()   # the settled initial group (see _collector_for_long_runs)
     h.ledger.reset_window()
     for m in h.running:
         m.stats["rebalances"] = 0
         m.generation_history.clear()
     t0 = h.clock.now_ms()
+    requests0 = _requests(h)
     start_gen = h.generation()
     current = list(sc.strategy)
     steps: list[StepReport] = []
@@ -66,7 +95,18 @@ def simulate(scenario: Scenario | Mapping[str, Any]) -> SimulationReport:
         steps.append(StepReport(step["action"], begun - t0,
                                 None if settled is None else h.clock.now_ms() - begun, h.generation() - gen0))
     h.ledger.close_window()
-    return _report(h, sc, current, t0, start_gen, steps)
+    report = _report(h, sc, current, t0, start_gen, steps)
+    report.requests = {api: n - requests0.get(api, 0) for api, n in sorted(_requests(h).items())}
+    return report
+
+
+def _requests(h: GroupHarness) -> dict[str, int]:
+    """Requests sent by every member incarnation so far, by API (each transport counts its own)."""
+    total: dict[str, int] = {}
+    for m in [*h._retired, *h.members.values()]:
+        for api, n in getattr(m.transport, "requests_sent", {}).items():
+            total[api] = total.get(api, 0) + n
+    return total
 
 
 def _running(h: GroupHarness) -> list[str]:
@@ -134,7 +174,7 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
         gens = [g for m in incarnations for t, g in m.generation_history if t >= t0]
         live = h.members.get(name)
         down = h.down_ms.get(name, 0) + (h.clock.now_ms() - h.down_since[name] if name in h.down_since else 0)
-        timeouts = sum(getattr(getattr(m, "loop", None), "poll_timeouts", 0) for m in incarnations)
+        timeouts = sum(loop.poll_timeouts for loop in h.all_loops.get(name, ()))
         reports.append(MemberReport(
             name=name, incarnations=len(incarnations), down_ms=down,
             owned_nothing_ms=st.owned_nothing_ms if st else 0, partition_wait_ms=st.waited_ms if st else 0,
@@ -145,12 +185,11 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
             poll_timeouts=timeouts,
         ))
     loads = [len(m.assignment) for m in h.running] or [0]
-    # sorted, so that ties among the worst partitions come out the same in every process (hash seeds vary)
-    parts = sorted(ledger.partitions.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
-    unowned = np.fromiter((p.unowned_ms for _, p in parts), dtype=np.int64, count=len(parts))
+    # sorted by (topic, partition), so that ties among the worst partitions come out the same in every process
+    topic_names, topic, partition, unowned, max_pause, moves = ledger.partition_figures()
     worst_idx = np.argsort(-unowned, kind="stable")[:WORST_PARTITIONS]
-    worst = [PartitionPause(f"{parts[i][0].topic}-{parts[i][0].partition}", int(parts[i][1].unowned_ms),
-                            int(parts[i][1].max_pause_ms), int(parts[i][1].moves))
+    worst = [PartitionPause(f"{topic_names[topic[i]]}-{partition[i]}", int(unowned[i]), int(max_pause[i]),
+                            int(moves[i]))
              for i in worst_idx if unowned[i] > 0]
     return SimulationReport(
         name=sc.name, description=sc.description, strategy=list(strategy),
@@ -158,9 +197,9 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
         members=len(h.running), partitions=sum(h.cluster.partitions_per_topic.values()),
         duration_ms=h.clock.now_ms() - t0, stable=h.is_stable(),
         start_generation=start_gen, end_generation=h.generation(),
-        moved_partitions=sum(p.moves for _, p in parts),
+        moved_partitions=int(moves.sum()),
         partition_unowned_ms=int(unowned.sum()),
-        max_partition_pause_ms=max((p.max_pause_ms for _, p in parts), default=0),
+        max_partition_pause_ms=int(max_pause.max()) if len(max_pause) else 0,
         paused_partitions=int((unowned > 0).sum()),
         pause_p50_ms=int(np.percentile(unowned, 50)) if len(unowned) else 0,
         pause_p99_ms=int(np.percentile(unowned, 99)) if len(unowned) else 0,

@@ -1,17 +1,12 @@
 """What the pictures and the time-based figures need: per member, how many partitions it owned over time, and
 for the group, how many partitions had a consuming owner.
 
-Fed by the harness after every ownership change (the members' callbacks, a crash, a clean stop); costs
-O(partitions in the change) per change and keeps one (time, count) pair per change.
+Fed by the harness after every ownership change (the members' callbacks, a crash, a clean stop) with counts
+the ownership ledger returns; costs O(1) per change and keeps one (time, count) pair per change.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
-
-from kafkagroup.client.ledger import OwnershipLedger
-from kafkagroup.structs import TopicPartition
-
 __all__ = ["OwnershipTimeline"]
 
 
@@ -29,23 +24,15 @@ class OwnershipTimeline:
         self._total_now = total
         self._point(now)
 
-    def before_assign(self, ledger: OwnershipLedger, partitions: Iterable[TopicPartition]) -> int:
-        """Partitions of the assignment that have no owner yet (call before the ledger sees it)."""
-        owners = ledger.owners
-        return sum(1 for tp in partitions if not owners.get(tp))
-
-    def after_change(self, ledger: OwnershipLedger, now: int, member: str, gained: int,
-                     released: Iterable[TopicPartition] = ()) -> None:
-        owners = ledger.owners
-        lost_owner = sum(1 for tp in released if tp in owners and not owners[tp])
-        self._consuming_now += gained - lost_owner
-        st = ledger.members.get(member)
-        count = len(st.owned) if st is not None else 0
+    def after_change(self, now: int, member: str, owned: int, consuming_delta: int) -> None:
+        """``member`` owns ``owned`` partitions from ``now`` on; ``consuming_delta`` partitions gained
+        (positive) or lost (negative) their only owner."""
+        self._consuming_now += consuming_delta
         series = self.owned.setdefault(member, [])
         if series and series[-1][0] == now:
-            series[-1] = (now, count)
-        elif not series or series[-1][1] != count:
-            series.append((now, count))
+            series[-1] = (now, owned)
+        elif not series or series[-1][1] != owned:
+            series.append((now, owned))
         self._point(now)
 
     def _point(self, now: int) -> None:

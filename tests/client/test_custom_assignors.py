@@ -22,7 +22,7 @@ from kafkagroup.assignors import (
 from kafkagroup.client import CooperativeAssignmentViolation, MemberState
 from kafkagroup.client.cluster import ClusterMetadata
 from kafkagroup.client.leader import perform_assignment
-from kafkagroup.client.ledger import OwnershipLedger
+from kafkagroup.sim.ownership import PartitionLedger
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.examples import BroadcastAssignor, RandomAssignor
 from kafkagroup.messages.api import JoinGroupResponseMember
@@ -51,7 +51,7 @@ def _harness(strategy, *, shared: bool, protocol_check: bool = True) -> GroupHar
     if shared:
         # several owners per partition are the assignor's design: the ledger must not call them violations,
         # and a partition is settled once someone owns it (the members' own view is checked below)
-        h.ledger = OwnershipLedger(h.clock, exclusive=False, strict=False)
+        h.ledger = PartitionLedger(h.clock, exclusive=False, strict=False)
         h.ledger.add_partitions(TP(t, p) for t, n in TOPICS.items() for p in range(n))
     return h
 
