@@ -157,9 +157,12 @@ def group_error(problems: BatchProblems, g: int, error: Exception | str) -> str:
 def group_batch_of(problems: BatchProblems) -> GroupBatch:
     """The batch's compact problems as one native GroupBatch (no copies: the builder's arrays are
     already laid out group after group). Groups the builder rejected are skipped."""
-    inputs = (problems.has_owned * USES_OWNED | problems.has_generation * USES_GENERATION
-              | problems.has_member_racks * USES_MEMBER_RACK
-              | problems.has_replica_racks * USES_REPLICA_RACKS).astype(np.uint8)
+    if problems.group_inputs is not None:   # the native builder's own bits
+        inputs = problems.group_inputs.copy()
+    else:
+        inputs = (problems.has_owned * USES_OWNED | problems.has_generation * USES_GENERATION
+                  | problems.has_member_racks * USES_MEMBER_RACK
+                  | problems.has_replica_racks * USES_REPLICA_RACKS).astype(np.uint8)
     if problems.errors:
         inputs[list(problems.errors)] |= SKIP_GROUP
     racks = bool(problems.has_replica_racks.any())

@@ -171,7 +171,7 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | None, strategy: str,
         raise ValueError(f"threads must be >= 1, got {threads}")
     meta = TopicMeta.from_arrow(topics) if topics is not None else None
     if meta is not None:
-        meta.rows_of(pa.array([], pa.string()))   # hash the topic table once, before the threads share it
+        meta.catalog()   # hash the topic table once, before the threads share it
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
