@@ -14,7 +14,6 @@
 #include "kafkagroup/batch.hpp"
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/group_builder.hpp"
-#include "kafkagroup/name_index.hpp"
 
 namespace py = pybind11;
 using namespace kafkagroup;
@@ -91,7 +90,7 @@ py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& parti
                           metrics_dict(result.metrics));
 }
 
-// ---- many groups per call (csrc/kafkagroup/batch.hpp) and the name index (name_index.hpp)
+// ---- many groups per call (csrc/kafkagroup/batch.hpp)
 
 // Moves a vector into a numpy array of the given shape that owns it (no copy of the data).
 template <class T>
@@ -139,25 +138,6 @@ py::tuple assign_batch_arrays(const std::string& strategy, const Array<int64_t>&
                           owned_array(std::move(r.engine_us)), errors);
 }
 
-std::unique_ptr<NameIndex> make_name_index(const Array<int64_t>& offsets, const Array<uint8_t>& bytes) {
-    const View<int64_t> o = view_of<int64_t>(offsets, "offsets");
-    const View<uint8_t> b = view_of<uint8_t>(bytes, "bytes");
-    py::gil_scoped_release release;
-    return std::make_unique<NameIndex>(o, b);
-}
-
-py::array_t<int64_t> name_index_lookup(const NameIndex& index, const Array<int64_t>& offsets,
-                                       const Array<uint8_t>& bytes) {
-    const View<int64_t> o = view_of<int64_t>(offsets, "offsets");
-    const View<uint8_t> b = view_of<uint8_t>(bytes, "bytes");
-    std::vector<int64_t> rows;
-    {
-        py::gil_scoped_release release;
-        rows = index.lookup(o, b);
-    }
-    return owned_array(std::move(rows));
-}
-
 void bind_batch(py::module_& m) {
     m.def("assign_batch", &assign_batch_arrays, py::arg("strategy"), py::arg("topic_offsets"),
           py::arg("member_offsets"), py::arg("partition_count"), py::arg("sub_offsets"), py::arg("sub_topics"),
@@ -169,11 +149,6 @@ void bind_batch(py::module_& m) {
           "owner int32[P], withheld_offsets int64[G+1], withheld int32[W], metrics int64[G, 8],\n"
           "engine_us float64[G], errors [(group, kind, message)]) with kind 1 = invalid input, 2 = invariant.");
     m.def("metric_names", &metric_names, "Column names of assign_batch's metrics array.");
-    py::class_<NameIndex>(m, "NameIndex", "Hash index over a fixed table of names (Arrow string layout).")
-        .def(py::init(&make_name_index), py::arg("offsets"), py::arg("bytes"))
-        .def("__len__", &NameIndex::size)
-        .def("lookup", &name_index_lookup, py::arg("offsets"), py::arg("bytes"),
-             "Row of each name, -1 when absent.");
 }
 
 
@@ -255,6 +230,7 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     d["member_offsets"] = owned_array(std::move(b.member_offsets));
     d["partition_count"] = owned_array(std::move(b.partition_count));
     d["topic_row"] = owned_array(std::move(b.topic_row));
+    d["topic_entries"] = owned_array(std::move(b.topic_entries));
     d["part_offsets"] = owned_array(std::move(b.part_offsets));
     d["member_perm"] = owned_array(std::move(b.member_perm));
     d["sub_offsets"] = owned_array(std::move(b.sub_offsets));
@@ -284,6 +260,8 @@ void bind_group_builder(py::module_& m) {
              py::arg("rack_codes") = py::none())
         .def("__len__", &TopicCatalog::size)
         .def_property_readonly("per_group", &TopicCatalog::per_group)
+        .def("find", [](const TopicCatalog& c, const std::string& name, int64_t group) { return c.find(group, name); },
+             py::arg("name"), py::arg("group") = -1, "Row of `name` (for `group` in a per-group catalog), or -1.")
         .def_property_readonly("repeated_rows", &TopicCatalog::repeated_rows);
     m.def("build_groups", &build_groups_arrays, py::arg("catalog"), py::arg("member_offsets"), py::arg("member_ids"),
           py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),

@@ -1,13 +1,12 @@
-// build_groups(): one pass over the batch's names (hash each distinct name once, rank the distinct names
-// in Java order once), then one pass per group over its members, subscriptions, claims and partitions.
-// Per-group scratch is indexed by the batch's name codes and reset by stamping with the group / member
-// index, so a group costs O(its members + entries + partitions + its topics * log) and nothing is
-// cleared between groups.
+// build_groups(): one pass over the batch's names (hash each distinct name once into a StringTable),
+// then one pass per group over its members, subscriptions, claims and partitions (a group's topic names
+// are sorted in Java order per group, never the whole batch's). Per-group scratch is indexed by the
+// batch's name codes and reset by stamping with the group / member index, so a group costs
+// O(its members + entries + partitions + topics * log topics) and nothing is cleared between groups.
 #include "kafkagroup/group_builder.hpp"
 
 #include <algorithm>
 #include <climits>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -104,23 +103,32 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
     if (K) bytes_.assign(reinterpret_cast<const char*>(rows.names.bytes.data), static_cast<std::size_t>(rows.names.offsets[K] - base));
     offsets_.resize(K + 1, 0);
     for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offsets[k] - base;
-    if (per_group_) by_group_.reserve(K); else shared_.reserve(K);
+    names_ = StringTable(K);
+    if (per_group_) by_group_.reserve(K);
     for (std::size_t k = 0; k < K; ++k) {
         if (rows.names.is_null(k) || count_[k] < 0) continue;   // the caller reports the row; it matches nothing
         std::string_view name(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
-        const bool fresh = per_group_ ? by_group_.emplace(Key{group_[k], name}, static_cast<int64_t>(k)).second
-                                      : shared_.emplace(name, static_cast<int64_t>(k)).second;
+        bool fresh_name = false;
+        const int32_t id = names_.insert(name, fresh_name);
+        bool fresh = true;
+        if (per_group_) {
+            const uint64_t key = (static_cast<uint64_t>(group_[k]) << 32) | static_cast<uint32_t>(id);
+            fresh = by_group_.emplace(key, static_cast<int64_t>(k)).second;
+        } else if (fresh_name) {
+            row_of_name_.push_back(static_cast<int64_t>(k));
+        } else {
+            fresh = false;
+        }
         if (!fresh) repeated_.push_back(static_cast<int64_t>(k));
     }
 }
 
 int64_t TopicCatalog::find(int64_t group, std::string_view name) const {
-    if (per_group_) {
-        auto it = by_group_.find(Key{group, name});
-        return it == by_group_.end() ? -1 : it->second;
-    }
-    auto it = shared_.find(name);
-    return it == shared_.end() ? -1 : it->second;
+    const int32_t id = names_.find(name);
+    if (id < 0) return -1;
+    if (!per_group_) return row_of_name_[id];
+    auto it = by_group_.find((static_cast<uint64_t>(group) << 32) | static_cast<uint32_t>(id));
+    return it == by_group_.end() ? -1 : it->second;
 }
 
 GroupBatch BuiltGroups::view() const {
@@ -146,7 +154,7 @@ GroupBatch BuiltGroups::view() const {
 
 namespace {
 
-// The batch's distinct names: each entry of a name column -> a dense code; codes ranked in Java order.
+// The batch's distinct names: each entry of a name column -> a dense code (first appearance order).
 class BatchNames {
 public:
     // Codes of every entry of `column` (-1 for a null entry).
@@ -166,26 +174,15 @@ public:
         }
         return out;
     }
-    std::size_t size() const { return names_.size(); }
-    std::string_view name(int32_t code) const { return names_[code]; }
-    // rank[code]: position of the name in Java order among the batch's distinct names.
-    std::vector<int32_t> ranks() const {
-        std::vector<int32_t> order(names_.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return java_compare(names_[a], names_[b]) < 0; });
-        std::vector<int32_t> rank(names_.size());
-        for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<int32_t>(i);
-        return rank;
-    }
+    std::size_t size() const { return table_.size(); }
+    std::string_view name(int32_t code) const { return table_.key(code); }
 
 private:
     int32_t code_of(std::string_view s) {
-        auto [it, fresh] = code_.emplace(s, static_cast<int32_t>(names_.size()));
-        if (fresh) names_.push_back(s);
-        return it->second;
+        bool fresh = false;
+        return table_.insert(s, fresh);
     }
-    std::unordered_map<std::string_view, int32_t> code_;
-    std::vector<std::string_view> names_;
+    StringTable table_{1024};
 };
 
 class Builder {
@@ -198,7 +195,6 @@ public:
         const std::size_t M = static_cast<std::size_t>(in_.member_offsets[G]);
         sub_code_ = names_.intern(in_.sub_names);
         own_code_ = names_.intern(in_.owned_names);
-        rank_ = names_.ranks();
         const std::size_t D = names_.size();
         row_.assign(D, -1);
         row_stamp_.assign(D, -1);
@@ -340,7 +336,7 @@ private:
             }
         if (cat_.per_group()) check_meta_repeats(g, err);
         if (twice >= 0) error(err, BuildErrorCode::kTopicListedTwice, twice);
-        auto by_rank = [&](int32_t a, int32_t b) { return rank_[a] < rank_[b]; };
+        auto by_rank = [&](int32_t a, int32_t b) { return java_compare(names_.name(a), names_.name(b)) < 0; };
         std::sort(known_.begin(), known_.end(), by_rank);
         std::sort(unknown_.begin(), unknown_.end(), by_rank);
         for (int32_t c : unknown_) out_.unknown_entries.push_back(first_entry_[c]);
@@ -356,6 +352,7 @@ private:
                 error(err, BuildErrorCode::kTooManyPartitions, row, base_.back());
             out_.partition_count.push_back(static_cast<int32_t>(std::min<int64_t>(count, INT32_MAX)));
             out_.topic_row.push_back(row);
+            out_.topic_entries.push_back(first_entry_[known_[t]]);
         }
         const bool too_large = base_.back() > kMaxPartitions;
         const int64_t part0 = out_.part_offsets.back();
@@ -460,7 +457,7 @@ private:
     const bool strict_;
     BuiltGroups& out_;
     BatchNames names_;
-    std::vector<int32_t> sub_code_, own_code_, rank_, local_, rack_local_;
+    std::vector<int32_t> sub_code_, own_code_, local_, rack_local_;
     std::vector<int64_t> row_, row_stamp_, topic_stamp_, seen_, first_entry_, rack_stamp_;
     std::vector<int64_t> order_, by_id_, base_;
     std::vector<std::string_view> keys_;

@@ -30,6 +30,7 @@
 
 #include "kafkagroup/batch.hpp"
 #include "kafkagroup/problem.hpp"
+#include "kafkagroup/string_table.hpp"
 
 namespace kafkagroup {
 
@@ -98,16 +99,6 @@ public:
     int64_t row_group(int64_t row) const { return group_.empty() ? -1 : group_[row]; }
 
 private:
-    struct Key {
-        int64_t group;
-        std::string_view name;
-        bool operator==(const Key& o) const { return group == o.group && name == o.name; }
-    };
-    struct KeyHash {
-        std::size_t operator()(const Key& k) const {
-            return std::hash<std::string_view>()(k.name) ^ (static_cast<std::size_t>(k.group) * 0x9E3779B97F4A7C15ull);
-        }
-    };
     bool per_group_ = false;
     std::string bytes_;
     std::vector<int64_t> offsets_;
@@ -116,8 +107,9 @@ private:
     std::vector<int32_t> rack_codes_;
     int32_t rack_code_bound_ = 0;
     bool any_racks_ = false;
-    std::unordered_map<std::string_view, int64_t> shared_;
-    std::unordered_map<Key, int64_t, KeyHash> by_group_;
+    StringTable names_;                            // distinct names -> name id
+    std::vector<int64_t> row_of_name_;             // shared: name id -> first row
+    std::unordered_map<uint64_t, int64_t> by_group_;   // per group: (group << 32 | name id) -> first row
 };
 
 // G groups of named members. Group g owns members member_offsets[g]..member_offsets[g+1] (input rows);
@@ -168,6 +160,7 @@ struct BuiltGroups {
     std::vector<int64_t> topic_offsets, member_offsets;   // [G+1]
     std::vector<int32_t> partition_count;                 // [TU]
     std::vector<int64_t> topic_row;                       // [TU] catalog row of each group topic
+    std::vector<int64_t> topic_entries;                   // [TU] a sub_names entry naming each group topic
     std::vector<int64_t> part_offsets;                    // [TU+1] batch partition offsets
     std::vector<int64_t> member_perm;                     // [M] MemberInfo position -> input member row
     std::vector<int64_t> sub_offsets;                     // [M+1] MemberInfo order

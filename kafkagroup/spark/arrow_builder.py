@@ -437,6 +437,7 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
     rack = optional_string("rack")
     if cols["topics"] is not None:
         sub_off, sub_names = flatten_lists(cols["topics"])
+        sub_names = sub_names.cast(pa.string())
         sub_valid = valid_bytes(cols["topics"])
     else:
         sub_off, sub_names, sub_valid = np.zeros(num_members + 1, dtype=np.int64), pa.array([], pa.string()), None
@@ -476,7 +477,7 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
 
     built = _core.build_groups(
         catalog, member_off, string_arg(member_ids), None if instance is None else string_arg(instance),
-        sub_off, sub_valid, names_arg(sub_names.cast(pa.string())), owned_args["owned_offsets"],
+        sub_off, sub_valid, names_arg(sub_names), owned_args["owned_offsets"],
         owned_args["owned_names"], owned_args["owned_partition"], owned_args["owned_partition_valid"],
         generation, member_rack, strict)
 
@@ -485,19 +486,18 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
         for g, code, a, b, c in built["errors"]:
             errors.setdefault(g, words.message(g, code, a, b, c))
 
-    topic_row = built["topic_row"]
     inputs = built["group_inputs"]
     return BatchProblems(
         group_ids=group_ids, member_off=built["member_offsets"], member_ids=member_ids, member_perm=built["member_perm"],
         sub_off=built["sub_offsets"], sub_topics=built["sub_topics"], topic_off=built["topic_offsets"],
-        topic_names=meta.names.take(pa.array(topic_row)) if len(topic_row) else pa.array([], pa.string()),
+        topic_names=sub_names.take(pa.array(built["topic_entries"])),   # batch-local: not the fleet's table
         topic_count=built["partition_count"], part_off=built["part_offsets"], owned_off=built["owned_offsets"],
         owned_partitions=built["owned_partitions"], has_owned=(inputs & 1) > 0, generation=built["generation"],
         has_generation=(inputs & 2) > 0, member_rack=built["member_rack"], has_member_racks=(inputs & 4) > 0,
         replica_off=built["replica_offsets"] if len(built["replica_offsets"]) else np.zeros(1, np.int64),
         replica_racks=built["replica_racks"], has_replica_racks=(inputs & 8) > 0,
         unknown_off=built["unknown_offsets"],
-        unknown_topics=sub_names.cast(pa.string()).take(pa.array(built["unknown_entries"])),
+        unknown_topics=sub_names.take(pa.array(built["unknown_entries"])),
         dropped_claims=built["dropped_claims"], errors=errors, group_inputs=inputs)
 
 

@@ -117,10 +117,10 @@ def test_fleet_loop_raise_names_the_group_and_rejects_bad_settings():
         assign_fleet_local(nested_table(groups), None, "range", batch_groups=0)
 
 
-def test_topic_rows_by_hash_index_equal_index_in():
-    """TopicMeta.rows_of (hashed once) answers as pyarrow's index_in did: first row of a repeated
-    name, -1 for absent and null names, on sliced arrays and names above U+FFFF."""
-    import numpy as np
+def test_topic_catalog_finds_rows_as_index_in_does():
+    """TopicMeta's native catalog (hashed once) answers as pyarrow's index_in: first row of a repeated
+    name, -1 for absent names and for null rows, on sliced arrays and names above U+FFFF; the repeat is
+    the shared table's error."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -128,7 +128,7 @@ def test_topic_rows_by_hash_index_equal_index_in():
 
     table_names = pa.array(["x", "t1", "\U0001f600", "", "t2", "t1", None, "a" * 300] * 3).slice(2, 17)
     meta = TopicMeta.from_arrow(pa.table({"topic": table_names, "partitions": pa.array([1] * 17, pa.int32())}))
-    queries = pa.array(["zz", "t1", None, "", "\U0001f600", "a" * 300, "t2", "x", "a" * 299]).slice(1)
-    want = np.asarray(pc.fill_null(pc.index_in(queries, value_set=table_names, skip_nulls=True), -1), dtype=np.int64)
-    assert meta.rows_of(queries).tolist() == want.tolist()
-    assert meta.rows_of(pa.array([], pa.string())).tolist() == []
+    queries = ["zz", "t1", "", "\U0001f600", "a" * 300, "t2", "x", "a" * 299]
+    want = pc.fill_null(pc.index_in(pa.array(queries), value_set=table_names, skip_nulls=True), -1).to_pylist()
+    assert [meta.catalog().find(q) for q in queries] == want
+    assert any("appears twice in the topic metadata" in message for _, message in meta.row_errors)
