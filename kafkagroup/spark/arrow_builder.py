@@ -1,11 +1,11 @@
 """Many groups at once: an Arrow batch of nested group rows -> one compact problem per group.
 
-This is the vectorised twin of :func:`kafkagroup.model.build_group` (same Java-order interning, same
-Kafka rules for unknown topics and owned claims, same rack interning order) for a batch of groups:
-every step is a numpy / pyarrow.compute operation over the whole batch, and the only Python loop is
-the one over groups in :meth:`BatchProblems.arrays`, which slices ready-made arrays. Nothing loops
-over members or partitions in Python (except when a name has a character above U+FFFF: see
-:func:`java_rank`). tests/spark/test_spark_builder.py checks it against ``build_group`` array by array.
+The rules (Java-order interning, MemberInfo order, unknown topics, owned claims, generations, rack
+interning order) are stated once, in C++ (csrc/kafkagroup/group_builder.hpp), and run for the whole
+batch in one native call: this module hands over Arrow's own buffers (string offsets and bytes, list
+offsets, validity) and words the errors the builder reports. The only Python loop is the one over
+groups in :meth:`BatchProblems.arrays`, which slices ready-made arrays. tests/spark/test_spark_builder.py
+checks the result against ``build_group`` array by array.
 
 Input, one row per group (the Spark schema is in :mod:`kafkagroup.spark.schema`)::
 
@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafkagroup.engine import MAX_PARTITIONS
-from kafkagroup.model import java_string_key, topic_specs
+from kafkagroup.model import topic_specs
 
 MEMBER_FIELDS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
 I32_MAX = 2**31 - 1
@@ -41,28 +41,6 @@ I32_MAX = 2**31 - 1
 
 # ---------------------------------------------------------------------------------------------
 # small vectorised helpers
-
-def java_rank(strings: pa.Array) -> np.ndarray:
-    """Dense rank (0-based) of each string in Java ``String.compareTo`` order. Nulls must be removed.
-
-    Arrow compares strings by their UTF-8 bytes, which is code-point order; that equals Java's
-    UTF-16 code-unit order unless a string holds a character above U+FFFF (a 4-byte UTF-8 sequence,
-    lead byte >= 0xF0). Only then do we fall back to sorting the distinct values in Python.
-    """
-    n = len(strings)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    strings = strings.cast(pa.large_string()) if pa.types.is_large_string(strings.type) else strings.cast(pa.string())
-    data = strings.buffers()[2]
-    if data is None or data.size == 0 or int(np.frombuffer(data, dtype=np.uint8).max()) < 0xF0:
-        return np.asarray(pc.rank(strings, sort_keys="ascending", tiebreaker="dense"), dtype=np.int64) - 1
-    encoded = pc.dictionary_encode(strings)
-    distinct = encoded.dictionary.to_pylist()
-    order = sorted(range(len(distinct)), key=lambda i: java_string_key(distinct[i]))
-    rank_of_code = np.empty(len(distinct), dtype=np.int64)
-    rank_of_code[order] = np.arange(len(distinct))
-    return rank_of_code[np.asarray(encoded.indices, dtype=np.int64)]
-
 
 def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """``concatenate([arange(s, s + l) for s, l in zip(starts, lengths)])`` without a Python loop."""
@@ -78,45 +56,6 @@ def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     # at the first slot of each range, jump from the previous range's last value to this range's start
     out[(e - l)[1:]] = s[1:] - (s[:-1] + l[:-1] - 1)
     return np.cumsum(out)
-
-
-def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` for integers by sorting. numpy 2.4's np.unique without return_* hashes
-    instead, and measured 9x slower than this on 400k int64 keys (660 ms vs 75 ms on a loaded machine)."""
-    if len(values) == 0:
-        return values.copy()
-    ordered = np.sort(values)
-    keep = np.empty(len(ordered), dtype=bool)
-    keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
-
-
-def unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(values, return_inverse=True)`` for int64: hash (pyarrow's dictionary_encode), then sort
-    only the distinct values. Measured 2x cheaper than one argsort of all values at 400k keys / 100k distinct."""
-    if len(values) == 0:
-        return values.copy(), np.zeros(0, dtype=np.int64)
-    encoded = pc.dictionary_encode(pa.array(values, pa.int64()))
-    distinct = np.asarray(encoded.dictionary, dtype=np.int64)
-    order = np.argsort(distinct)
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    return distinct[order], rank[np.asarray(encoded.indices, dtype=np.int64)]
-
-
-def repeated_rows(rows: np.ndarray, values: np.ndarray, width: int, num_rows: int) -> np.ndarray:
-    """Sorted distinct rows holding some value twice (values in 0..width-1). O(n + rows x width) by
-    counting when that table is small next to n (group-local topic ids), by sorting otherwise."""
-    if len(rows) == 0:
-        return np.zeros(0, dtype=np.int64)
-    key = rows.astype(np.int64) * max(width, 1) + values
-    if num_rows * max(width, 1) <= 8 * len(key) + 4096:
-        repeated = np.flatnonzero(np.bincount(key, minlength=1) > 1)
-    else:
-        ordered = np.sort(key)
-        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    return np.unique(repeated // max(width, 1))
 
 
 def offsets_of(lengths: np.ndarray) -> np.ndarray:
@@ -137,22 +76,6 @@ def struct_fields(array: pa.Array, names: Sequence[str]) -> dict[str, pa.Array |
         raise TypeError(f"expected a struct array, got {array.type}")
     present = {array.type.field(i).name: child for i, child in enumerate(array.flatten())}
     return {name: present.get(name) for name in names}
-
-
-def _string_layout(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets int64[n+1], bytes uint8[]) of a string array without nulls, views where possible."""
-    strings = strings.cast(pa.large_string())
-    _, offsets_buf, data_buf = strings.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[strings.offset:strings.offset + len(strings) + 1] \
-        if offsets_buf is not None else np.zeros(1, np.int64)
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    return offsets, data[offsets[0]:offsets[-1]]   # NameIndex reads name i at offsets[i] - offsets[0]
-
-
-def first_per_group(groups: np.ndarray, messages: Sequence[str], errors: dict[int, str]) -> None:
-    """Record messages[i] for group groups[i], keeping the first message of each group."""
-    for g, message in zip(groups.tolist(), messages):
-        errors.setdefault(int(g), message)
 
 
 # ---------------------------------------------------------------------------------------------

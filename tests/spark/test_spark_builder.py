@@ -10,7 +10,8 @@ import pytest
 
 import kafkagroup
 from kafkagroup.model import build_group
-from kafkagroup.spark.arrow_builder import TopicMeta, build_batch, concat_ranges, java_rank
+from kafkagroup import _core
+from kafkagroup.spark.arrow_builder import TopicMeta, build_batch, concat_ranges
 from spark_cases import nested_table, random_group
 
 
@@ -21,14 +22,15 @@ def _same(a, b, what):
         assert np.asarray(a).tolist() == np.asarray(b).tolist(), what
 
 
-def test_java_rank_orders_by_utf16_code_units():
-    names = ["\U0001f600", "\uff5e", "a", "B", "\uff5e", ""]
-    ranks = java_rank(pa.array(names))
-    expected = sorted(set(names), key=lambda s: s.encode("utf-16-be", "surrogatepass"))
-    assert [expected[r] for r in ranks] == names
+def test_native_java_order_is_utf16_code_unit_order():
+    names = ["\U0001f600", "\uff5e", "a", "B", "\uff5e", "", "\U0001f600a", "\U0001f601", "\ud7ff", "\ue000"]
+    for a in names:
+        for b in names:
+            want = (a.encode("utf-16-be", "surrogatepass") > b.encode("utf-16-be", "surrogatepass")) - (
+                a.encode("utf-16-be", "surrogatepass") < b.encode("utf-16-be", "surrogatepass"))
+            assert _core.java_compare(a, b) == want, (a, b)
     # U+FF5E sorts after the surrogate pair of U+1F600 in Java, before it in Python
-    assert ranks[1] > ranks[0]
-    assert java_rank(pa.array(["b", "a", "b"])).tolist() == [1, 0, 1]
+    assert _core.java_compare("\uff5e", "\U0001f600") > 0
 
 
 def test_concat_ranges():
