@@ -174,7 +174,7 @@ struct StringsArg {
     StringColumn column(const char* name) const {
         return StringColumn{view_of<int64_t>(offsets, name), view_of<uint8_t>(bytes, name), view_of(valid, name)};
     }
-    NameColumn names(const char* name) const { return NameColumn{column(name), view_of(codes, name)}; }
+    NameColumn names(const char* name) const { return NameColumn{column(name), view_of(codes, name), codes.has_value()}; }
 };
 
 std::unique_ptr<TopicCatalog> make_catalog(const py::object& names, const Array<int64_t>& count,

@@ -160,7 +160,7 @@ public:
     // Codes of every entry of `column` (-1 for a null entry).
     std::vector<int32_t> intern(const NameColumn& column) {
         std::vector<int32_t> out(column.size(), -1);
-        if (column.codes.empty()) {
+        if (!column.dictionary) {
             for (std::size_t i = 0; i < out.size(); ++i)
                 if (!column.strings.is_null(i)) out[i] = code_of(column.strings.at(i));
         } else {   // dictionary: hash each distinct string once

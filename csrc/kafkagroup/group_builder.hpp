@@ -49,14 +49,16 @@ struct StringColumn {
     }
 };
 
-// A column of names: the strings themselves (`codes` empty: entry i is strings[i]) or dictionary-encoded
-// (entry i is strings[codes[i]]; a negative code is null). A front end that already holds distinct names
-// (build_group: one dictionary of topic names) passes codes and pays for hashing each distinct name once.
+// A column of names: the strings themselves (entry i is strings[i]) or, when `dictionary` is set,
+// dictionary-encoded (entry i is strings[codes[i]]; a negative code is null). A front end that already
+// holds distinct names (build_group: one dictionary of topic names) passes codes and pays for hashing
+// each distinct name once.
 struct NameColumn {
     StringColumn strings;
     View<int32_t> codes;
+    bool dictionary = false;
 
-    std::size_t size() const { return codes.empty() ? strings.size() : codes.size; }
+    std::size_t size() const { return dictionary ? codes.size : strings.size(); }
 };
 
 // Topic metadata: K rows (name, partition count, optional replica racks per partition), either shared by

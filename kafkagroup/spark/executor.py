@@ -49,6 +49,9 @@ METRIC_FIELDS: list[tuple[str, pa.DataType]] = [
 ]
 METRICS_STRUCT = pa.struct(METRIC_FIELDS)
 METRICS_ARROW_SCHEMA = pa.schema([("group_id", pa.string())] + METRIC_FIELDS)
+OUTPUT_ASSIGNMENTS, OUTPUT_METRICS, OUTPUT_WITHHELD = "assignments", "metrics", "withheld"
+PLAN_ARROW_SCHEMA = pa.schema([("output", pa.string()), ("group_id", pa.string()), ("member_id", pa.string()),
+                               ("topic", pa.string()), ("partition", pa.int32()), ("metrics", METRICS_STRUCT)])
 _ENGINE_METRICS = ("assigned", "unassigned", "withheld", "moved", "moved_lower_bound", "balance_gap",
                    "max_load", "min_load")
 
@@ -330,31 +333,36 @@ def resolve_meta(source: Any) -> TopicMeta | None:
     return cached
 
 
-def assignment_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
-                       ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function of assign_groups' assignments (ASSIGNMENT_ARROW_SCHEMA)."""
+def plan_record_batches(plan: BatchPlan, strategy: str) -> Iterator[pa.RecordBatch]:
+    """Every output of one batch as PLAN_ARROW_SCHEMA record batches: assignment rows (in chunks of
+    whole groups), then one metrics row per group, then the withheld partitions."""
+    def batch(output: str, n: int, group_id: pa.Array, member_id: pa.Array | None = None, topic: pa.Array | None = None,
+              partition: pa.Array | None = None, metrics: pa.Array | None = None) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays(
+            [pa.repeat(pa.scalar(output, pa.string()), n), group_id,
+             member_id if member_id is not None else pa.nulls(n, pa.string()),
+             topic if topic is not None else pa.nulls(n, pa.string()),
+             partition if partition is not None else pa.nulls(n, pa.int32()),
+             metrics if metrics is not None else pa.nulls(n, METRICS_STRUCT)], schema=PLAN_ARROW_SCHEMA)
+
+    for g0, g1 in output_chunks(plan.problems):
+        group_ids, member_ids, topics, partitions = assignment_columns(plan, g0, g1)
+        yield batch(OUTPUT_ASSIGNMENTS, len(group_ids), group_ids, member_ids, topics, partitions)
+    problems = plan.problems
+    metrics = pa.StructArray.from_arrays(metrics_columns(plan, strategy), fields=list(METRICS_STRUCT))
+    yield batch(OUTPUT_METRICS, problems.num_groups, problems.group_ids, metrics=metrics)
+    if len(plan.withheld):
+        group_ids, topics, partitions = withheld_columns(plan)
+        yield batch(OUTPUT_WITHHELD, len(group_ids), group_ids, topic=topics, partition=partitions)
+
+
+def plan_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+                 ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of assign_groups (PLAN_ARROW_SCHEMA): each batch is interned and assigned
+    once, and all its outputs come out of that one run."""
     meta = resolve_meta(meta_source)
     for batch in group_batches(batches, options.input_form):
-        yield from assignment_batches_of(run_batch(batch, meta, options))
-
-
-def metrics_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
-                    ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function of assign_groups' metrics (METRICS_ARROW_SCHEMA)."""
-    meta = resolve_meta(meta_source)
-    for batch in group_batches(batches, options.input_form):
-        plan = run_batch(batch, meta, options)
-        yield pa.RecordBatch.from_arrays([plan.problems.group_ids] + metrics_columns(plan, options.strategy),
-                                         schema=METRICS_ARROW_SCHEMA)
-
-
-def withheld_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
-                     ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` function of assign_groups' withheld partitions (WITHHELD_ARROW_SCHEMA)."""
-    meta = resolve_meta(meta_source)
-    for batch in group_batches(batches, options.input_form):
-        plan = run_batch(batch, meta, options)
-        yield pa.RecordBatch.from_arrays(withheld_columns(plan), schema=WITHHELD_ARROW_SCHEMA)
+        yield from plan_record_batches(run_batch(batch, meta, options), options.strategy)
 
 
 def group_seed(group_id: Any, seed: int) -> list[int]:

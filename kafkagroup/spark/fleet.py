@@ -17,6 +17,7 @@ code the Spark executors run -- the baseline the Spark bench compares against.
 """
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+log = logging.getLogger("kafkagroup.fleet")
 
 OWNED_TYPE = pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())]))
 MEMBER_TYPE = pa.struct([
@@ -176,6 +179,9 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | None, strategy: str,
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
+    log.info("fleet loop: %d groups in %d batch(es) on %d thread(s) (%d core(s) available)%s", groups.num_rows,
+             len(batches), min(threads, max(len(batches), 1)) if engine_threads == 1 else threads, available_cores(),
+             ", threads inside the one native call" if engine_threads > 1 else "")
     if threads == 1 or len(batches) == 1:
         planned = [plan_batch(batch, meta, options, engine_threads) for batch in batches]
     else:
