@@ -240,14 +240,16 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     # distinct topic list checked and coded once (members of a group mostly send the same list).
     code: dict[str, int] = {t: i for i, t in enumerate(specs)}
     list_codes: dict[tuple[str, ...], np.ndarray] = {}
+    sub_codes: list[np.ndarray] = []
     for m in members:
-        if m.topics not in list_codes:
+        codes = list_codes.get(m.topics)   # one hash of the tuple per member
+        if codes is None:
             for topic in m.topics:
                 if not isinstance(topic, str):
                     raise InvalidGroupError(f"member {m.member_id!r}: topic names must be strings, got {topic!r}")
                 code.setdefault(topic, len(code))
-            list_codes[m.topics] = np.fromiter((code[t] for t in m.topics), dtype=np.int32, count=len(m.topics))
-    sub_codes = [list_codes[m.topics] for m in members]
+            codes = list_codes[m.topics] = np.fromiter((code[t] for t in m.topics), dtype=np.int32, count=len(m.topics))
+        sub_codes.append(codes)
     sub_offsets = _offsets(map(len, sub_codes), len(members))
 
     owned_offsets = owned_partition = owned_codes = None
