@@ -78,6 +78,9 @@ def test_fleet_loop_equals_assign_per_group_over_rounds(strategy):
     rng = random.Random(f"loop-{strategy}")
     groups = [random_group(rng, f"g{i:03d}") for i in range(80)]
     groups[17]["topics"] = {**groups[17]["topics"], "bad-topic": -1}     # refused by both paths
+    topic = next(iter(groups[23]["topics"]))                              # a member lists a topic twice
+    groups[23]["members"]["twice"] = {"topics": [topic, topic]}
+    groups[31]["members"].update({"s1": {"topics": [], "instance": "same"}, "s2": {"topics": [], "instance": "same"}})
     for _round in range(3):
         table = nested_table(groups)
         want = expected(groups, strategy)
@@ -88,6 +91,7 @@ def test_fleet_loop_equals_assign_per_group_over_rounds(strategy):
             assert loop_result(assignments, metrics, strategy) == want
             results[threads] = assignments
         assert want["g017"] is None
+        assert _round > 0 or (want["g023"] is None and want["g031"] is None)   # later rounds may drop the culprits
         groups = feed_back(rng, groups, results[1])
 
 
