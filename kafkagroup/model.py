@@ -227,6 +227,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     (['C0', 'C1'], ['t0'], [3])
     """
     from kafkagroup import _core
+    from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 
     specs = topic_specs(partitions_per_topic, partition_racks)
     if isinstance(subscriptions, Mapping):
@@ -323,12 +324,12 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         racks=[None] + [racks_by_code[c] for c in built["rack_codes"].tolist()],
         partition_count=partition_count, topic_base=topic_base,
         sub_offsets=built["sub_offsets"], sub_topics=built["sub_topics"],
-        owned_offsets=built["owned_offsets"] if inputs & 1 else None,
-        owned_partitions=built["owned_partitions"] if inputs & 1 else None,
-        generation=built["generation"] if inputs & 2 else None,
-        member_rack=built["member_rack"] if inputs & 4 else None,
-        replica_offsets=built["replica_offsets"] if inputs & 8 else None,
-        replica_racks=built["replica_racks"] if inputs & 8 else None,
+        owned_offsets=built["owned_offsets"] if inputs & USES_OWNED else None,
+        owned_partitions=built["owned_partitions"] if inputs & USES_OWNED else None,
+        generation=built["generation"] if inputs & USES_GENERATION else None,
+        member_rack=built["member_rack"] if inputs & USES_MEMBER_RACK else None,
+        replica_offsets=built["replica_offsets"] if inputs & USES_REPLICA_RACKS else None,
+        replica_racks=built["replica_racks"] if inputs & USES_REPLICA_RACKS else None,
         unknown_topics=[sub_names[e] for e in built["unknown_entries"].tolist()],
         dropped_claims=int(built["dropped_claims"][0]))
 

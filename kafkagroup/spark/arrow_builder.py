@@ -32,8 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkagroup.engine import MAX_PARTITIONS
-from kafkagroup.model import topic_specs
+from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
+from kafkagroup.model import BuildErrorNames, build_error_text, topic_specs
 
 MEMBER_FIELDS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
 I32_MAX = 2**31 - 1
@@ -245,7 +245,7 @@ class BatchProblems:
     unknown_topics: pa.Array              # string[] subscribed topics missing from the metadata
     dropped_claims: np.ndarray            # int64[G]
     errors: dict[int, str]                # group index -> first problem found
-    group_inputs: np.ndarray | None = None  # uint8[G] GroupInput bits from the native builder
+    group_inputs: np.ndarray              # uint8[G] GroupInput bits (kafkagroup.batch USES_* / SKIP_GROUP)
 
     @property
     def num_groups(self) -> int:
@@ -318,12 +318,6 @@ def names_arg(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray | N
 
 def valid_bytes(array: pa.Array) -> np.ndarray | None:
     return array.is_valid().to_numpy(zero_copy_only=False).view(np.uint8) if array.null_count else None
-
-
-# BuildErrorCode (csrc/kafkagroup/group_builder.hpp)
-(E_MEMBER_ID, E_TOPICS_NULL, E_TOPIC_NAME_NULL, E_CLAIM_MALFORMED, E_SHARED_INSTANCE, E_DUPLICATE_MEMBER,
- E_DUPLICATE_META_TOPIC, E_TOPIC_TWICE, E_TOO_MANY_PARTITIONS, E_CLAIM_UNKNOWN_TOPIC, E_CLAIM_OUT_OF_RANGE,
- E_GENERATION) = range(1, 13)
 
 
 def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None, *, strict: bool = True) -> BatchProblems:
@@ -415,55 +409,44 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
         sub_off=built["sub_offsets"], sub_topics=built["sub_topics"], topic_off=built["topic_offsets"],
         topic_names=sub_names.take(pa.array(built["topic_entries"])),   # batch-local: not the fleet's table
         topic_count=built["partition_count"], part_off=built["part_offsets"], owned_off=built["owned_offsets"],
-        owned_partitions=built["owned_partitions"], has_owned=(inputs & 1) > 0, generation=built["generation"],
-        has_generation=(inputs & 2) > 0, member_rack=built["member_rack"], has_member_racks=(inputs & 4) > 0,
+        owned_partitions=built["owned_partitions"], has_owned=(inputs & USES_OWNED) > 0, generation=built["generation"],
+        has_generation=(inputs & USES_GENERATION) > 0, member_rack=built["member_rack"], has_member_racks=(inputs & USES_MEMBER_RACK) > 0,
         replica_off=built["replica_offsets"] if len(built["replica_offsets"]) else np.zeros(1, np.int64),
-        replica_racks=built["replica_racks"], has_replica_racks=(inputs & 8) > 0,
+        replica_racks=built["replica_racks"], has_replica_racks=(inputs & USES_REPLICA_RACKS) > 0,
         unknown_off=built["unknown_offsets"],
         unknown_topics=sub_names.take(pa.array(built["unknown_entries"])),
         dropped_claims=built["dropped_claims"], errors=errors, group_inputs=inputs)
 
 
-@dataclass
-class _ErrorWords:
-    """Words a native BuildError with the batch's own names (only for groups that have one)."""
+class _ErrorWords(BuildErrorNames):
+    """The batch's own names for the indices of a native BuildError (kafkagroup.model words the message)."""
 
-    group_ids: pa.Array
-    member_ids: pa.Array
-    instance: pa.Array | None
-    topics: pa.Array | None
-    own_names: pa.Array | None
-    own_part: pa.Array | None
-    generation: np.ndarray | None
-    meta: TopicMeta
+    def __init__(self, group_ids: pa.Array, member_ids: pa.Array, instance: pa.Array | None, topics: pa.Array | None,
+                 own_names: pa.Array | None, own_part: pa.Array | None, generation: np.ndarray | None,
+                 meta: TopicMeta) -> None:
+        self.group_ids, self.member_ids, self.instance_ids, self.topic_lists = group_ids, member_ids, instance, topics
+        self.own_names, self.own_part, self.generations, self.meta = own_names, own_part, generation, meta
+
+    def member(self, i: int) -> Any:
+        return self.member_ids[i].as_py()
+
+    def instance(self, i: int) -> Any:
+        return self.instance_ids[i].as_py() if self.instance_ids is not None else None
+
+    def topics(self, i: int) -> Any:
+        return self.topic_lists[i].as_py() if self.topic_lists is not None else []
+
+    def claim(self, e: int) -> tuple[Any, Any]:
+        return self.own_names[e].as_py(), self.own_part[e].as_py()
+
+    def topic(self, row: int) -> Any:
+        return self.meta.names[row].as_py()
+
+    def count(self, row: int) -> int:
+        return int(self.meta.count[row])
+
+    def generation(self, i: int) -> Any:
+        return int(self.generations[i])
 
     def message(self, g: int, code: int, a: int, b: int, c: int) -> str:
-        member = lambda i: repr(self.member_ids[i].as_py())  # noqa: E731
-        if code == E_MEMBER_ID:
-            what = f"member id must be a non-empty string, got {self.member_ids[a].as_py()!r}"
-        elif code == E_TOPICS_NULL:
-            what = f"member {member(a)}: topics must be a list, got None"
-        elif code == E_TOPIC_NAME_NULL:
-            what = f"member {member(a)}: topic names must be strings, got None"
-        elif code == E_CLAIM_MALFORMED:
-            what = (f"member {member(a)}: owned partition ({self.own_names[b].as_py()!r}, "
-                    f"{self.own_part[b].as_py()!r}) is not (topic, partition)")
-        elif code == E_SHARED_INSTANCE:
-            what = f"members {member(a)} and {member(b)} share group.instance.id {self.instance[a].as_py()!r}"
-        elif code == E_DUPLICATE_MEMBER:
-            what = f"duplicate member id {member(a)}"
-        elif code == E_DUPLICATE_META_TOPIC:
-            what = f"topic {self.meta.names[a].as_py()!r} appears twice in the topic table"
-        elif code == E_TOPIC_TWICE:
-            what = f"member {member(a)} lists a topic twice: {self.topics[a].as_py()}"
-        elif code == E_TOO_MANY_PARTITIONS:
-            what = (f"topic {self.meta.names[a].as_py()!r}: {int(self.meta.count[a])} partitions bring the total to "
-                    f"{b}, over the engine's limit of {MAX_PARTITIONS} (2^28) partitions")
-        elif code in (E_CLAIM_UNKNOWN_TOPIC, E_CLAIM_OUT_OF_RANGE):
-            kind = "an unknown topic" if code == E_CLAIM_UNKNOWN_TOPIC else f"a topic with {int(self.meta.count[c])} partitions"
-            what = f"member {member(a)} claims partition {self.own_names[b].as_py()}-{self.own_part[b].as_py()} of {kind}"
-        elif code == E_GENERATION:
-            what = f"member {member(a)}: generation must be a 32-bit integer, got {int(self.generation[a])}"
-        else:   # pragma: no cover - a code this module does not know
-            what = f"refused by the builder (code {code})"
-        return f"group {self.group_ids[g].as_py()!r}: {what}"
+        return f"group {self.group_ids[g].as_py()!r}: {build_error_text(code, a, b, c, self)}"

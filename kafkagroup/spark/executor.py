@@ -27,8 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkagroup.batch import (SKIP_GROUP, USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS,
-                              GroupBatch, run_group_batch)
+from kafkagroup.batch import SKIP_GROUP, GroupBatch, run_group_batch
 from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
@@ -160,12 +159,7 @@ def group_error(problems: BatchProblems, g: int, error: Exception | str) -> str:
 def group_batch_of(problems: BatchProblems) -> GroupBatch:
     """The batch's compact problems as one native GroupBatch (no copies: the builder's arrays are
     already laid out group after group). Groups the builder rejected are skipped."""
-    if problems.group_inputs is not None:   # the native builder's own bits
-        inputs = problems.group_inputs.copy()
-    else:
-        inputs = (problems.has_owned * USES_OWNED | problems.has_generation * USES_GENERATION
-                  | problems.has_member_racks * USES_MEMBER_RACK
-                  | problems.has_replica_racks * USES_REPLICA_RACKS).astype(np.uint8)
+    inputs = problems.group_inputs.copy()   # the native builder's USES_* bits (SKIP_GROUP for its own refusals)
     if problems.errors:
         inputs[list(problems.errors)] |= SKIP_GROUP
     racks = bool(problems.has_replica_racks.any())
