@@ -223,7 +223,7 @@ def _partition_rows(problems: BatchProblems, parts: np.ndarray, g0: int = 0, g1:
     p0, p1 = int(problems.part_off[t0]), int(problems.part_off[t1])
     if len(parts) * 8 > p1 - p0 and len(parts) > 4096:
         # most of the range's partitions: label all of them by repeat (O(P), no binary search)
-        topic_of_part = np.repeat(np.arange(t0, t1, dtype=np.int64), problems.topic_count[t0:t1])
+        topic_of_part = np.repeat(np.arange(t0, t1, dtype=np.int64), np.diff(problems.part_off[t0:t1 + 1]))
         topic = topic_of_part[parts - p0]
     else:
         topic = np.searchsorted(problems.part_off[t0:t1 + 1], parts, side="right") - 1 + t0

@@ -173,3 +173,16 @@ def test_topic_mapping_is_checked_by_build_groups_rules(topics, message):
         TopicMeta.mapping_table(topics)
     with pytest.raises(InvalidGroupError, match=message):
         kafkagroup.assign("range", topics, {"m": ["t"]})
+
+
+def test_group_over_the_partition_bound_is_refused_without_room():
+    from kafkagroup.spark.fleet import assign_fleet_local
+
+    groups = [{"group_id": "big", "topics": {"a": 2**28, "b": 5}, "members": {"m": {"topics": ["a", "b"]}}},
+              {"group_id": "ok", "topics": {"a": 3}, "members": {"m": {"topics": ["a"]}}}]
+    problems = build_batch(nested_table(groups))
+    assert problems.errors[0] == ("group 'big': topic 'b': 5 partitions bring the total to 268435461, over the "
+                                  "engine's limit of 268435456 (2^28) partitions")
+    assert problems.part_off[problems.topic_off].tolist() == [0, 0, 3]     # the refused group takes no room
+    assignments, metrics = assign_fleet_local(nested_table(groups), None, "range", on_error="record")
+    assert assignments.num_rows == 3 and metrics.column("error").to_pylist()[1] is None
