@@ -68,8 +68,10 @@ build/cxx/libkafkagroup.a: $(CXX_LIB_OBJECTS)
 /usr/include/doctest/doctest.h:
 	apt-get install -y -qq doctest-dev >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq doctest-dev; }
 
-build/cxx/engine_test: csrc/tests/engine_test.cpp build/cxx/libkafkagroup.a /usr/include/doctest/doctest.h
-	$(CXX) $(CXX_TEST_FLAGS) $< build/cxx/libkafkagroup.a -o $@
+# One program from every csrc/tests/*.cpp (engine_test.cpp holds doctest's main).
+CXX_TEST_SOURCES := $(wildcard csrc/tests/*.cpp)
+build/cxx/engine_test: $(CXX_TEST_SOURCES) build/cxx/libkafkagroup.a /usr/include/doctest/doctest.h
+	$(CXX) $(CXX_TEST_FLAGS) $(CXX_TEST_SOURCES) build/cxx/libkafkagroup.a -o $@
 
 cxx-test: build/cxx/engine_test
 	build/cxx/engine_test

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import time_peer
 
+from kafkagroup.bench.peers import KafkaPythonCluster
 from kafkagroup.client.cluster import ClusterMetadata
 from kafkagroup.client.leader import perform_assignment
 from kafkagroup.client.rebalance_protocol import select_rebalance_protocol
@@ -123,20 +124,13 @@ def test_leader_assignment_step_vs_kafka_python(benchmark, report, strategy):
                                 rounds=10, warmup_rounds=1)
     assert len(result.assignments) == len(members)
 
-    class Cluster:
-        def partitions_for_topic(self, topic):
-            return set(range(TOPICS[topic])) if topic in TOPICS else None
-
-        def topics(self):
-            return set(TOPICS)
-
     peer_cls = {"range": RangePartitionAssignor, "sticky": StickyPartitionAssignor,
                 "cooperative-sticky": CooperativeStickyAssignor}[strategy]
 
     def peer():
         decoded = [SimpleNamespace(member_id=m.member_id, group_instance_id=None,
                                    metadata=ConsumerProtocolSubscription.decode(m.metadata)) for m in members]
-        out = peer_cls().assign(Cluster(), decoded)
+        out = peer_cls().assign(KafkaPythonCluster(TOPICS), decoded)
         return {mid: a.encode() for mid, a in out.items()}
 
     peer_ms = time_peer(peer, rounds=1, cap_s=CAP_S)

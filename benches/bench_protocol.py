@@ -80,6 +80,7 @@ import pytest
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 import kafkagroup
+from kafkagroup.bench.peers import KafkaPythonCluster
 from kafkagroup.protocol import Subscription, encode_subscription
 from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 from kafkagroup.structs import TopicPartition
@@ -215,19 +216,6 @@ def leader_path(strategy: str, members, metadata) -> dict[str, bytes]:
     return encode_assignments(group, result.owner)
 
 
-class _KpCluster:
-    """The part of kafka-python's ClusterMetadata its assignors read."""
-
-    def __init__(self, metadata):
-        self._parts = {t: set(range(n)) for t, n in metadata.items()}
-
-    def partitions_for_topic(self, topic):
-        return self._parts.get(topic)
-
-    def topics(self):
-        return set(self._parts)
-
-
 def kafka_python_leader(strategy: str, members, metadata):
     """The same step with kafka-python 3.0.12's classes: decode every subscription, run its assignor,
     encode every assignment."""
@@ -242,7 +230,7 @@ def kafka_python_leader(strategy: str, members, metadata):
                 "sticky": StickyPartitionAssignor, "cooperative-sticky": CooperativeStickyAssignor}[strategy]()
     decoded = [SimpleNamespace(member_id=mid, group_instance_id=None,
                                metadata=ConsumerProtocolSubscription.decode(blob)) for mid, _, blob in members]
-    return {mid: a.encode() for mid, a in assignor.assign(_KpCluster(metadata), decoded).items()}
+    return {mid: a.encode() for mid, a in assignor.assign(KafkaPythonCluster(metadata), decoded).items()}
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

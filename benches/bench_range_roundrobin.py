@@ -15,6 +15,7 @@ from kafka.coordinator.assignors.range import RangePartitionAssignor as KpRange
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor as KpRoundRobin
 
 import kafkagroup
+from kafkagroup.bench.peers import KafkaPythonCluster
 from kafkagroup.scenarios import random_group, to_names, uniform_group
 
 CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "60"))
@@ -24,19 +25,9 @@ PARTITIONS = (10_000, 100_000, 1_000_000)
 TOPICS = 100  # partitions spread over 100 topics (200 for the random-subscription rows)
 
 
-class Cluster:
-    """The part of kafka-python's ClusterMetadata its assignors read."""
-
-    def __init__(self, topics: dict[str, int]):
-        self._parts = {t: set(range(n)) for t, n in topics.items()}
-
-    def partitions_for_topic(self, topic):
-        return self._parts.get(topic)
-
-
 def kafka_python_inputs(group):
     topics, members = to_names(group)
-    cluster = Cluster(topics)
+    cluster = KafkaPythonCluster(topics)
     kp_members = [SimpleNamespace(member_id=m, group_instance_id=None,
                                   metadata=SimpleNamespace(topics=spec["topics"], user_data=b"",
                                                            owned_partitions=[], generation_id=-1))

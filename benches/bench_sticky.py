@@ -24,6 +24,7 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 
 import kafkagroup
 import kafkagroup.assignors.sticky  # noqa: F401
+from kafkagroup.bench.peers import KafkaPythonCluster
 from kafkagroup.scenarios import last_member_on_one_topic, next_generation, random_group, to_names, uniform_group
 
 CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "60"))
@@ -78,17 +79,6 @@ def _scenarios():
 SCENARIOS = list(_scenarios())
 
 
-class Cluster:
-    def __init__(self, topics: dict[str, int]):
-        self._parts = {t: set(range(n)) for t, n in topics.items()}
-
-    def partitions_for_topic(self, topic):
-        return self._parts.get(topic)
-
-    def topics(self):
-        return set(self._parts)
-
-
 def kafka_python_inputs(group):
     """kafka-python's StickyPartitionAssignor reads previous ownership from its user data (handed over
     already decoded, which its parse_member_metadata accepts, so no encoding cost is timed)."""
@@ -103,7 +93,7 @@ def kafka_python_inputs(group):
         user_data = StickyAssignorUserData(list(by_topic.items()), spec.get("generation", -1)) if by_topic else b""
         kp_members.append(SimpleNamespace(member_id=mid, metadata=SimpleNamespace(topics=spec["topics"],
                                                                                   user_data=user_data)))
-    return Cluster(topics), kp_members
+    return KafkaPythonCluster(topics), kp_members
 
 
 @pytest.mark.parametrize("name,base,churn", SCENARIOS, ids=[s[0] for s in SCENARIOS])

@@ -333,7 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="assign a sample group with every strategy, then time the engine at scale")
     p.add_argument("--topics", type=int, default=100, help="topics of the timed group (default 100)")
     p.add_argument("--partitions", type=int, default=1000, help="partitions per topic (default 1000)")
-    p.add_argument("--members", type=int, default=1000, help="members of the timed group (default 1000)")
+    p.add_argument("--members", type=int, default=1000,
+                   help="member count of the timed group (default 1000); unlike simulate's --members switch")
     p.set_defaults(run=cmd_demo)
 
     for name, (help_text, add_arguments, run) in EXTRA_COMMANDS.items():

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkagroup.errors import InvalidGroupError
+from kafkagroup.errors import GroupFileError   # re-exported: its old home
 
 # The CLI builds Python objects per assigned partition and per strategy (~100 bytes each), so a group
 # file is bounded before anything is allocated: 2M partitions is twice DESIGN.md's large reference
@@ -43,10 +43,6 @@ MEMBER_KEYS: dict[str, tuple[str, ...]] = {
 }
 _ALIAS = {alias: key for key, aliases in MEMBER_KEYS.items() for alias in aliases}
 TOP_KEYS = ("topics", "members")
-
-
-class GroupFileError(InvalidGroupError):
-    """A group file that cannot be assigned as written (the message names the member, topic or key)."""
 
 
 @dataclass

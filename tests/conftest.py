@@ -1,7 +1,10 @@
-"""Shared test fixtures: the vectors produced by Apache Kafka's own classes, loaded from ../shared/vectors/."""
+"""Shared test fixtures: the vectors produced by Apache Kafka's own classes, loaded from ../shared/vectors/,
+and the local SparkSession of the modules that ask for ``spark``."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,3 +20,20 @@ def assignor_vectors() -> list[dict]:
 @pytest.fixture(scope="session")
 def protocol_vectors() -> dict:
     return json.loads((VECTORS / "consumer_protocol_vectors.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local[2] SparkSession (UI off, 2 shuffle partitions) for one test module, stopped after it (so
+    a module that checks no Spark is running is not misled by another's session). PYSPARK_PYTHON is set to this interpreter: Spark's workers would otherwise run a plain
+    ``python3`` without kafkagroup."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("kafkagroup-tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -13,10 +13,7 @@ bytes). Cases derive from (seed, index); ``--replay I`` prints one.
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import time
 
 import numpy as np
 
@@ -24,6 +21,8 @@ from kafkagroup.errors import InvalidGroupError, ProtocolError
 from kafkagroup.protocol import Subscription, encode_subscription, sticky_user_data
 from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 from kafkagroup.structs import TopicPartition as TP
+
+from garbage_loop import CaseLoop, parser
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 NAMES = ["t0", "t1", "foo", "bar", "\u00e9t\u00e9", "\U0001f600x", "\uff5e", "a" * 300, "", "z"]
@@ -137,12 +136,7 @@ def run(seed: int, index: int) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--replay", type=int)
-    ap.add_argument("--progress", help="file that always holds the case being run (survives an abort)")
-    opt = ap.parse_args()
+    opt = parser(__doc__).parse_args()
     if not native_available():
         print("kafkagroup._codec is not built", file=sys.stderr)
         return 2
@@ -151,21 +145,11 @@ def main() -> int:
         print(f"assignor={assignor} strict={strict}\nmetadata={meta!r}\nmembers={members!r}")
         print("->", run(opt.seed, opt.replay))
         return 0
-    progress = os.open(opt.progress, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if opt.progress else None
-    tally = {"decoded": 0, "rejected": 0}
-    failures = 0
-    start = time.perf_counter()
-    for i in range(opt.cases):
-        if progress is not None:
-            os.pwrite(progress, f"codec case={i}\n".ljust(32).encode(), 0)
-        try:
-            tally[run(opt.seed, i)] += 1
-        except AssertionError as e:
-            failures += 1
-            print(f"FAIL case={i}: {e}", file=sys.stderr)
+    loop = CaseLoop(opt.progress)
+    tally, seconds = loop.run("codec", opt.cases, lambda i: run(opt.seed, i))
     print(f"codec {opt.cases} groups: {tally['decoded']} decoded and re-encoded, {tally['rejected']} rejected "
-          f"({time.perf_counter() - start:.1f}s)", flush=True)
-    return 1 if failures else 0
+          f"({seconds:.1f}s)", flush=True)
+    return loop.exit_status()
 
 
 if __name__ == "__main__":

@@ -16,16 +16,15 @@ message, or an owner array of the right shape whose owners subscribe to the part
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
 
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError
+
+from garbage_loop import CaseLoop, parser
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 I32 = np.iinfo(np.int32)
@@ -187,13 +186,9 @@ def run(strategy: str, args: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", type=int, default=20000, help="cases per strategy and rack mode")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = parser(__doc__, cases_help="cases per strategy and rack mode")
     ap.add_argument("--strategy", choices=STRATEGIES, action="append")
     ap.add_argument("--racks", choices=("on", "off", "both"), default="both")
-    ap.add_argument("--replay", type=int, help="run only case I, printing it")
-    ap.add_argument("--progress", help="file that always holds the case being run (survives an abort)")
     opt = ap.parse_args()
     rack_modes = {"on": [True], "off": [False], "both": [False, True]}[opt.racks]
     strategies = opt.strategy or list(STRATEGIES)
@@ -206,24 +201,19 @@ def main() -> int:
                     print(f"  {k}={None if v is None else v.tolist()}")
                 print("  ->", run(strategy, args))
         return 0
-    progress = os.open(opt.progress, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if opt.progress else None
-    failures = 0
+    loop = CaseLoop(opt.progress)
     for strategy in strategies:
         for racks in rack_modes:
-            tally = {"assigned": 0, "rejected": 0}
-            start = time.perf_counter()
-            for i in range(opt.cases):
-                if progress is not None:
-                    os.pwrite(progress, f"{strategy} racks={racks} case={i}\n".ljust(64).encode(), 0)
+            def case(i: int, strategy: str = strategy, racks: bool = racks) -> str:
                 args, what = one_case(opt.seed, strategy, racks, i)
                 try:
-                    tally[run(strategy, args)] += 1
+                    return run(strategy, args)
                 except AssertionError as e:
-                    failures += 1
-                    print(f"FAIL {strategy} racks={racks} case={i} ({what}): {e}", file=sys.stderr)
+                    raise AssertionError(f"({what}) {e}") from e
+            tally, seconds = loop.run(f"{strategy} racks={racks}", opt.cases, case)
             print(f"{strategy:19s} racks={'on ' if racks else 'off'} {opt.cases} cases: {tally['assigned']} assigned, "
-                  f"{tally['rejected']} rejected ({time.perf_counter() - start:.1f}s)", flush=True)
-    return 1 if failures else 0
+                  f"{tally['rejected']} rejected ({seconds:.1f}s)", flush=True)
+    return loop.exit_status()
 
 
 if __name__ == "__main__":

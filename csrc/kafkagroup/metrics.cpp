@@ -1,29 +1,12 @@
 #include "kafkagroup/metrics.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
-namespace kafkagroup {
+#include "kafkagroup/stable_order.hpp"
+#include "kafkagroup/subscriptions.hpp"
 
-bool subscriptions_uniform(const Problem& p, const Prepared& pr) {
-    if (pr.num_members == 0) return false;
-    std::vector<char> in_first(static_cast<std::size_t>(pr.num_topics), 0);
-    const int64_t first_size = p.sub_offsets[1] - p.sub_offsets[0];
-    for (int64_t i = p.sub_offsets[0]; i < p.sub_offsets[1]; ++i) in_first[p.sub_topics[i]] = 1;
-    // Topics are unique per member (validated), so equal size + inclusion means equal sets. A list in
-    // the same order as member 0's is recognised by a memcmp first (the usual case: clients list their
-    // subscription sorted).
-    const int32_t* first = p.sub_topics.data + p.sub_offsets[0];
-    for (int32_t m = 1; m < pr.num_members; ++m) {
-        if (p.sub_offsets[m + 1] - p.sub_offsets[m] != first_size) return false;
-        const int32_t* list = p.sub_topics.data + p.sub_offsets[m];
-        if (std::memcmp(list, first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0) continue;
-        for (int64_t i = 0; i < first_size; ++i)
-            if (!in_first[list[i]]) return false;
-    }
-    return true;
-}
+namespace kafkagroup {
 
 Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<int32_t>& owner,
                         const std::vector<int32_t>& withheld, const std::vector<int32_t>& prev_owner) {
@@ -42,8 +25,7 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     }
     out.withheld = static_cast<int64_t>(withheld.size());
 
-    std::vector<char> topic_subscribed(static_cast<std::size_t>(pr.num_topics), 0);
-    for (std::size_t i = 0; i < p.sub_topics.size; ++i) topic_subscribed[p.sub_topics[i]] = 1;
+    const std::vector<char> topic_subscribed = subscribed_topics(p, pr);
 
     // One pass over the partitions: loads, unassigned, moved and previous loads.
     const int32_t* const now = owner.data();
@@ -116,22 +98,8 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
                 }
                 holder_off[t + 1] = static_cast<int64_t>(holders.size());
             }
-            // Members by ascending load, ties by id: a counting sort when loads span a small range.
-            std::vector<int32_t> by_load(M);
-            {
-                const int64_t range = out.max_load - out.min_load + 1;
-                if (range <= static_cast<int64_t>(4 * M + 64)) {
-                    std::vector<int64_t> start(static_cast<std::size_t>(range) + 1, 0);
-                    for (std::size_t m = 0; m < M; ++m) ++start[static_cast<std::size_t>(load[m] - out.min_load) + 1];
-                    for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-                    for (std::size_t m = 0; m < M; ++m)
-                        by_load[static_cast<std::size_t>(start[static_cast<std::size_t>(load[m] - out.min_load)]++)] =
-                            static_cast<int32_t>(m);
-                } else {
-                    for (std::size_t m = 0; m < M; ++m) by_load[m] = static_cast<int32_t>(m);
-                    std::stable_sort(by_load.begin(), by_load.end(), [&](int32_t a, int32_t b) { return load[a] < load[b]; });
-                }
-            }
+            // Members by ascending load, ties by id.
+            const std::vector<int32_t> by_load = stable_order_by_key(load);
             constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
             std::vector<int64_t> reach(M, kNone);
             std::vector<char> topic_done(static_cast<std::size_t>(T), 0);

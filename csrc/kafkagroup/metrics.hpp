@@ -9,9 +9,6 @@
 
 namespace kafkagroup {
 
-// True when every member subscribes to exactly the same set of topics (and there is >= 1 member).
-bool subscriptions_uniform(const Problem& problem, const Prepared& prepared);
-
 // Fills every Metrics field (see result.hpp). `prev_owner` is previous_owners(problem, prepared).
 // O(P + total subscriptions).
 Metrics compute_metrics(const Problem& problem, const Prepared& prepared, const std::vector<int32_t>& owner,

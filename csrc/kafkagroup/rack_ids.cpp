@@ -4,12 +4,21 @@
 
 namespace kafkagroup {
 
+int32_t max_member_rack(const Problem& p) {
+    int32_t max_rack = kNoRack;
+    for (int32_t r : p.member_rack) max_rack = std::max(max_rack, r);
+    return max_rack;
+}
+
+int32_t max_rack_id(const Problem& p) {
+    int32_t max_rack = max_member_rack(p);
+    for (int32_t r : p.replica_racks) max_rack = std::max(max_rack, r);
+    return max_rack;
+}
+
 void compact_rack_ids(Problem& p, CompactRackIds& storage) {
     const std::size_t entries = p.member_rack.size + p.replica_racks.size;
-    int64_t max_id = 0;
-    for (int32_t r : p.member_rack) max_id = std::max<int64_t>(max_id, r);
-    for (int32_t r : p.replica_racks) max_id = std::max<int64_t>(max_id, r);
-    if (max_id <= static_cast<int64_t>(entries)) return;  // tables sized by the largest id stay O(input)
+    if (static_cast<std::size_t>(max_rack_id(p)) <= entries) return;  // tables sized by the largest id stay O(input)
 
     std::vector<int32_t> ids;
     ids.reserve(entries);

@@ -11,6 +11,14 @@
 
 namespace kafkagroup {
 
+// The largest rack id among the members (kNoRack when none has a rack or member_rack is empty): tables
+// indexed by a member's rack have max_member_rack + 1 entries. O(M).
+int32_t max_member_rack(const Problem& problem);
+
+// The largest rack id among the members and the replicas (kNoRack when there is none). O(M + replica
+// entries).
+int32_t max_rack_id(const Problem& problem);
+
 // Owns the renumbered copies a Problem's rack views may point to.
 struct CompactRackIds {
     std::vector<int32_t> member_rack, replica_racks;

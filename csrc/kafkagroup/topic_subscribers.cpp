@@ -1,7 +1,7 @@
 #include <numeric>
 
 #include "kafkagroup/assignors.hpp"
-#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/subscriptions.hpp"
 
 namespace kafkagroup {
 

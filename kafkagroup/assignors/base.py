@@ -1,26 +1,39 @@
-"""The assignor plug-in interface, shaped like kafka-python's ``AbstractPartitionAssignor``.
+"""The assignor plug-in interface, shaped like kafka-python's ``AbstractPartitionAssignor``; the one home of
+an assignor's state.
 
 An assignor has a protocol ``name`` (what JoinGroup carries), ``supported_protocols()`` (KIP-429
-rebalance protocols), ``metadata(topics)`` (the Subscription a Java consumer of the same assignor sends),
-``assign(cluster, members)`` (the leader's job) and ``on_assignment(assignment, generation)`` (what a
-member remembers for the next round). The work itself is one call into the native engine.
+rebalance protocols), ``metadata(topics, ...)`` (the Subscription a Java consumer of the same assignor
+sends: its user data comes from ``subscription_user_data``), ``member_data_rule`` (where the leader reads
+each member's owned partitions and generation, Java's ``memberData``), ``assign(cluster, members)`` (the
+leader's job) and ``on_assignment(assignment, generation)`` (what a member remembers for the next round:
+Java keeps it in the assignor object, and so does kafkagroup -- the member client and the compat adapters
+keep none of their own).
 
->>> from kafkagroup.assignors import get_assignor
->>> a = get_assignor("range")
->>> a.assign({"t0": 2}, {"C0": Subscription(["t0"]), "C1": Subscription(["t0"])})["C1"].partitions
-(t0-1,)
+A custom assignor subclasses :class:`PartitionAssignor` and writes ``assign``; the member's leader calls it
+through :meth:`PartitionAssignor.assign_group`, the same call that runs the native built-ins
+(:mod:`kafkagroup.assignors.native`), and nothing requires one owner per partition:
+
+>>> from kafkagroup.protocol import Assignment, Subscription
+>>> class Everyone(PartitionAssignor):      # every member gets every partition of its topics
+...     name = "everyone"
+...     def assign(self, cluster, members, *, group_instance_ids=None):
+...         return {m: Assignment([(t, p) for t in s.topics for p in range(cluster.get(t, 0))])
+...                 for m, s in members.items()}
+>>> Everyone().assign({"t0": 2}, {"C0": Subscription(["t0"]), "C1": Subscription(["t0"])})["C1"].partitions
+(t0-0, t0-1)
 """
 from __future__ import annotations
 
-from abc import ABC
-from collections.abc import Iterable, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
 from enum import IntEnum
 from typing import Any, ClassVar
 
-from kafkagroup.api import assign as assign_names
+from kafkagroup.assignors.group_assignment import GroupAssignment
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.model import Member, TopicSpec, normalize_member
-from kafkagroup.protocol import Assignment, Subscription
+from kafkagroup.model import Member, TopicSpec, normalize_member, topic_specs
+from kafkagroup.protocol import NO_GENERATION, Assignment, MemberDataRule, Subscription, decode_subscription
+from kafkagroup.protocol.leader import JoinedMember, decode_group
 from kafkagroup.protocol.user_data import member_owned_and_generation
 from kafkagroup.structs import TopicPartition
 
@@ -74,11 +87,30 @@ def cluster_topics(cluster: Any, topics: Iterable[str]) -> dict[str, TopicSpec]:
     return out
 
 
+def partition_counts(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
+    """Partition count of each of ``topics`` that ``cluster`` knows (a count, or one replica list per partition)."""
+    return {t: spec[0] for t, spec in topic_specs(cluster_topics(cluster, topics), None).items()}
+
+
+def sorted_partitions(partitions: Iterable[Any]) -> list[TopicPartition]:
+    """Partitions sorted by topic then partition (the order a Subscription's owned partitions are sent in)."""
+    return sorted((TopicPartition(t, p) for t, p in partitions), key=lambda tp: (tp.topic, tp.partition))
+
+
 class PartitionAssignor(ABC):
-    """Base of kafkagroup's assignors; subclasses set ``name`` and, if needed, override the hooks."""
+    """Base of every assignor kafkagroup runs: built-in (native) or written in Python (module docstring).
+
+    Subclasses set ``name`` and write :meth:`assign`; stateful ones (the sticky assignors) also override
+    :meth:`subscription_user_data` and :meth:`on_assignment`.
+    """
 
     name: ClassVar[str]
     version: ClassVar[int] = 0
+    #: where the leader reads a member's owned partitions and generation (Java's ``memberData``)
+    member_data_rule: ClassVar[MemberDataRule] = MemberDataRule.SUBSCRIPTION
+    #: Java's leader skips ``validateCooperativeAssignment`` for its CooperativeStickyAssignor (by name), which
+    #: withholds every partition changing owner itself, weighing claims by generation; only it sets this
+    checks_own_cooperative_moves: ClassVar[bool] = False
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
         return [RebalanceProtocol.EAGER]
@@ -87,37 +119,54 @@ class PartitionAssignor(ABC):
         """User data a Java consumer of this assignor puts in its Subscription (none by default)."""
         return None
 
-    def metadata(self, topics: Iterable[str]) -> Subscription:
-        """The Subscription this member sends in JoinGroup (its owned partitions are the member's to add)."""
-        return Subscription(sorted(topics), user_data=self.subscription_user_data(topics))
+    def metadata(self, topics: Iterable[str], owned_partitions: Iterable[Any] = (),
+                 generation: int = NO_GENERATION, rack: str | None = None) -> Subscription:
+        """The Subscription this member sends in JoinGroup (ConsumerProtocol v3 fields, as a Java consumer
+        fills them): sorted topics, this assignor's user data, the partitions the member owns at JoinGroup time
+        (none under EAGER, which revokes everything first), its generation and its rack."""
+        topics = sorted(topics)
+        return Subscription(topics, self.subscription_user_data(topics), sorted_partitions(owned_partitions),
+                            generation, rack or None)
 
-    def on_assignment(self, assignment: Assignment, generation: int = -1) -> None:
+    def on_assignment(self, assignment: Assignment, generation: int = NO_GENERATION) -> None:
         """Remember what the next Subscription needs (nothing for stateless assignors)."""
 
+    def member_data(self, subscription: Subscription) -> tuple[tuple[TopicPartition, ...], int]:
+        """Owned partitions and generation of one member as this assignor reads them (``member_data_rule``)."""
+        return member_owned_and_generation(subscription, self.member_data_rule)
+
     def member(self, member_id: str, subscription: Any, instance_id: str | None = None) -> Member:
-        """How this assignor reads a member: topics, and owned partitions + generation by its own rules."""
+        """How this assignor reads a member: topics, and owned partitions + generation by its own rule."""
         if isinstance(subscription, Subscription):
-            owned, generation = member_owned_and_generation(subscription, self.name)
+            owned, generation = self.member_data(subscription)
             return Member(member_id, tuple(subscription.topics), tuple((tp.topic, tp.partition) for tp in owned),
                           generation, subscription.rack_id or None, instance_id)
         m = normalize_member(member_id, subscription)
         return m if instance_id is None else Member(m.member_id, m.topics, m.owned, m.generation, m.rack, instance_id)
 
+    @abstractmethod
     def assign(self, cluster: Any, members: Mapping[str, Any], *,
                group_instance_ids: Mapping[str, str] | None = None) -> dict[str, Assignment]:
-        """The leader's assignment: member id -> Assignment, for every member.
+        """The leader's assignment: member id -> Assignment (a member left out gets nothing).
 
         `cluster` maps topic -> partition count (or replica racks), or is a ClusterMetadata-like object;
         `members` maps member id -> Subscription (or the dict form of :func:`kafkagroup.assign`).
-        Owned claims that no longer fit the metadata are dropped, as a Java leader does.
         """
-        instance = group_instance_ids or {}
-        parsed = {mid: self.member(mid, sub, instance.get(mid)) for mid, sub in members.items()}
-        topics = {t for m in parsed.values() for t in m.topics}
-        result = assign_names(self.name, cluster_topics(cluster, topics), parsed, strict=False)
-        return {mid: Assignment(tps, user_data=self.assignment_user_data(tps))
-                for mid, tps in result.assignment.items()}
 
-    def assignment_user_data(self, partitions: list[TopicPartition]) -> bytes | None:
-        """User data in each member's Assignment (none for Kafka's built-in assignors)."""
-        return None
+    def assign_group(self, members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,
+                     partition_racks: Mapping[str, Any] | None = None) -> GroupAssignment:
+        """The group leader's call: JoinGroup members ``(member_id, group_instance_id, metadata bytes)`` ->
+        :class:`GroupAssignment` (``onLeaderElected``).
+
+        Members are checked and decoded once into the compact group (MemberInfo order, owned claims read by
+        ``member_data_rule``, claims that no longer fit the metadata dropped, as a Java leader drops them);
+        then :meth:`assign` gets ``{topic: partition count}`` of the subscribed topics the metadata knows and
+        ``{member id: Subscription}`` with every field the member sent, its user data included.
+        """
+        group = decode_group(members, partitions_per_topic, assignor=self, partition_racks=partition_racks)
+        subscriptions = {member_id: decode_subscription(metadata, f"JoinGroup metadata of member {member_id!r}")
+                         for member_id, _, metadata in members}
+        instances = {member_id: instance for member_id, instance, _ in members if instance}
+        cluster = dict(zip(group.topics, group.partition_count.tolist()))
+        result = self.assign(cluster, subscriptions, group_instance_ids=instances)
+        return GroupAssignment.from_assignments(group, result, self.name)

@@ -5,9 +5,10 @@ C0, C1 on t0, t1 with 3 partitions each: ``C0: t0-0 t0-2 t1-1``, ``C1: t0-1 t1-0
 """
 from __future__ import annotations
 
-from kafkagroup.assignors.base import PartitionAssignor, register
+from kafkagroup.assignors.base import register
+from kafkagroup.assignors.native import NativeAssignor
 
 
 @register
-class RoundRobinPartitionAssignor(PartitionAssignor):
+class RoundRobinPartitionAssignor(NativeAssignor):
     name = "roundrobin"

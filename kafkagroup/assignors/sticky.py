@@ -8,24 +8,28 @@ revoke it), and the follow-up rebalance hands it to C1.
 
 Previous ownership: the eager assignor reads it from its StickyAssignor user data (v1 carries the
 generation, v0 does not), the cooperative one from the Subscription's owned partitions and generation
-(KIP-792). Among claims on one partition the highest generation wins; two members claiming it in the
+(KIP-792) -- each class's ``member_data_rule``. What a member sends next round (its last assignment and
+generation) is kept here, in the assignor object, as Java keeps it; the member client and the compat
+adapters only call ``on_assignment`` and ``metadata``. Among claims on one partition the highest generation wins; two members claiming it in the
 same generation lose it both; claims on topics a member no longer subscribes to are dropped.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kafkagroup.assignors.base import PartitionAssignor, RebalanceProtocol, register
-from kafkagroup.protocol import Assignment
+from kafkagroup.assignors.base import RebalanceProtocol, register
+from kafkagroup.assignors.native import NativeAssignor
+from kafkagroup.protocol import Assignment, MemberDataRule
 from kafkagroup.protocol.user_data import NO_GENERATION, cooperative_sticky_user_data, sticky_user_data
 from kafkagroup.structs import TopicPartition
 
 
 @register
-class StickyPartitionAssignor(PartitionAssignor):
+class StickyPartitionAssignor(NativeAssignor):
     """Eager sticky assignor; sends its last assignment and generation as user data (v1), like Java."""
 
     name = "sticky"
+    member_data_rule = MemberDataRule.STICKY_USER_DATA
 
     def __init__(self) -> None:
         self._owned: list[TopicPartition] | None = None
@@ -40,7 +44,7 @@ class StickyPartitionAssignor(PartitionAssignor):
 
 
 @register
-class CooperativeStickyAssignor(PartitionAssignor):
+class CooperativeStickyAssignor(NativeAssignor):
     """Cooperative sticky assignor: partitions that change owner are withheld for one round.
 
     ``supported_protocols()`` is Java's ``[COOPERATIVE, EAGER]``: cooperative first, so a group whose
@@ -48,6 +52,8 @@ class CooperativeStickyAssignor(PartitionAssignor):
     """
 
     name = "cooperative-sticky"
+    member_data_rule = MemberDataRule.COOPERATIVE_STICKY
+    checks_own_cooperative_moves = True
 
     def __init__(self) -> None:
         self._generation: int = NO_GENERATION

@@ -83,8 +83,9 @@ def capped(fn: Callable[[], Any], cap_s: float) -> tuple[Any, float]:
         signal.signal(signal.SIGALRM, previous)
 
 
-class _Cluster:
-    """The two calls kafka-python's assignors make on ClusterMetadata."""
+class KafkaPythonCluster:
+    """The two calls kafka-python's assignors make on ClusterMetadata, over ``{topic: partition count}``
+    (also the stand-in the benches in benches/ hand kafka-python)."""
 
     def __init__(self, topics: dict[str, int]) -> None:
         self._parts = {t: set(range(n)) for t, n in topics.items()}
@@ -135,7 +136,7 @@ class KafkaPythonPeer:
             instance_ids: list[str | None] | None = None) -> PeerRun:
         if racks:
             return PeerRun(status="n/a: no rack-aware assignors")
-        cluster = _Cluster(dict(zip(group.topics, group.partition_count.tolist())))
+        cluster = KafkaPythonCluster(dict(zip(group.topics, group.partition_count.tolist())))
         members = self._members(strategy, group, instance_ids)
         times, out = [], None
         for _ in range(rounds):

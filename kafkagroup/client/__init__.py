@@ -1,7 +1,12 @@
 """Member side of Kafka's classic group protocol (spec §6): eager and cooperative (KIP-429) rebalancing,
 static membership (KIP-345), rebalance callbacks, and the group leader's assignment through the engine.
 
-- :mod:`.member` -- :class:`GroupMember`, the event-driven member state machine;
+- :mod:`.member` -- :class:`GroupMember`, the event-driven member state machine, assembled from
+  :mod:`.join_round` (JoinGroup/SyncGroup), :mod:`.heartbeat`, :mod:`.offset_commit`, :mod:`.poll_loop` and
+  :mod:`.timers`;
+- :mod:`.generation` -- :class:`MemberState`, :class:`Generation`;
+- :mod:`.subscription` -- the checks on ``subscribe(topics)``;
+- :mod:`.errors` -- every exception this layer raises;
 - :mod:`.config` -- :class:`MemberConfig` (Kafka consumer keys);
 - :mod:`.rebalance_protocol` -- EAGER / COOPERATIVE selection from the assignors (§6.1);
 - :mod:`.ownership` -- assignment deltas and the cooperative validity check;
@@ -16,23 +21,19 @@ The rebalance simulator that drives these members lives above this layer, in :mo
 """
 from kafkagroup.client.cluster import ClusterMetadata, MetadataSnapshot
 from kafkagroup.client.config import DEFAULT_ASSIGNORS, MemberConfig
-from kafkagroup.client.listener import CallbackSet, RebalanceCallbackError
-from kafkagroup.client.member import (
-    NO_GENERATION,
+from kafkagroup.client.errors import (
     CommitFailedError,
+    CooperativeAssignmentViolation,
     FatalMemberError,
-    Generation,
-    GroupMember,
-    MemberState,
     OffsetCommitError,
+    RebalanceCallbackError,
     RebalanceInProgressError,
     UnexpectedCoordinatorError,
 )
-from kafkagroup.client.ownership import (
-    CooperativeAssignmentViolation,
-    assignment_delta,
-    validate_cooperative_assignment,
-)
+from kafkagroup.client.generation import NO_GENERATION, Generation, MemberState
+from kafkagroup.client.listener import CallbackSet
+from kafkagroup.client.member import GroupMember
+from kafkagroup.client.ownership import assignment_delta, validate_cooperative_assignment
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol, select_rebalance_protocol
 from kafkagroup.client.transport import GroupTransport, InProcessTransport
 

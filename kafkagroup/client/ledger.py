@@ -14,6 +14,10 @@ It also keeps per-partition "unowned since" and per-member "owns nothing since" 
 report pauses, and per topic the number of partitions not owned by exactly one member (:meth:`unsettled`, what
 "the group is settled" needs without scanning every partition).
 
+An assignor may give one partition to several members on purpose (a broadcast assignor; Kafka's classic
+protocol allows it): ``OwnershipLedger(clock, exclusive=False)`` then records no double ownership, and a
+partition counts as settled when at least one member owns it.
+
 Cost: O(partitions in the callback) per callback.  Memory: O(partitions + members); no per-callback history is
 kept, and only the first :attr:`OwnershipLedger.KEPT_VIOLATIONS` double-ownership incidents are kept in full
 (all are counted in :attr:`OwnershipLedger.violation_count`).
@@ -68,13 +72,14 @@ class OwnershipLedger:
     #: double-ownership incidents kept in full in :attr:`violations`; later ones are only counted
     KEPT_VIOLATIONS = 100
 
-    def __init__(self, clock: Clock, *, strict: bool = False) -> None:
+    def __init__(self, clock: Clock, *, strict: bool = False, exclusive: bool = True) -> None:
         self.clock = clock
         self.strict = strict                 # raise at the offending callback instead of recording
+        self.exclusive = exclusive           # False: several owners per partition are by design, not a violation
         self.owners: dict[TopicPartition, set[str]] = {}
         self._shared: set[TopicPartition] = set()   # partitions with more than one owner right now
         self._topic_partitions: dict[str, int] = {}  # existing partitions per topic
-        self._unsettled: dict[str, int] = {}         # ... of which not owned by exactly one member
+        self._unsettled: dict[str, int] = {}         # ... of which not settled (see _settled)
         self.violations: list[DoubleOwnership] = []
         self.violation_count = 0
         self.partitions: dict[TopicPartition, PartitionStats] = {}
@@ -129,7 +134,7 @@ class OwnershipLedger:
             if owners is None:
                 continue
             self._topic_partitions[tp.topic] -= 1
-            if len(owners) != 1:
+            if not self._settled(len(owners)):
                 self._unsettled[tp.topic] -= 1
             self._shared.discard(tp)
             for member in owners:
@@ -156,9 +161,14 @@ class OwnershipLedger:
         self._unsettled[tp.topic] = self._unsettled.get(tp.topic, 0) + 1   # no owner yet
         return owners
 
+    def _settled(self, owners: int) -> bool:
+        """One owner (exclusive ledger) or at least one (exclusive=False)."""
+        return owners == 1 if self.exclusive else owners >= 1
+
     def _owner_count_changed(self, tp: TopicPartition, before: int, after: int) -> None:
-        if (before == 1) != (after == 1):
-            self._unsettled[tp.topic] += 1 if before == 1 else -1
+        was, now = self._settled(before), self._settled(after)
+        if was != now:
+            self._unsettled[tp.topic] += 1 if was else -1
 
     def reset_window(self) -> None:
         """Start measuring now: pause counters restart, ownership is kept."""
@@ -182,7 +192,7 @@ class OwnershipLedger:
             if owners is None:
                 owners = self._register(tp, now)
             others = owners - {member}
-            if others:
+            if others and self.exclusive:
                 self.violation_count += 1
                 if len(self.violations) < self.KEPT_VIOLATIONS:
                     self.violations.append(DoubleOwnership(now, tp, (*sorted(others), member)))
@@ -248,7 +258,8 @@ class OwnershipLedger:
         return self._topic_partitions.get(topic, 0)
 
     def unsettled(self, topic: str) -> int:
-        """Partitions of ``topic`` not owned by exactly one member right now (kept incrementally: O(1))."""
+        """Partitions of ``topic`` not owned by exactly one member right now (by at least one when not
+        ``exclusive``); kept incrementally: O(1)."""
         return self._unsettled.get(topic, 0)
 
     def owner_of(self, tp: TopicPartition) -> set[str]:

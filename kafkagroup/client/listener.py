@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, FrozenSet, Optional, Protocol
 
+from kafkagroup.client.errors import RebalanceCallbackError   # re-exported: its old home
 from kafkagroup.errors import KafkaGroupError
 from kafkagroup.structs import TopicPartition
 
@@ -32,10 +33,6 @@ class RebalanceListener(Protocol):  # pragma: no cover - typing only
     def on_partitions_revoked(self, revoked: Partitions) -> Any: ...
 
     def on_partitions_assigned(self, assigned: Partitions) -> Any: ...
-
-
-class RebalanceCallbackError(KafkaGroupError, RuntimeError):
-    """A user rebalance callback raised; ``__cause__`` is the original exception."""
 
 
 class CallbackSet:

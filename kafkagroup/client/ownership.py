@@ -1,19 +1,22 @@
 """Assignment bookkeeping of a member: what was added, what must be revoked (spec §6.4, §6.5, §6.7).
 
-All operations are set algebra over :class:`TopicPartition` (hash sets, C-speed); a member owns at most a few
-thousand partitions, so nothing here is on a per-partition hot path of the group as a whole.
+A member's own bookkeeping is set algebra over :class:`TopicPartition` (hash sets, C-speed; a member owns at
+most a few thousand partitions); the leader's cooperative check runs on the group's arrays.
 
     owned {t-0, t-1}, assigned {t-1, t-2}:  added {t-2}, revoked {t-0}
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, AbstractSet, Iterable, NamedTuple
 
-from kafkagroup.errors import InvariantError
+from kafkagroup.assignors.base import sorted_partitions
+from kafkagroup.client.errors import CooperativeAssignmentViolation   # re-exported: its old home
 from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from kafkagroup.assignors.group_assignment import GroupAssignment
 
 __all__ = [
     "AssignmentDelta",
@@ -53,69 +56,44 @@ def topics_outside_subscription(assigned: Iterable[TopicPartition], topics: Abst
     return frozenset(tp.topic for tp in assigned) - frozenset(topics)
 
 
-class CooperativeAssignmentViolation(InvariantError):
-    """Kafka's IllegalStateException "Assignor supporting the COOPERATIVE protocol violates its requirements"."""
-
-
-def validate_cooperative_assignment(
-    owned: Mapping[str, Iterable[TopicPartition]],
-    assigned: Mapping[str, Iterable[TopicPartition]],
-) -> None:
+def validate_cooperative_assignment(result: GroupAssignment) -> None:
     """Raise if a partition is given to one member in the same round it is revoked from another (§6.5).
 
     Under COOPERATIVE a partition must first be revoked by its owner (one rebalance) and only then be assigned
-    (a follow-up rebalance); an assignment that does both at once would let two members own it.
+    (a follow-up rebalance); an assignment that does both at once would let two members own it.  Kafka checks
+    nothing else: a partition given to several members (a broadcast assignor) passes as long as no member
+    loses it in the same round.
     """
-    total_added: set[TopicPartition] = set()
-    total_revoked: set[TopicPartition] = set()
-    for member, new in assigned.items():
-        new_set = set(new)
-        old_set = set(owned.get(member, ()))
-        total_added |= new_set - old_set
-        total_revoked |= old_set - new_set
-    for member, old in owned.items():
-        if member not in assigned:
-            total_revoked |= set(old)
-    both = total_added & total_revoked
-    if both:
-        sample = ", ".join(repr(tp) for tp in sorted_partitions(both)[:10])
+    bad = cooperative_violations(result)
+    if bad.size:
+        topics, partitions = result.group.partition_names(bad[:10])
+        sample = ", ".join(f"{t}-{p}" for t, p in zip(topics, partitions))
         raise CooperativeAssignmentViolation(
             "Assignor supporting the COOPERATIVE protocol violates its requirements: "
-            f"{len(both)} partition(s) assigned while being revoked from another member in the same rebalance "
+            f"{bad.size} partition(s) assigned while being revoked from another member in the same rebalance "
             f"({sample})"
         )
 
 
-def sorted_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
-    """Partitions sorted by topic then partition (stable order for callbacks and reports)."""
-    return sorted(partitions, key=lambda tp: (tp.topic, tp.partition))
+def cooperative_violations(result: GroupAssignment) -> "np.ndarray":
+    """Java's ``validateCooperativeAssignment`` over the compact group: the global ids (ascending, unique) of
+    partitions that some member's new assignment adds while another member's revokes them.
 
-
-def cooperative_violations(owned_offsets: "np.ndarray | None", owned_partitions: "np.ndarray | None",
-                           owner: "np.ndarray") -> "np.ndarray":
-    """Array form of :func:`validate_cooperative_assignment` over the engine's compact problem.
-
-    ``owned_offsets``/``owned_partitions`` are the owned-partition CSR (global partition ids per member
-    index), ``owner[P]`` the new owner per partition (-1 none).  Returns the global ids (ascending, unique)
-    of partitions revoked from one member while added to another member in the same round.  Vectorized:
-    O(claims log claims), no Python loop over partitions.
+    Revoked = claimed by a member (its Subscription's owned partitions, as the leader decoded them) and not
+    assigned to it; added = assigned to a member that did not claim it.  Works on either shape of
+    :class:`GroupAssignment` (one owner per partition, or many); vectorized, no Python loop over partitions.
     """
     import numpy as np
 
-    if owned_offsets is None or owned_partitions is None or len(owned_partitions) == 0:
+    group = result.group
+    if group.owned_offsets is None or group.owned_partitions is None or len(group.owned_partitions) == 0:
         return np.zeros(0, dtype=np.int64)
-    owner = np.asarray(owner, dtype=np.int64)
-    claims = np.asarray(owned_partitions, dtype=np.int64)
-    claimer = np.repeat(np.arange(len(owned_offsets) - 1, dtype=np.int64), np.diff(owned_offsets))
-    new_owner = owner[claims]
-    revoked = claims[new_owner != claimer]
+    claims = np.asarray(group.owned_partitions, dtype=np.int64)
+    claimer = np.repeat(np.arange(len(group.owned_offsets) - 1, dtype=np.int64), np.diff(group.owned_offsets))
+    revoked = np.unique(claims[~result.holds(claimer, claims)])
     if revoked.size == 0:
         return np.zeros(0, dtype=np.int64)
-    # added to owner[p] unless owner[p] itself claimed p
-    total = owner.shape[0]
-    claim_keys = claimer * total + claims
-    target = owner[revoked]
-    assigned = target >= 0
-    revoked, target = revoked[assigned], target[assigned]
-    self_claimed = np.isin(target * total + revoked, claim_keys)
-    return np.unique(revoked[~self_claimed])
+    members, partitions = result.pairs_of(revoked)
+    total = int(group.topic_base[-1])
+    added = ~np.isin(members * total + partitions, claimer * total + claims)
+    return np.unique(partitions[added])

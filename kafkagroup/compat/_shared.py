@@ -1,47 +1,62 @@
-"""What the client adapters share: Kafka's member bookkeeping, independent of the client library."""
+"""What the client adapters share: one kafkagroup assignor object per consumer, plus the member facts the
+client library does not hand to its assignors. Independent of the client library.
+
+The assignor object keeps its own state (the sticky assignors' last assignment and generation) and writes
+the Subscription (:meth:`kafkagroup.assignors.PartitionAssignor.metadata`); an adapter only converts the
+library's arguments and results.
+"""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
-from kafkagroup.assignors import get_assignor
-from kafkagroup.protocol import Assignment, Subscription, encode_assignment, encode_subscription
-from kafkagroup.protocol.user_data import COOPERATIVE_STICKY, NO_GENERATION
+from kafkagroup.assignors import RebalanceProtocol, get_assignor
+from kafkagroup.assignors.configured import JAVA_ASSIGNOR_CLASSES
+from kafkagroup.protocol import NO_GENERATION, Assignment, Subscription, encode_assignment, encode_subscription
 from kafkagroup.structs import TopicPartition
 
 
 class MemberState:
-    """One consumer's assignor state and the Subscription bytes a Java consumer would send.
+    """One consumer's assignor and what a Java consumer would add to its Subscription: the partitions it owns
+    and its generation (which the Python clients' coordinators do not pass to an assignor's ``metadata``), and
+    its rack.
 
-    Java's ConsumerCoordinator sends ConsumerProtocolSubscription v3: sorted topics, the assignor's user
-    data, the partitions the member owns at JoinGroup time (none under the eager protocol, which revokes
-    everything first; the current assignment under the cooperative one), its generation and its rack.
+    Owned partitions are sent only by assignors that support COOPERATIVE: a Java consumer running EAGER has
+    revoked everything before JoinGroup (the adapter cannot see which protocol the library selected).
     """
 
     def __init__(self, strategy: str, rack: Optional[str] = None) -> None:
-        self.strategy = strategy
+        self.assignor = get_assignor(strategy)
         self.rack = rack or None
-        self.inner = get_assignor(strategy)
         self.owned: list[TopicPartition] = []
         self.generation = NO_GENERATION
 
-    def subscription(self, topics: Iterable[str]) -> Subscription:
-        topics = list(topics)
-        base = self.inner.metadata(topics)
-        owned = self.owned if self.strategy == COOPERATIVE_STICKY else ()
-        return Subscription(base.topics, base.user_data, owned, self.generation, self.rack)
-
     def subscription_bytes(self, topics: Iterable[str], version: int = 3) -> bytes:
-        return encode_subscription(self.subscription(topics), version)
+        cooperative = RebalanceProtocol.COOPERATIVE in self.assignor.supported_protocols()
+        subscription = self.assignor.metadata(topics, self.owned if cooperative else (), self.generation, self.rack)
+        return encode_subscription(subscription, version)
 
-    def assigned(self, partitions: Iterable[Any], generation: int) -> None:
+    def assigned(self, partitions: Iterable[Any], generation: Optional[int]) -> None:
         self.owned = [TopicPartition(t, p) for t, p in partitions]
         self.generation = NO_GENERATION if generation is None else generation
-        self.inner.on_assignment(Assignment(self.owned), self.generation)
+        self.assignor.on_assignment(Assignment(self.owned), self.generation)
 
     def assign(self, cluster: Any, subscriptions: Mapping[str, Subscription],
                instance_ids: Mapping[str, Optional[str]]) -> dict[str, bytes]:
         """Leader: member id -> ConsumerProtocolAssignment bytes (v3, Java's layout)."""
-        result = self.inner.assign(cluster, subscriptions,
-                                   group_instance_ids={m: i for m, i in instance_ids.items() if i})
+        result = self.assignor.assign(cluster, subscriptions,
+                                      group_instance_ids={m: i for m, i in instance_ids.items() if i})
         return {member: encode_assignment(asg, 3) for member, asg in result.items()}
+
+
+def adapter_classes(base: type, names: Iterable[str], module: str) -> list[type]:
+    """One adapter class per built-in assignor, named as Kafka names it (``RangeAssignor``, ...): ``base`` with
+    the protocol ``name`` set."""
+    java_names = {name: java.rsplit(".", 1)[1] for java, name in JAVA_ASSIGNOR_CLASSES.items()}
+    classes = []
+    for name in names:
+        class_name = java_names[name]
+        doc = f"Kafka's {class_name} ({name!r}), run by kafkagroup's native engine."
+        classes.append(type(class_name, (base,), {"name": name, "__doc__": doc, "__module__": module,
+                                                  "__qualname__": class_name}))
+    return classes

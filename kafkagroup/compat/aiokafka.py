@@ -24,7 +24,7 @@ from typing import Any
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 
-from kafkagroup.compat._shared import MemberState
+from kafkagroup.compat._shared import MemberState, adapter_classes
 from kafkagroup.protocol import Subscription
 
 
@@ -75,22 +75,7 @@ class _KafkaGroupAssignor(AbstractPartitionAssignor):
         state.assigned(state.owned, generation)
 
 
-class RangeAssignor(_KafkaGroupAssignor):
-    """Kafka's RangeAssignor ("range"), native."""
-
-    name = "range"
-
-
-class RoundRobinAssignor(_KafkaGroupAssignor):
-    """Kafka's RoundRobinAssignor ("roundrobin"), native."""
-
-    name = "roundrobin"
-
-
-class StickyAssignor(_KafkaGroupAssignor):
-    """Kafka's eager StickyAssignor ("sticky"): sends its last assignment + generation as user data."""
-
-    name = "sticky"
-
+RangeAssignor, RoundRobinAssignor, StickyAssignor = adapter_classes(
+    _KafkaGroupAssignor, ("range", "roundrobin", "sticky"), __name__)
 
 __all__ = ["RangeAssignor", "RoundRobinAssignor", "StickyAssignor"]

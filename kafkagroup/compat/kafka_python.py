@@ -29,7 +29,7 @@ from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.assignors.abstract import RebalanceProtocol as KafkaPythonRebalanceProtocol
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
-from kafkagroup.compat._shared import MemberState
+from kafkagroup.compat._shared import MemberState, adapter_classes
 from kafkagroup.protocol import Subscription
 from kafkagroup.structs import TopicPartition
 
@@ -54,7 +54,7 @@ class _KafkaGroupAssignor(AbstractPartitionAssignor):
         self._state = MemberState(self.name, client_rack)
 
     def supported_protocols(self) -> list[KafkaPythonRebalanceProtocol]:
-        return [KafkaPythonRebalanceProtocol(int(p)) for p in self._state.inner.supported_protocols()]
+        return [KafkaPythonRebalanceProtocol(int(p)) for p in self._state.assignor.supported_protocols()]
 
     def metadata(self, topics: Iterable[str]) -> ConsumerProtocolSubscription:
         return ConsumerProtocolSubscription.decode(self._state.subscription_bytes(topics))
@@ -75,28 +75,7 @@ class _KafkaGroupAssignor(AbstractPartitionAssignor):
         self._state.assigned(assignment.partitions(), generation)
 
 
-class RangeAssignor(_KafkaGroupAssignor):
-    """Kafka's RangeAssignor ("range"), native."""
-
-    name = "range"
-
-
-class RoundRobinAssignor(_KafkaGroupAssignor):
-    """Kafka's RoundRobinAssignor ("roundrobin"), native."""
-
-    name = "roundrobin"
-
-
-class StickyAssignor(_KafkaGroupAssignor):
-    """Kafka's eager StickyAssignor ("sticky"): sends its last assignment + generation as user data."""
-
-    name = "sticky"
-
-
-class CooperativeStickyAssignor(_KafkaGroupAssignor):
-    """Kafka's CooperativeStickyAssignor ("cooperative-sticky", KIP-429): incremental rebalancing."""
-
-    name = "cooperative-sticky"
-
+RangeAssignor, RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor = adapter_classes(
+    _KafkaGroupAssignor, ("range", "roundrobin", "sticky", "cooperative-sticky"), __name__)
 
 __all__ = ["CooperativeStickyAssignor", "RangeAssignor", "RoundRobinAssignor", "StickyAssignor"]

@@ -48,7 +48,7 @@ Example (one member, two-step join, initial delay 50 ms)::
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from kafkagroup.messages.clock import Clock
 from kafkagroup.coordinator.config import CoordinatorConfig
@@ -75,6 +75,7 @@ from kafkagroup.coordinator.store import GroupRecord, GroupStore, MemberRecord
 __all__ = ["GroupCoordinator"]
 
 log = logging.getLogger("kafkagroup.coordinator")
+R = TypeVar("R")  # the response type a Deferred carries
 
 _S = GroupState
 _E = ErrorCode
@@ -90,8 +91,9 @@ class GroupCoordinator:
     """Kafka's classic group coordinator for the offsets-topic partitions it owns (spec §1-§5).
 
     ``config``: a mapping with Kafka's keys, a :class:`CoordinatorConfig`, or None; underscore keyword
-    arguments (``group_max_size=4``) are merged in.  ``store``: a :class:`GroupStore` or a path
-    (``":memory:"`` by default; a path given here is closed by :meth:`shutdown`).  ``owned_partitions``:
+    arguments (``group_max_size=4``) are merged in.  ``store`` (required, no default): a :class:`GroupStore`,
+    or a path that this coordinator opens and :meth:`shutdown` closes -- a file for commits that must survive
+    a restart, ``":memory:"`` for tests and simulations (lost with the process).  ``owned_partitions``:
     the offsets-topic partitions this coordinator leads (default: all), loaded from the store at once.
     ``enable_offset_expiration``: run the retention task every ``offsets.retention.check.interval.ms``
     (Kafka's unit tests disable it, and so do the scenario tests).
@@ -178,6 +180,20 @@ class GroupCoordinator:
             log.error("group %s was left in PreparingRebalance without a join timer: resetting it", group_id)
             self.engine.reset_failed_group(group)
 
+    def _answer_by_handler(self, api: str, handler: Callable[[Any, Deferred[R]], None], request: Any,
+                           reply: Deferred[R], failure: Callable[[], R]) -> Deferred[R]:
+        """JoinGroup and SyncGroup: ``handler`` answers ``reply`` now or parks it. If it raises
+        IllegalGroupStateError, the group is repaired (``_repair_after_failure``) and ``reply``, unless
+        already answered, gets ``failure()`` (UNKNOWN_SERVER_ERROR)."""
+        try:
+            handler(request, reply)
+        except IllegalGroupStateError:
+            log.exception("%s of group %s failed", api, request.group_id)
+            self._repair_after_failure(request.group_id)
+            if not reply.done():
+                reply.set_result(failure())
+        return reply
+
     def _create_group(self, group_id: str) -> ClassicGroup:
         group = ClassicGroup(group_id, now_ms=self.clock.now_ms())
         self.groups[group_id] = group
@@ -211,14 +227,8 @@ class GroupCoordinator:
         if error is not None:
             reply.set_result(JoinGroupResponse(error, member_id=request.member_id))
             return reply
-        try:
-            self.membership.join_group(request, reply)
-        except IllegalGroupStateError:
-            log.exception("JoinGroup of group %s failed", request.group_id)
-            self._repair_after_failure(request.group_id)
-            if not reply.done():
-                reply.set_result(JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
-        return reply
+        return self._answer_by_handler("JoinGroup", self.membership.join_group, request, reply,
+                                       lambda: JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
 
     # ===================================================================== SyncGroup
 
@@ -234,14 +244,8 @@ class GroupCoordinator:
                 error = _E.REBALANCE_IN_PROGRESS  # the active rebalance is lost: rejoin (Scala)
             reply.set_result(SyncGroupResponse(error))
             return reply
-        try:
-            self.membership.sync_group(request, reply)
-        except IllegalGroupStateError:
-            log.exception("SyncGroup of group %s failed", request.group_id)
-            self._repair_after_failure(request.group_id)
-            if not reply.done():
-                reply.set_result(SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
-        return reply
+        return self._answer_by_handler("SyncGroup", self.membership.sync_group, request, reply,
+                                       lambda: SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
 
     # ===================================================================== Heartbeat
 

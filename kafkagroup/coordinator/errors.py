@@ -2,8 +2,8 @@
 
 Kafka's numeric codes themselves (:class:`ErrorCode`) live in the shared message layer
 (:mod:`kafkagroup.messages.error_codes`), below both the coordinator and the client; they are re-exported
-here for the coordinator's modules.  The coordinator never raises for a protocol error (DESIGN.md convention 4): every handler answers with one
-of these codes.  Two exception types remain for the few places where Kafka itself throws:
+here for the coordinator's modules.  The coordinator never raises for a protocol error (DESIGN.md convention
+4): every handler answers with one of these codes.  Two exception types remain for the few places where Kafka itself throws:
 
 * :class:`IllegalGroupStateError` -- Kafka's ``IllegalStateException`` (an illegal state transition,
   ``selectProtocol`` on an empty group, a pending member id re-used with a ``group.instance.id``).  The
@@ -13,7 +13,8 @@ of these codes.  Two exception types remain for the few places where Kafka itsel
   :func:`group_write_error` (spec §2.9) or :func:`offset_commit_write_error` (spec §2.6 step 9).
 * :class:`StoreError` -- the store file cannot be opened or read: read-only, not an SQLite database,
   damaged pages (refused at open by an integrity check), a newer schema.  The message names the file.  A
-  coordinator cannot serve a store it cannot trust, so this is raised, not answered.
+  coordinator cannot serve a store it cannot trust, so this is raised, not answered; a store written by a
+  newer release is refused with its subclass :class:`NewerSchemaError` (also a ``ValueError``).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from kafkagroup.messages.error_codes import ErrorCode
 __all__ = [
     "IllegalGroupStateError",
     "StoreError",
+    "NewerSchemaError",
     "StoreWriteError",
     "group_write_error",
     "offset_commit_write_error",
@@ -39,6 +41,10 @@ class StoreError(KafkaGroupError, OSError):
     def __init__(self, path: str, message: str) -> None:
         self.path = path
         super().__init__(f"group store {path}: {message}")
+
+
+class NewerSchemaError(StoreError, ValueError):
+    """The file was written by a newer release (a ValueError, as this refusal always was)."""
 
 
 class StoreWriteError(KafkaGroupError, OSError):

@@ -47,7 +47,7 @@ in-range ints and ASCII strings; the handlers make the same pass anyway.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kafkagroup.messages.api import (
     DeleteGroupsRequest, DescribeGroupsRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
@@ -125,6 +125,16 @@ def _first(*problems: str | None) -> str | None:
     return None
 
 
+def _member_identity(request: Any, where: str) -> str | None:
+    """generation_id, member_id, group_instance_id: how SyncGroup, Heartbeat, OffsetCommit and TxnOffsetCommit
+    name the member sending them."""
+    return _first(
+        _int(request.generation_id, INT32, where, "generation_id"),
+        _str(request.member_id, where, "member_id"),
+        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+    )
+
+
 def _where(api: str, group_id: Any) -> str:
     return f"{api} of group {short_repr(group_id)}"
 
@@ -134,8 +144,21 @@ def _group_id(where: str, group_id: Any) -> str | None:
     return None if group_id is None else _str(group_id, where, "group_id")
 
 
-def _group_id_at(where: str, field: str, group_id: Any) -> str | None:
+def _group_id_at(group_id: Any, where: str, field: str) -> str | None:
     return None if group_id is None else _str(group_id, where, field)
+
+
+def _array_of(values: Any, where: str, field: str, check: Callable[[Any, str, str], str | None]) -> str | None:
+    """A non-nullable array (see ``_array``) whose elements each pass ``check(element, where, "field[i]")``:
+    the first violation, or None."""
+    null = _array(values, where, field)
+    if null is not None:
+        return null
+    for i, value in enumerate(values):
+        problem = check(value, where, f"{field}[{i}]")
+        if problem is not None:
+            return problem
+    return None
 
 
 # ------------------------------------------------------------------------------------------- membership
@@ -198,9 +221,7 @@ def sync_group_violation(request: SyncGroupRequest) -> str | None:
                                f"{request.group_id!r}", "assignment", "assignments", ("member_id", "assignment"))
     return _first(
         _group_id(where, request.group_id),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
         _str(request.protocol_type, where, "protocol_type", nullable=True),
         _str(request.protocol_name, where, "protocol_name", nullable=True),
         problem,
@@ -211,9 +232,7 @@ def heartbeat_violation(request: HeartbeatRequest) -> str | None:
     where = _where("Heartbeat", request.group_id)
     return _first(
         _group_id(where, request.group_id),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
     )
 
 
@@ -275,9 +294,7 @@ def offset_commit_violation(request: OffsetCommitRequest) -> str | None:
     where = _where("OffsetCommit", request.group_id)
     return _first(
         _group_id(where, request.group_id),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
         _int(request.retention_time_ms, INT64, where, "retention_time_ms"),
         _commit_topics_violation(where, request.topics),
     )
@@ -290,9 +307,7 @@ def txn_offset_commit_violation(request: TxnOffsetCommitRequest) -> str | None:
         _group_id(where, request.group_id),
         _int(request.producer_id, INT64, where, "producer_id"),
         _int(request.producer_epoch, INT16, where, "producer_epoch"),
-        _int(request.generation_id, INT32, where, "generation_id"),
-        _str(request.member_id, where, "member_id"),
-        _str(request.group_instance_id, where, "group_instance_id", nullable=True),
+        _member_identity(request, where),
         _commit_topics_violation(where, request.topics),
     )
 
@@ -342,35 +357,14 @@ def transaction_marker_violation(producer_id: Any, producer_epoch: Any, partitio
 
 
 def describe_groups_violation(request: DescribeGroupsRequest) -> str | None:
-    null = _array(request.groups, "DescribeGroups", "groups")
-    if null is not None:
-        return null
-    for i, group_id in enumerate(request.groups):
-        problem = _group_id_at("DescribeGroups", f"groups[{i}]", group_id)
-        if problem is not None:
-            return problem
-    return None
+    return _array_of(request.groups, "DescribeGroups", "groups", _group_id_at)
 
 
 def list_groups_violation(request: ListGroupsRequest | None) -> str | None:
     if request is None:
         return None
-    null = _array(request.states_filter, "ListGroups", "states_filter")
-    if null is not None:
-        return null
-    for i, state in enumerate(request.states_filter):
-        problem = _str(state, "ListGroups", f"states_filter[{i}]")
-        if problem is not None:
-            return problem
-    return None
+    return _array_of(request.states_filter, "ListGroups", "states_filter", _str)
 
 
 def delete_groups_violation(request: DeleteGroupsRequest) -> str | None:
-    null = _array(request.groups_names, "DeleteGroups", "groups_names")
-    if null is not None:
-        return null
-    for i, group_id in enumerate(request.groups_names):
-        problem = _group_id_at("DeleteGroups", f"groups_names[{i}]", group_id)
-        if problem is not None:
-            return problem
-    return None
+    return _array_of(request.groups_names, "DeleteGroups", "groups_names", _group_id_at)

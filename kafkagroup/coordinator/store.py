@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal, TypeVar
 
 from kafkagroup.messages.error_codes import ErrorCode
-from kafkagroup.coordinator.errors import StoreError, StoreWriteError
+from kafkagroup.coordinator.errors import NewerSchemaError, StoreError, StoreWriteError
 from kafkagroup.coordinator.group import OffsetAndMetadata
 from kafkagroup.structs import TopicPartition
 
@@ -176,10 +176,6 @@ def _raise_epoch(partition: int, producer_id: int, producer_epoch: int) -> tuple
     return ("INSERT INTO producer_epochs (partition, producer_id, producer_epoch) VALUES (?, ?, ?) "
             "ON CONFLICT (partition, producer_id) DO UPDATE SET producer_epoch = "
             "max(producer_epoch, excluded.producer_epoch)", (partition, producer_id, producer_epoch))
-
-
-class NewerSchemaError(StoreError, ValueError):
-    """The file was written by a newer release (a ValueError, as this refusal always was)."""
 
 
 _INTEGRITY_PRAGMAS = {"full": "integrity_check", "quick": "quick_check"}

@@ -20,7 +20,8 @@ Java coordinator; older: ILLEGAL_GENERATION).  Other versions only matter where 
 Sequence fields: a request refuses ``None`` (or a str, bytes or non-iterable) where Kafka's field is an array
 that is not nullable, raising :class:`~kafkagroup.errors.InvalidGroupError` naming the class and field when
 it is built; the one nullable array modeled is ``OffsetFetchRequest.topics`` (``None`` = every committed
-offset, OffsetFetch v2+).  Each class lists those fields in ``NON_NULLABLE_SEQUENCES``; a request mutated to
+offset, OffsetFetch v2+).  Each class lists those fields in ``NON_NULLABLE_SEQUENCES`` (the nullable one in
+``NULLABLE_SEQUENCES``), checked by the shared ``__post_init__`` of ``_CheckedArrays``; a request mutated to
 ``None`` after construction is answered INVALID_REQUEST (42) by the coordinator (see
 ``kafkagroup.coordinator.request_limits``), never raised.
 
@@ -66,19 +67,51 @@ def sequence_problem(value: Any) -> str | None:
     return None
 
 
-def _refuse_non_sequences(request: Any) -> None:
-    """``__post_init__`` of the request types: every field named in NON_NULLABLE_SEQUENCES must be a sequence."""
-    for name in request.NON_NULLABLE_SEQUENCES:
-        problem = sequence_problem(getattr(request, name))
-        if problem is not None:
-            raise InvalidGroupError(f"{type(request).__name__}.{name} {problem}")
+class _CheckedArrays:
+    """Base of the request types: their array fields are checked when a request is built.
+
+    Every field named in ``NON_NULLABLE_SEQUENCES`` must be a sequence; one named in ``NULLABLE_SEQUENCES``
+    may also be None.  Otherwise :class:`~kafkagroup.errors.InvalidGroupError` names the class and field.
+    """
+
+    __slots__ = ()
+    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ()
+    NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        for name in self.NON_NULLABLE_SEQUENCES + self.NULLABLE_SEQUENCES:
+            value = getattr(self, name)
+            if value is None and name in self.NULLABLE_SEQUENCES:
+                continue
+            problem = sequence_problem(value)
+            if problem is not None:
+                raise InvalidGroupError(f"{type(self).__name__}.{name} {problem}")
+
+
+def _partitions_by_topic(partitions: Iterable[TopicPartition | tuple[str, int]]) -> dict[str, list[int]]:
+    """``{topic: [partition, ...]}``, topics in first-seen order: the shape of Kafka's per-topic arrays."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    return by_topic
+
+
+class _PartitionErrors:
+    """Base of the responses that answer per partition (``topics``, each with ``name`` and ``partitions``)."""
+
+    __slots__ = ()
+    topics: Sequence[Any]
+
+    def errors(self) -> dict[TopicPartition, ErrorCode]:
+        """``{TopicPartition: error_code}`` for every partition answered."""
+        return {TopicPartition(t.name, p.partition_index): p.error_code for t in self.topics for p in t.partitions}
 
 
 # --------------------------------------------------------------------------------------------- JoinGroup
 
 
 @dataclass(slots=True)
-class JoinGroupRequest:
+class JoinGroupRequest(_CheckedArrays):
     group_id: str
     member_id: str = ""                              # "" = UNKNOWN_MEMBER_ID
     group_instance_id: str | None = None             # set = static member (KIP-345)
@@ -92,9 +125,6 @@ class JoinGroupRequest:
     version: int = 9                                 # >= 4 requires a known member id; >= 9 skip_assignment
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("protocols",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)
@@ -120,7 +150,7 @@ class JoinGroupResponse:
 
 
 @dataclass(slots=True)
-class SyncGroupRequest:
+class SyncGroupRequest(_CheckedArrays):
     group_id: str
     generation_id: int
     member_id: str
@@ -131,9 +161,6 @@ class SyncGroupRequest:
     assignments: Sequence[tuple[str, bytes]] | Mapping[str, bytes] = ()
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("assignments",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)
@@ -171,14 +198,11 @@ class MemberIdentity:
 
 
 @dataclass(slots=True)
-class LeaveGroupRequest:
+class LeaveGroupRequest(_CheckedArrays):
     group_id: str
     members: Sequence[MemberIdentity] = ()           # v3+ batch; v0-v2 = one MemberIdentity(member_id)
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("members",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)
@@ -206,18 +230,15 @@ class OffsetCommitRequestPartition:
 
 
 @dataclass(slots=True)
-class OffsetCommitRequestTopic:
+class OffsetCommitRequestTopic(_CheckedArrays):
     name: str
     partitions: Sequence[OffsetCommitRequestPartition] = ()
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("partitions",)
 
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
-
 
 @dataclass(slots=True)
-class OffsetCommitRequest:
+class OffsetCommitRequest(_CheckedArrays):
     group_id: str
     generation_id: int = -1                          # -1: not using group management (admin / manual)
     member_id: str = ""
@@ -227,9 +248,6 @@ class OffsetCommitRequest:
     version: int = 8                                 # >= 9: unknown group with generation >= 0 -> 69, else 22
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
     @classmethod
     def of(
@@ -270,51 +288,36 @@ class OffsetCommitResponseTopic:
 
 
 @dataclass(slots=True)
-class OffsetCommitResponse:
+class OffsetCommitResponse(_PartitionErrors):
     topics: list[OffsetCommitResponseTopic] = field(default_factory=list)
-
-    def errors(self) -> dict[TopicPartition, ErrorCode]:
-        """``{TopicPartition: error_code}`` for every partition of the request."""
-        return {TopicPartition(t.name, p.partition_index): p.error_code for t in self.topics for p in t.partitions}
 
 
 # ------------------------------------------------------------------------------------------- OffsetFetch
 
 
 @dataclass(slots=True)
-class OffsetFetchRequestTopic:
+class OffsetFetchRequestTopic(_CheckedArrays):
     name: str
     partition_indexes: Sequence[int] = ()
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("partition_indexes",)
 
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
-
 
 @dataclass(slots=True)
-class OffsetFetchRequest:
+class OffsetFetchRequest(_CheckedArrays):
     group_id: str
     topics: Sequence[OffsetFetchRequestTopic] | None = None   # None = every committed offset of the group
     require_stable: bool = False                               # v7+
 
-    NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ()    # topics is nullable (v2+): None = all
-
-    def __post_init__(self) -> None:
-        if self.topics is not None:
-            problem = sequence_problem(self.topics)
-            if problem is not None:
-                raise InvalidGroupError(f"OffsetFetchRequest.topics {problem}")
+    NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)   # v2+: None = all
 
     @classmethod
     def of(cls, group_id: str, partitions: Sequence[TopicPartition | tuple[str, int]] | None,
            *, require_stable: bool = False) -> "OffsetFetchRequest":
         if partitions is None:
             return cls(group_id, None, require_stable)
-        by_topic: dict[str, list[int]] = {}
-        for topic, partition in partitions:
-            by_topic.setdefault(topic, []).append(partition)
-        return cls(group_id, [OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()], require_stable)
+        topics = [OffsetFetchRequestTopic(t, ps) for t, ps in _partitions_by_topic(partitions).items()]
+        return cls(group_id, topics, require_stable)
 
 
 @dataclass(slots=True)
@@ -345,7 +348,7 @@ class OffsetFetchResponse:
 
 
 @dataclass(slots=True)
-class TxnOffsetCommitRequest:
+class TxnOffsetCommitRequest(_CheckedArrays):
     """Offsets committed inside a transaction (KIP-98); topics/partitions have OffsetCommit's shape (Kafka's
     TxnOffsetCommit partitions carry the same four fields).  v0-v2 send no generation / member."""
 
@@ -359,9 +362,6 @@ class TxnOffsetCommitRequest:
     topics: Sequence[OffsetCommitRequestTopic] = ()
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
     @classmethod
     def of(
@@ -382,12 +382,8 @@ class TxnOffsetCommitRequest:
 
 
 @dataclass(slots=True)
-class TxnOffsetCommitResponse:
+class TxnOffsetCommitResponse(_PartitionErrors):
     topics: list[OffsetCommitResponseTopic] = field(default_factory=list)
-
-    def errors(self) -> dict[TopicPartition, ErrorCode]:
-        """``{TopicPartition: error_code}`` for every partition of the request."""
-        return {TopicPartition(t.name, p.partition_index): p.error_code for t in self.topics for p in t.partitions}
 
 
 class TransactionResult(Enum):
@@ -401,18 +397,15 @@ class TransactionResult(Enum):
 
 
 @dataclass(slots=True)
-class OffsetDeleteRequestTopic:
+class OffsetDeleteRequestTopic(_CheckedArrays):
     name: str
     partition_indexes: Sequence[int] = ()
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("partition_indexes",)
 
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
-
 
 @dataclass(slots=True)
-class OffsetDeleteRequest:
+class OffsetDeleteRequest(_CheckedArrays):
     """KIP-496: delete committed offsets of a group (admin ``deleteConsumerGroupOffsets``)."""
 
     group_id: str
@@ -420,15 +413,9 @@ class OffsetDeleteRequest:
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)
 
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
-
     @classmethod
     def of(cls, group_id: str, partitions: Sequence[TopicPartition | tuple[str, int]]) -> "OffsetDeleteRequest":
-        by_topic: dict[str, list[int]] = {}
-        for topic, partition in partitions:
-            by_topic.setdefault(topic, []).append(partition)
-        return cls(group_id, [OffsetDeleteRequestTopic(t, ps) for t, ps in by_topic.items()])
+        return cls(group_id, [OffsetDeleteRequestTopic(t, ps) for t, ps in _partitions_by_topic(partitions).items()])
 
 
 @dataclass(slots=True)
@@ -444,26 +431,19 @@ class OffsetDeleteResponseTopic:
 
 
 @dataclass(slots=True)
-class OffsetDeleteResponse:
+class OffsetDeleteResponse(_PartitionErrors):
     error_code: ErrorCode                            # a group-level error leaves ``topics`` empty
     topics: list[OffsetDeleteResponseTopic] = field(default_factory=list)
-
-    def errors(self) -> dict[TopicPartition, ErrorCode]:
-        """``{TopicPartition: error_code}`` for every partition answered."""
-        return {TopicPartition(t.name, p.partition_index): p.error_code for t in self.topics for p in t.partitions}
 
 
 # ------------------------------------------------------------------------------ Describe / List / Delete
 
 
 @dataclass(slots=True)
-class DescribeGroupsRequest:
+class DescribeGroupsRequest(_CheckedArrays):
     groups: Sequence[str] = ()
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("groups",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)
@@ -492,13 +472,10 @@ class DescribeGroupsResponse:
 
 
 @dataclass(slots=True)
-class ListGroupsRequest:
+class ListGroupsRequest(_CheckedArrays):
     states_filter: Sequence[str] = ()                # v4+; empty = all states
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("states_filter",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)
@@ -515,13 +492,10 @@ class ListGroupsResponse:
 
 
 @dataclass(slots=True)
-class DeleteGroupsRequest:
+class DeleteGroupsRequest(_CheckedArrays):
     groups_names: Sequence[str] = ()
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("groups_names",)
-
-    def __post_init__(self) -> None:
-        _refuse_non_sequences(self)
 
 
 @dataclass(slots=True)

@@ -22,13 +22,11 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, Generic, TypeVar
 
+from kafkagroup.messages.errors import NotReadyError   # re-exported: its old home
+
 __all__ = ["Deferred", "NotReadyError"]
 
 T = TypeVar("T")
-
-
-class NotReadyError(RuntimeError):
-    """``Deferred.result()`` was called before the response was produced."""
 
 
 class Deferred(Generic[T]):

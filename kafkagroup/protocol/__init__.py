@@ -18,6 +18,7 @@ from kafkagroup.protocol.consumer_protocol import (
     encode_subscription,
 )
 from kafkagroup.protocol.user_data import (
+    MemberDataRule,
     StickyUserData,
     cooperative_sticky_user_data,
     decode_cooperative_sticky_user_data,
@@ -31,6 +32,7 @@ __all__ = [
     "MAX_VERSION",
     "NO_GENERATION",
     "Assignment",
+    "MemberDataRule",
     "Subscription",
     "StickyUserData",
     "decode_assignment",

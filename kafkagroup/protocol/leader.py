@@ -20,8 +20,8 @@ generation per member (-1 unknown), member racks interned (0 = none) -- and foll
   :class:`~kafkagroup.errors.InvalidGroupError` naming the member and the partition (``strict=True``);
 - a member listing one topic twice raises InvalidGroupError.
 
-Where owned partitions and generation come from depends on the assignor (Java's ``memberData``, see
-:func:`kafkagroup.protocol.user_data.member_owned_and_generation`): "sticky" reads StickyAssignor user
+Where owned partitions and generation come from is the assignor's ``member_data_rule`` (Java's
+``memberData``, :class:`kafkagroup.protocol.user_data.MemberDataRule`): "sticky" reads StickyAssignor user
 data (unparsable user data is ignored as Java ignores it, or raises ProtocolError when ``strict``);
 "cooperative-sticky" reads the subscription's owned partitions and its generation_id, falling back to
 the int32 generation in the user data; every other assignor reads the subscription's fields.
@@ -51,7 +51,7 @@ from kafkagroup.engine import MAX_PARTITIONS, as_index_array
 from kafkagroup.model import (CompactGroup, Member, TopicSpec, add_racks, check_claim, java_string_key, normalize_member,
                               topic_specs)
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
-from kafkagroup.protocol.user_data import COOPERATIVE_STICKY, STICKY, member_owned_and_generation
+from kafkagroup.protocol.user_data import MemberDataRule, member_owned_and_generation
 
 try:  # the compiled codec; the pure-Python twin below is the fallback and the reference
     from kafkagroup import _codec
@@ -61,16 +61,17 @@ except ImportError:  # pragma: no cover - exercised when the extension is not bu
 #: (member_id, group_instance_id or None, metadata bytes) -- one JoinGroupResponse member.
 JoinedMember = tuple[str, Optional[str], bytes]
 
-# Where owned partitions / generation come from, per assignor (the codec's `mode` argument).
-MODE_SUBSCRIPTION, MODE_STICKY, MODE_COOPERATIVE = 0, 1, 2
 
-
-def _mode(assignor: str) -> int:
-    if assignor == STICKY:
-        return MODE_STICKY
-    if assignor == COOPERATIVE_STICKY:
-        return MODE_COOPERATIVE
-    return MODE_SUBSCRIPTION
+def member_data_rule(assignor: Any) -> MemberDataRule:
+    """The ``memberData`` rule of an assignor given as a registered protocol name, an assignor object
+    (its ``member_data_rule``; objects without one read the Subscription's fields) or the rule itself."""
+    if isinstance(assignor, MemberDataRule):
+        return assignor
+    if isinstance(assignor, str):
+        # the assignor classes state their rule; they import this package, hence the late import
+        from kafkagroup.assignors import get_assignor
+        assignor = get_assignor(assignor)
+    return MemberDataRule(getattr(assignor, "member_data_rule", MemberDataRule.SUBSCRIPTION))
 
 
 def native_available() -> bool:
@@ -122,14 +123,15 @@ def _java_sort(entries: list[JoinedMember], index: int) -> None:
 
 
 def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[str, TopicSpec], *,
-                 assignor: str = "range", strict: bool = False,
+                 assignor: Any = "range", strict: bool = False,
                  partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None = None,
                  codec: str = "auto") -> CompactGroup:
     """Decode every member's ConsumerProtocolSubscription into the compact problem (module docstring).
 
     ``members`` are JoinGroupResponse members ``(member_id, group_instance_id, metadata_bytes)`` in any
     order; ``partitions_per_topic`` is the leader's cluster metadata (a partition count, or one replica
-    rack list per partition, per topic). ``codec`` is "auto" (Cython when built), "native" or "python".
+    rack list per partition, per topic); ``assignor`` says how owned partitions are read
+    (:func:`member_data_rule`: a registered name, an assignor object or a MemberDataRule). ``codec`` is "auto" (Cython when built), "native" or "python".
 
     >>> from kafkagroup.protocol import Subscription, encode_subscription
     >>> b = encode_subscription(Subscription(["t0"]))
@@ -139,9 +141,9 @@ def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[
     """
     specs = topic_specs(partitions_per_topic, partition_racks)
     ordered = _member_info_order(members)
-    mode = _mode(assignor)
+    rule = member_data_rule(assignor)
     if codec == "python" or (codec == "auto" and _codec is None):
-        return _decode_group_python(ordered, specs, mode, strict, partitions_per_topic, partition_racks)
+        return _decode_group_python(ordered, specs, rule, strict, partitions_per_topic, partition_racks)
     if codec not in ("auto", "native"):
         raise ValueError(f"codec must be 'auto', 'native' or 'python', got {codec!r}")
     if _codec is None:
@@ -150,7 +152,7 @@ def decode_group(members: Sequence[JoinedMember], partitions_per_topic: Mapping[
     member_ids = [m[0] for m in ordered]
     decoder = _take_decoder()
     try:
-        out = decoder.decode(member_ids, [m[2] for m in ordered], counts, mode, strict)
+        out = decoder.decode(member_ids, [m[2] for m in ordered], counts, int(rule), strict)
     finally:
         _give_back(decoder)
     group = CompactGroup(
@@ -192,15 +194,14 @@ def _give_back(decoder) -> None:
         _DECODERS.append(decoder)
 
 
-def _decode_group_python(ordered: list[JoinedMember], specs: Mapping[str, Any], mode: int, strict: bool,
+def _decode_group_python(ordered: list[JoinedMember], specs: Mapping[str, Any], rule: MemberDataRule, strict: bool,
                          partitions_per_topic: Mapping[str, TopicSpec],
                          partition_racks: Mapping[str, Any] | None) -> CompactGroup:
     """The reference twin: the object codec per member, then :func:`reference_build_group`."""
-    protocol = {MODE_STICKY: STICKY, MODE_COOPERATIVE: COOPERATIVE_STICKY}.get(mode, "range")
     decoded: list[Member] = []
     for member_id, instance_id, metadata in ordered:
         sub = decode_subscription(metadata, f"member {member_id!r} subscription")
-        owned, generation = member_owned_and_generation(sub, protocol, strict=strict,
+        owned, generation = member_owned_and_generation(sub, rule, strict=strict,
                                                         what=f"member {member_id!r} StickyAssignorUserData")
         decoded.append(Member(member_id, tuple(sub.topics), tuple((t, p) for t, p in owned), generation,
                               sub.rack_id, instance_id))

@@ -14,11 +14,12 @@ What each Java assignor sends (the kafkagroup assignors call these to send the s
 - ``cooperative-sticky``: just the generation, one int32 (COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0) --
   :func:`cooperative_sticky_user_data`; the owned partitions travel in the subscription's own field.
 
-On the leader, :func:`member_owned_and_generation` applies Java's ``memberData`` rule of each assignor:
-sticky reads owned partitions + generation from the user data only (trying v1, then v0, ignoring data
-that parses as neither); cooperative-sticky takes the subscription's owned partitions and its
-generation_id when >= 0, else the generation in the user data; the others take the subscription's
-fields. Example::
+On the leader, :func:`member_owned_and_generation` applies one of the three ``memberData`` rules
+(:class:`MemberDataRule`); each assignor class names its rule (``PartitionAssignor.member_data_rule``):
+``STICKY_USER_DATA`` reads owned partitions + generation from the user data only (trying v1, then v0,
+ignoring data that parses as neither); ``COOPERATIVE_STICKY`` takes the subscription's owned partitions and
+its generation_id when >= 0, else the generation in the user data; ``SUBSCRIPTION`` takes the
+subscription's fields. Example::
 
     >>> sticky_user_data([TopicPartition("foo", 0), TopicPartition("foo", 2)], 5).hex()
     '000000010003666f6f00000002000000000000000200000005'
@@ -26,6 +27,7 @@ fields. Example::
 from __future__ import annotations
 
 import struct
+from enum import IntEnum
 from typing import Iterable, NamedTuple, Optional
 
 from kafkagroup.errors import ProtocolError
@@ -39,8 +41,17 @@ from kafkagroup.protocol.consumer_protocol import (
 from kafkagroup.java_order import java_hashmap_order
 from kafkagroup.structs import TopicPartition
 
-STICKY = "sticky"
-COOPERATIVE_STICKY = "cooperative-sticky"
+class MemberDataRule(IntEnum):
+    """Where a leader's assignor reads a member's owned partitions and generation (Java's ``memberData``).
+
+    The values are the leader codec's ``mode`` (``kafkagroup._codec``), so the bulk decoder and
+    :func:`member_owned_and_generation` apply the same rule.
+    """
+
+    SUBSCRIPTION = 0          # the Subscription's owned_partitions and generation_id (ConsumerProtocol v1+/v2+)
+    STICKY_USER_DATA = 1      # StickyAssignor: its user data (v1 with generation, v0 without); KIP-341
+    COOPERATIVE_STICKY = 2    # CooperativeStickyAssignor: owned_partitions, generation_id or else user data; KIP-792
+
 
 _I32 = struct.Struct(">i")
 
@@ -108,12 +119,13 @@ def decode_cooperative_sticky_user_data(data: Optional[bytes]) -> Optional[int]:
 
 
 def member_owned_and_generation(
-    subscription: Subscription, protocol: str, *, strict: bool = False, what: str = "StickyAssignorUserData"
+    subscription: Subscription, rule: MemberDataRule, *, strict: bool = False, what: str = "StickyAssignorUserData"
 ) -> tuple[tuple[TopicPartition, ...], int]:
-    """Owned partitions and generation the leader's assignor ``protocol`` uses for this member
-    (Java's ``memberData``); generation -1 means unknown. With ``strict``, sticky user data that parses
-    as neither v1 nor v0 raises ProtocolError instead of being ignored as Java ignores it."""
-    if protocol == STICKY:
+    """Owned partitions and generation a leader's assignor reads from this member by ``rule`` (Java's
+    ``memberData``); generation -1 means unknown. With ``strict``, sticky user data that parses as neither
+    v1 nor v0 raises ProtocolError instead of being ignored as Java ignores it."""
+    rule = MemberDataRule(rule)
+    if rule is MemberDataRule.STICKY_USER_DATA:
         if not subscription.user_data:
             return (), NO_GENERATION
         try:
@@ -123,7 +135,7 @@ def member_owned_and_generation(
                 raise
             return (), NO_GENERATION
         return decoded.partitions, NO_GENERATION if decoded.generation is None else decoded.generation
-    if protocol == COOPERATIVE_STICKY:
+    if rule is MemberDataRule.COOPERATIVE_STICKY:
         if subscription.generation_id >= 0:
             return tuple(subscription.owned_partitions), subscription.generation_id
         generation = decode_cooperative_sticky_user_data(subscription.user_data)

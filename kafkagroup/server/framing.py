@@ -23,6 +23,7 @@ from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
 
 from kafkagroup.server.entities import null_field
+from kafkagroup.server.errors import FrameError   # re-exported: its old home
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
 __all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response"]
@@ -31,10 +32,6 @@ _SIZE = struct.Struct(">i")
 _HEADER_START = struct.Struct(">hhi")
 _read_header_v1 = entity_reader(RequestHeaderV1)
 _read_header_v2 = entity_reader(RequestHeaderV2)
-
-
-class FrameError(Exception):
-    """Bytes that are not a request this server can parse; the connection is closed with this reason."""
 
 
 @dataclass(slots=True)

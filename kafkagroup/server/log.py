@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 from crc32c import crc32c
 
+from kafkagroup.server.errors import BatchError   # re-exported: its old home
+
 __all__ = ["InMemoryLog", "PartitionLog", "BatchError", "split_batches", "TOPIC_ID_NAMESPACE",
            "OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "INVALID_TOPIC_EXCEPTION", "INVALID_RECORD"]
 
@@ -50,14 +52,6 @@ _RECORD_COUNT = struct.Struct(">i")     # @57
 _COMPRESSION_MASK, _LOG_APPEND_TIME = 0x07, 0x08
 _PRODUCER = struct.Struct(">qhi")       # @43: producerId, producerEpoch, baseSequence
 _RECENT_BATCHES_PER_PRODUCER = 5        # Kafka's ProducerStateEntry keeps the last 5 batches' metadata
-
-
-class BatchError(ValueError):
-    """Produced bytes that are not well-formed v2 record batches; ``code`` is the Kafka error to answer."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def split_batches(records: bytes) -> list[bytearray]:

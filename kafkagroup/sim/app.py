@@ -185,7 +185,8 @@ class PollLoop:
         self.poll_timeouts += 1
         self.on_poll_timeout()
         self.clock.call_at(batch_end, self.on_late_poll)
-        # the member processes the rest of its batch; its partitions are dropped at that poll (lost)
+        # the member leaves now and reports its partitions lost (client/poll_loop.py); it finishes its batch
+        # and rejoins at the next poll
 
     def _cancel_watch(self) -> None:
         if self._watch is not None:

@@ -62,7 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategies", metavar="LIST",
                         help="comma-separated strategies to compare (default: every strategy: "
                              f"{','.join(strategies())}); 'scenario' runs the scenario's own 'strategy'")
-    parser.add_argument("--members", action="store_true", help="also print one line per member")
+    parser.add_argument("--members", action="store_true",
+                        help="a switch, not a count (the member count is the scenario's 'members' key): also "
+                             "print each strategy's report with its steps and one line per member; "
+                             "--format json has every member without it")
     parser.add_argument("--plot", metavar="OUT.png", help="draw ownership over time per member and consuming "
                                                          "partitions per strategy into a PNG")
     parser.add_argument("--format", choices=("table", "json"), default="table",

@@ -27,6 +27,7 @@ A scenario is a JSON object (every key optional except ``topics``; Kafka config 
 ``network_latency_ms``      one-way request latency, default 1
 ``seed``                    seed of every draw (start instants, processing times), default 0
 ``settle_timeout_ms``       bound on waiting for a stable group after each step, default 600000
+``check_every_ms``          how often (simulated time) no partition having two owners is checked, default 100
 ``steps``                   list of actions, run in order, each followed by waiting for a stable group
 ==========================  ===========================================================================
 
@@ -37,10 +38,12 @@ Steps (``count``/``members`` are member counts; the last-started running members
 - ``{"action": "crash", "count": k}`` -- kill k members (no LeaveGroup: the coordinator waits for the
   session timeout);
 - ``{"action": "roll_restart", "downtime_ms": 10000, "interval_ms": 30000}`` -- every member in turn
-  stops cleanly and comes back ``downtime_ms`` later; the next one stops ``interval_ms`` after the previous;
+  stops cleanly and comes back ``downtime_ms`` later; the next one stops ``interval_ms`` after the previous
+  (defaults: 10000, and the larger of 30000 and ``downtime_ms``; ``interval_ms`` may not be shorter);
 - ``{"action": "switch_strategy", "strategy": s, "downtime_ms": d, "interval_ms": i}`` -- rolling bounce
-  onto new assignors (eager -> cooperative runs KIP-429's two bounces);
-- ``{"action": "add_partitions", "topic": t, "partitions": n}`` -- grow an existing topic to n partitions;
+  onto new assignors, same defaults (eager -> cooperative runs KIP-429's two bounces);
+- ``{"action": "add_partitions", "topic": t, "partitions": n, "refresh": true}`` -- grow an existing topic
+  to n partitions; the members see it at once, or with ``"refresh": false`` at their next metadata refresh;
 - ``{"action": "wait", "ms": n}``.
 
 Unknown keys are reported as warnings (:attr:`Scenario.warnings`), not errors; everything else that is

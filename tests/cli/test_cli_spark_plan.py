@@ -102,19 +102,6 @@ def test_unknown_lower_bounds_are_null_not_minus_one():
     assert all(e is None for e in rows.column("error").to_pylist())
 
 
-@pytest.fixture(scope="module")
-def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("kafkagroup-cli-tests")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 def test_compare_with_plot(spark, tmp_path, capsys):
     png = tmp_path / "moves.png"
     run = run_cli(capsys, "spark-plan", "--example", "24", "--compare", "--remove-members", "0.2",

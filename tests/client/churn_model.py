@@ -13,16 +13,19 @@ process consumes nothing).  It raises :class:`ChurnFailure` naming the seed and 
 
 What the model assumes, and why:
 
-* Time moves timer by timer (each timer runs at its own deadline).  ``ManualClock.advance(ms)`` runs every
-  due timer with ``now`` at the *end* of the step (spec section 7.1), so a coarse step turns a 5 ms network hop
-  into a hop of up to the whole step; seconds-long hops make the coordinator expire members that
-  are healthy in every other respect, and a member expelled that way is a zombie until it hears so: the
-  classic protocol reassigns its partitions at once and the member reports them lost later (Kafka's
-  ``ConsumerRebalanceListener`` documents exactly this; Java's consumer behaves the same).  Those overlaps
-  are not what this property is about; it is about members in good standing.
-* The application closes a consumer whose poll raised a fatal error (``FencedInstanceIdException``: another
-  process now holds its ``group.instance.id``, e.g. a crashed incarnation's JoinGroup still in flight),
-  one poll delay after the error, as a Java application must; until then it keeps its partitions, as Java does.
+* Time moves in one of two ways (``clock``).  "timer": timer by timer, each timer runs at its own deadline.
+  "coarse": ``ManualClock.advance(ms)`` by the whole step, as issue 10's repro does; it runs every due timer
+  with ``now`` at the *end* of the step (spec section 7.1), so a coarse step turns a 5 ms network hop into a
+  hop of up to the whole step (5 s), and the coordinator expires members whose answers are merely late.  A
+  member then learns of its expiry only afterwards; its session guard (kafkagroup/client/session_guard.py)
+  reports its partitions lost before the coordinator can hand them on, so the property holds in both modes.
+  Quiet periods advance 1 s at a time in "coarse" mode, timer by timer in "timer" mode.
+* No false losses: once a quiet period has run for QUIET_SETTLE_MS, no member may report a partition lost
+  (nothing happens then; a loss would be the session guard firing in a healthy group).  In "timer" mode the
+  guard may never fire at all.
+* A member that hits a fatal error reports its partitions lost at once (``FencedInstanceIdException``:
+  another process now holds its ``group.instance.id``, e.g. a crashed incarnation's JoinGroup still in flight);
+  the application closes it one poll delay later, as a Java application must.
 * A static instance starts with the subscription it last had, and an instance the group may still hold
   (down for less than its session timeout) comes back only once the group has caught up with the last
   change (partitions added, a subscription changed, a static member gone down in the middle of a rebalance
@@ -34,7 +37,10 @@ What the model assumes, and why:
   seen, after partitions the group has not assigned yet, or in place of a member that had revoked partitions
   for a follow-up rebalance it never asked for (its restarted process owns nothing and has nothing to
   revoke, so nobody triggers it) -- leaves partitions unassigned until the next change, in Kafka as here
-  (``GroupMember._on_leader_elected``).
+  (``GroupMember._on_leader_elected``).  For the same reason no partitions are added while a static instance's
+  first JoinGroup is unanswered: if that instance returns as the leader, it takes the metadata it sees on its
+  return as the group's, so partitions added meanwhile stay unassigned (seen with the coarse clock, where a
+  JoinGroup takes seconds).
 """
 from __future__ import annotations
 
@@ -45,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from kafkagroup.client import ClusterMetadata, GroupMember
-from kafkagroup.client.member import MemberState
+from kafkagroup.client.generation import MemberState
 from kafkagroup.coordinator import GroupCoordinator
 from kafkagroup.coordinator.group import GroupState
 from kafkagroup.messages.clock import ManualClock
@@ -55,6 +61,8 @@ TOPIC_SETS = (("a", "b"), ("a", "b"), ("a", "b", "c"), ("c",), ("a",), ("b",))
 STEP_MS = (0, 1, 3, 10, 50, 200, 1000, 5000)
 QUIET_EVERY = 60          # steps between quiet periods
 QUIET_MS = 120_000        # length of a quiet period
+QUIET_SETTLE_MS = 20_000  # from then on, nothing may be lost in a quiet period
+COARSE_QUIET_STEP_MS = 1000
 
 
 class ChurnFailure(AssertionError):
@@ -68,6 +76,7 @@ class ChurnStats:
     assigned: int = 0                # partitions handed to a member (sum over on_assign calls)
     quiet_checks: int = 0
     simulated_ms: int = 0
+    session_lapses: int = 0          # times a member's session guard fired
 
 
 class CallbackTracker:
@@ -79,6 +88,7 @@ class CallbackTracker:
         self.owners: dict[TopicPartition, set[str]] = collections.defaultdict(set)
         self.owned: dict[str, set[TopicPartition]] = collections.defaultdict(set)
         self.assigned_total = 0
+        self.quiet = False               # inside a settled quiet period: a loss is a failure
         self.failure: str | None = None
 
     def _fail(self, message: str) -> None:
@@ -99,6 +109,8 @@ class CallbackTracker:
             self.assigned_total += 1
 
     def released(self, member: str, partitions: Iterable[TopicPartition], how: str) -> None:
+        if how == "lost" and self.quiet and partitions:
+            self._fail(f"{member} reported {sorted(partitions)[:4]} lost in a quiet period (false loss)")
         for tp in partitions:
             if member not in self.owners[tp]:
                 self._fail(f"{member} reported {tp} {how} without owning it")
@@ -133,10 +145,14 @@ def advance_timer_by_timer(clock: ManualClock, ms: int) -> None:
             return
 
 
-def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic") -> ChurnStats:
+def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic", clock_mode: str = "timer"
+              ) -> ChurnStats:
     """One seeded churn run (module docstring); ``membership`` is "dynamic" (mostly dynamic members, a few
-    static) or "static" (mostly static members, restarted after most crashes)."""
-    rng = random.Random(f"{seed}/{strategy}/{membership}")
+    static) or "static" (mostly static members, restarted after most crashes); ``clock_mode`` is "timer" or
+    "coarse"."""
+    if clock_mode not in ("timer", "coarse"):
+        raise ValueError(f"clock_mode must be 'timer' or 'coarse', not {clock_mode!r}")
+    rng = random.Random(f"{seed}/{strategy}/{membership}" + ("" if clock_mode == "timer" else "/coarse"))
     clock = ManualClock(0, tie_break=rng.choice(["fifo", "lifo"]))
     ids = itertools.count(1)
     coordinator = GroupCoordinator(
@@ -145,6 +161,12 @@ def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic")
     )
     cluster = ClusterMetadata({"a": 6, "b": 3, "c": 10})
     where = Where(seed, strategy, membership, clock=clock)
+    if clock_mode == "coarse":
+        where.membership += ", coarse clock"
+        advance = clock.advance
+    else:
+        def advance(ms: int) -> None:
+            advance_timer_by_timer(clock, ms)
     tracker = CallbackTracker(where)
     stats = ChurnStats()
     members: dict[str, GroupMember] = {}
@@ -258,7 +280,8 @@ def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic")
         elif r < .36:
             topic = rng.choice("abc")
             count = cluster.partitions_per_topic[topic] + rng.randint(1, 4)
-            if count <= 40:
+            restarting = any(m.alive and m.group_instance_id and not m.generation_history for m in members.values())
+            if count <= 40 and not restarting:
                 cluster.set_partitions(topic, count)
                 note_change()
                 stats.actions["add_partitions"] += 1
@@ -268,29 +291,44 @@ def run_churn(seed: int, steps: int, strategy: str, membership: str = "dynamic")
         elif r < .40 and live:
             members[rng.choice(live)].request_rejoin()
             stats.actions["request_rejoin"] += 1
-        advance_timer_by_timer(clock, rng.choice(STEP_MS))
+        advance(rng.choice(STEP_MS))
         tracker.check()
         for key, member in members.items():
             if member.alive and set(member.assignment) != tracker.owned[key]:
                 diff = sorted(set(member.assignment) ^ tracker.owned[key])[:4]
                 raise ChurnFailure(f"{where}: {key}'s assignment disagrees with its callbacks on {diff}")
         if step % QUIET_EVERY == QUIET_EVERY - 1:
-            _quiet_period(members, cluster, clock, tracker, where)
+            _quiet_period(members, cluster, clock, tracker, where, clock_mode)
             stats.quiet_checks += 1
     stats.steps = steps
+    stats.session_lapses = sum(m.stats["session_lapses"] for m in members.values())
+    if clock_mode == "timer" and stats.session_lapses:
+        raise ChurnFailure(f"{where}: the session guard fired {stats.session_lapses} times with the clock moved "
+                           f"timer by timer")
     stats.assigned = tracker.assigned_total
     stats.simulated_ms = clock.now_ms()
     return stats
 
 
 def _quiet_period(members: dict[str, GroupMember], cluster: ClusterMetadata, clock: ManualClock,
-                  tracker: CallbackTracker, where: Where) -> None:
-    """Nothing happens for QUIET_MS (every live member refreshes its metadata first); then every partition
-    of a subscribed topic must have exactly one owner, live and subscribed to it."""
+                  tracker: CallbackTracker, where: Where, clock_mode: str) -> None:
+    """Nothing happens for QUIET_MS (every live member refreshes its metadata first); after QUIET_SETTLE_MS
+    nothing may be lost; at the end every partition of a subscribed topic must have exactly one owner, live and
+    subscribed to it."""
     for member in members.values():
         if member.alive:
             member.refresh_metadata()
-    advance_timer_by_timer(clock, QUIET_MS)
+    if clock_mode == "coarse":
+        for _ in range(QUIET_SETTLE_MS // COARSE_QUIET_STEP_MS):
+            clock.advance(COARSE_QUIET_STEP_MS)
+        tracker.quiet = True
+        for _ in range((QUIET_MS - QUIET_SETTLE_MS) // COARSE_QUIET_STEP_MS):
+            clock.advance(COARSE_QUIET_STEP_MS)
+    else:
+        advance_timer_by_timer(clock, QUIET_SETTLE_MS)
+        tracker.quiet = True
+        advance_timer_by_timer(clock, QUIET_MS - QUIET_SETTLE_MS)
+    tracker.quiet = False
     tracker.check()
     live = {k: m for k, m in members.items() if m.alive}
     subscribed = set().union(*(m.subscription for m in live.values())) if live else set()

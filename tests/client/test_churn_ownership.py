@@ -7,9 +7,14 @@ at the first partition assigned while another member owns it, and after every qu
 subscribed partition has exactly one owner.  The in-suite run is small; more with
 ``KAFKAGROUP_CHURN_SEEDS=200 KAFKAGROUP_CHURN_STEPS=400``.
 
-Also here: the property has teeth (an assignor that does not withhold, a member that does not revoke, both
-caught), and the interleaving behind issue 10's incidents, pinned down: a member whose session expires while
-its requests are slow is a zombie until it hears UNKNOWN_MEMBER_ID, and then reports its partitions *lost*.
+Each seed runs twice: with the clock moved timer by timer, and in coarse steps of up to 5 s as issue 10's repro
+moves it (every network hop then takes up to a whole step, and the coordinator expires members whose answers are
+merely late; the members' session guard must report their partitions lost first).
+
+Also here: the property has teeth (an assignor that does not withhold, a member that does not revoke, a member
+without its session guard under the coarse clock: all caught), and the interleaving behind issue 10's incidents,
+pinned down: a member whose session expires while its requests are slow reports its partitions *lost* before the
+coordinator hands them on.
 """
 from __future__ import annotations
 
@@ -26,20 +31,23 @@ SEEDS = int(os.environ.get("KAFKAGROUP_CHURN_SEEDS", "8"))
 STEPS = int(os.environ.get("KAFKAGROUP_CHURN_STEPS", "240"))
 
 
+@pytest.mark.parametrize("clock_mode", ["timer", "coarse"])
 @pytest.mark.parametrize("membership", ["dynamic", "static"])
 @pytest.mark.parametrize("strategy", ["cooperative-sticky", "range"])
 @pytest.mark.parametrize("seed", range(SEEDS))
-def test_one_owner_per_partition_under_churn(strategy, membership, seed):
-    stats = run_churn(seed, STEPS, strategy, membership)
+def test_one_owner_per_partition_under_churn(strategy, membership, seed, clock_mode):
+    """Both clock modes: timer by timer (the session guard never fires), and coarse 0-5 s steps as in issue 10's
+    repro (the guard fires, and no partition is ever owned twice nor lost in a settled quiet period)."""
+    stats = run_churn(seed, STEPS, strategy, membership, clock_mode)
     assert stats.quiet_checks == STEPS // 60
     assert stats.assigned > 0 and sum(stats.actions.values()) > STEPS // 10
 
 
 # --------------------------------------------------------------------------------- the property has teeth
-def _first_failure(strategy: str, seeds: int = 20, steps: int = 200) -> str:
+def _first_failure(strategy: str, seeds: int = 20, steps: int = 200, clock_mode: str = "timer") -> str:
     for seed in range(seeds):
         try:
-            run_churn(seed, steps, strategy, "dynamic")
+            run_churn(seed, steps, strategy, "dynamic", clock_mode)
         except ChurnFailure as failure:
             return str(failure)
     return ""
@@ -73,17 +81,26 @@ def test_catches_an_eager_member_that_does_not_revoke_before_joining(monkeypatch
     assert "still own it" in _first_failure("range")
 
 
+def test_catches_a_member_without_its_session_guard_under_the_coarse_clock(monkeypatch):
+    """Issue 10's incidents: with the guard's check disabled, a member expelled while its answers are late keeps
+    owning partitions the group has handed on."""
+    monkeypatch.setattr(GroupMember, "_session_check", lambda self: self._timers.fired("session"))
+    message = _first_failure("cooperative-sticky", clock_mode="coarse")
+    assert "still own it" in message and "coarse clock" in message
+
+
 # ------------------------------------------------------------------- issue 10: the zombie, pinned down
-def test_member_expelled_while_its_requests_are_slow_reports_lost_after_the_handover():
+def test_member_expelled_while_its_requests_are_slow_reports_lost_before_the_handover():
     """Issue 10's repro moved its ManualClock in steps of up to 5 s, and a ManualClock runs every due timer at
     the end of the step, so each network hop of a member took up to 5 s.  The interleaving that produced,
     replayed with an explicit 2.5 s latency: N joins, L rejoins slowly, and its JoinGroup answer (which
     restarted its session) is still on its way when M starts another rebalance; L's SyncGroup then meets
     PreparingRebalance (answered 27, no session restart), its next heartbeat is too late, the coordinator
-    expires it and hands its two partitions to M and N -- while L, told nothing yet, still owns them.  That is Kafka's
-    documented onPartitionsLost case ("if the session times out, then the partitions may be reassigned
-    before we have a chance to revoke them"); Java's consumer behaves the same.  L reports them *lost* once
-    its JoinGroup is answered UNKNOWN_MEMBER_ID, never revoked."""
+    expires it and hands its two partitions to M and N.  Kafka documents this case for onPartitionsLost ("if
+    the session times out, then the partitions may be reassigned before we have a chance to revoke them") and
+    Java's consumer leaves L owning them until it hears UNKNOWN_MEMBER_ID.  L's session guard reports them lost
+    as soon as no answer proves its session for session.timeout.ms -- before the coordinator can expire it, so
+    before M and N get them -- and never revoked."""
     clock = ManualClock()
     names = iter(range(1, 100))
     coordinator = GroupCoordinator({"group.initial.rebalance.delay.ms": 0}, clock=clock, store=":memory:",
@@ -116,11 +133,13 @@ def test_member_expelled_while_its_requests_are_slow_reports_lost_after_the_hand
     advance_timer_by_timer(clock, 5500)
     group = coordinator.group("g")
     assert leader.member_id not in group.members                  # expired at 34,500 ms
-    given = {tp for _, who, what, parts in events if what == "assigned" and who in "MN" for tp in parts}
-    assert given == held                                          # handed over while L is expelled
-    assert leader.assignment == held                              # the zombie: nothing has told it yet
-    assert not [e for e in events if e[1] == "L" and e[2] != "assigned"]
+    handed = [(t, i) for i, (t, who, what, parts) in enumerate(events)
+              if what == "assigned" and who in "MN" and parts & held]
+    assert {tp for _, who, what, parts in events if what == "assigned" and who in "MN" for tp in parts} == held
+    lost = [(t, i, parts) for i, (t, who, what, parts) in enumerate(events) if who == "L" and what != "assigned"]
+    assert [(parts, ) for _, _, parts in lost] == [(held, )] and leader.stats["session_lapses"] == 1
+    assert lost[0][:2] < min(handed)                              # reported lost before anyone got them
+    assert leader.assignment == frozenset()
 
     advance_timer_by_timer(clock, 5000)
     assert [(what, parts) for _, who, what, parts in events if who == "L" and what != "assigned"] == [("lost", held)]
-    assert leader.assignment == frozenset() and leader.generation.member_id == ""

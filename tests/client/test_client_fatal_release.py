@@ -1,10 +1,11 @@
-"""What a member that hit a fatal error reports when the application then closes it (spec §6.9, §6.10).
+"""What a member that hit a fatal error reports, and when (spec §6.9, §6.10).
 
-After a fatal JoinGroup/SyncGroup error Java's consumer stays in its rebalancing state, and a Heartbeat
-FENCED_INSTANCE_ID resets state and generation (``resetStateOnResponseError``) before raising; either way the
-application's ``close()`` runs ``onLeavePrepare`` with a rebalance in progress or no generation, so the owned
-partitions are reported *lost*: another instance may already own them, and committing their offsets from a
-revocation callback would be wrong.  Only a commit fenced in a stable generation leaves the state as it was.
+A fatal error stops the member, and it stops owning at once: its partitions are reported *lost* when the error
+arrives, not when the application later closes it.  A fenced instance id (82) belongs to another process, which
+may own the partitions already; after any other fatal error the member sends nothing more, so its session lapses
+and the coordinator hands the partitions on.  Lost, not revoked: committing their offsets from a revocation
+callback would be wrong.  Java leaves them owned until close() (onLeavePrepare reports them lost then, or revoked
+after an OffsetCommit fenced in a stable generation); ``member.assignment`` and the callbacks agree throughout.
 """
 from __future__ import annotations
 
@@ -31,12 +32,14 @@ def _stable(member, transport, generation=1):
 
 
 def _closed_after_fatal(member, rec, code):
+    """Checks the partitions were reported lost when the error arrived, then closes (which reports nothing more)."""
     assert member.fatal_error is not None and member.fatal_error.code is code
+    assert member.assignment == frozenset() and (rec.revoked, rec.lost) == ([], [frozenset({T1P})])
     member.close()
     return rec.revoked, rec.lost
 
 
-def test_heartbeat_fenced_instance_then_close_reports_lost(scripted, clock):
+def test_heartbeat_fenced_instance_reports_lost_at_once(scripted, clock):
     """The static instance was replaced by another process holding the same group.instance.id: the
     partitions are the new instance's now."""
     member, transport, rec = _cooperative(scripted)
@@ -50,7 +53,7 @@ def test_heartbeat_fenced_instance_then_close_reports_lost(scripted, clock):
 
 
 @pytest.mark.parametrize("code", [E.FENCED_INSTANCE_ID, E.GROUP_AUTHORIZATION_FAILED])
-def test_fatal_sync_error_then_close_reports_lost(scripted, clock, code):
+def test_fatal_sync_error_reports_lost_at_once(scripted, clock, code):
     member, transport, rec = _cooperative(scripted)
     _stable(member, transport)
     member.request_rejoin()
@@ -63,7 +66,7 @@ def test_fatal_sync_error_then_close_reports_lost(scripted, clock, code):
 
 
 @pytest.mark.parametrize("code", [E.FENCED_INSTANCE_ID, E.INCONSISTENT_GROUP_PROTOCOL, E.GROUP_MAX_SIZE_REACHED])
-def test_fatal_join_error_then_close_reports_lost(scripted, clock, code):
+def test_fatal_join_error_reports_lost_at_once(scripted, clock, code):
     member, transport, rec = _cooperative(scripted)
     _stable(member, transport)
     member.request_rejoin()
@@ -74,9 +77,10 @@ def test_fatal_join_error_then_close_reports_lost(scripted, clock, code):
     assert (revoked, lost) == ([], [frozenset({T1P})])
 
 
-def test_commit_fenced_in_a_stable_generation_then_close_reports_revoked(scripted, clock):
-    """OffsetCommitResponseHandler raises FENCED_INSTANCE_ID without touching state or generation: Java's
-    onLeavePrepare then revokes (the one fatal path where that is what Kafka does)."""
+def test_commit_fenced_in_a_stable_generation_reports_lost_at_once(scripted, clock):
+    """OffsetCommitResponseHandler raises FENCED_INSTANCE_ID without touching state or generation, and Java's
+    onLeavePrepare would later revoke; here the partitions are lost at once, as for every fatal error: the
+    instance id is another process's now."""
     member, transport, rec = _cooperative(scripted)
     _stable(member, transport)
     outcome = []
@@ -86,4 +90,4 @@ def test_commit_fenced_in_a_stable_generation_then_close_reports_revoked(scripte
     assert outcome and outcome[0] is member.fatal_error
     assert member.state is MemberState.STABLE and member.generation.generation_id == 1
     revoked, lost = _closed_after_fatal(member, rec, E.FENCED_INSTANCE_ID)
-    assert (revoked, lost) == ([frozenset({T1P})], [])
+    assert (revoked, lost) == ([], [frozenset({T1P})])

@@ -388,10 +388,19 @@ def test_heartbeat_reactions(scripted, clock, protocol):
     transport.answer("heartbeat", heartbeat(E.REBALANCE_IN_PROGRESS))   # STABLE -> rejoin
     clock.advance(0)
     assert member.state is MemberState.PREPARING_REBALANCE
-    # heartbeats stop while parked in JoinGroup
+    # parked in JoinGroup: an EAGER member (it revoked everything) stops heartbeating, as Kafka's clients do; a
+    # COOPERATIVE one still owns T1P and keeps heartbeating, so that its session guard keeps its proof
     n = len(transport.requests("heartbeat"))
-    clock.advance(20_000)
-    assert len(transport.requests("heartbeat")) == n
+    for _ in range(20):
+        clock.advance(1_000)
+        while transport.pending("heartbeat"):
+            transport.answer("heartbeat", heartbeat(E.REBALANCE_IN_PROGRESS))
+    sent = transport.requests("heartbeat")[n:]
+    if protocol == "EAGER":
+        assert sent == [] and member.assignment == frozenset()
+    else:
+        assert len(sent) >= 5 and {r.generation_id for r in sent} == {1}
+        assert member.assignment == {T1P} and rec.lost == []
     transport.answer("join_group", join_ok(2, "m", "x", "mock"))
     transport.answer("sync_group", sync_ok([T1P], "mock"))
     clock.advance(5_000)
@@ -450,14 +459,20 @@ def test_join_group_request_fields(scripted):
     assert decode_subscription(req.protocols[0][1]).rack_id == "rack-a"
 
 
-def test_poll_timeout_leaves_group_then_loses_partitions_on_return(scripted, clock, protocol):
+def test_poll_timeout_leaves_group_and_loses_partitions(scripted, clock, protocol):
+    """The heartbeat thread leaves the group after max.poll.interval.ms; the partitions are lost as the
+    LeaveGroup goes out (Java reports them at the next poll), and the member rejoins afresh on return."""
     member, transport, rec = scripted(strategy=[mock_for(protocol)])
     join_and_sync(member, transport, generation=1, member_id="m", assigned=[T1P])
     member.stall()
-    clock.advance(60_000)                           # max.poll.interval.ms
+    for _ in range(60):                             # max.poll.interval.ms; the coordinator answers heartbeats
+        clock.advance(1_000)
+        while transport.pending("heartbeat"):
+            transport.answer("heartbeat", heartbeat(E.NONE))
     leave = transport.requests("leave_group")
     assert len(leave) == 1 and "poll timeout" in leave[0].members[0].reason
     assert member.generation == NO_GENERATION
+    assert rec.lost == [frozenset({T1P})] and member.assignment == frozenset()
     member.resume()
     clock.advance(0)
     assert rec.lost == [frozenset({T1P})]

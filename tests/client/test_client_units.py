@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from kafkagroup.client import ClusterMetadata, MemberConfig, RebalanceProtocol
 from kafkagroup.client.ledger import OwnershipLedger
 from kafkagroup.client.listener import CallbackSet, FirstError, RebalanceCallbackError
+from kafkagroup.assignors import GroupAssignment, get_assignor
 from kafkagroup.client.ownership import (
     CooperativeAssignmentViolation,
     assignment_delta,
@@ -17,10 +18,11 @@ from kafkagroup.client.ownership import (
     topics_outside_subscription,
     validate_cooperative_assignment,
 )
-from kafkagroup.client.wire import AssignorState, build_subscription_bytes, parse_member_subscription
+from kafkagroup.client.wire import build_subscription_bytes
 from kafkagroup.messages.clock import ManualClock
 from kafkagroup.errors import InvalidGroupError, InvariantError
-from kafkagroup.protocol import decode_subscription
+from kafkagroup.model import build_group
+from kafkagroup.protocol import Assignment, decode_subscription
 from kafkagroup.structs import TopicPartition as TP
 
 
@@ -66,33 +68,58 @@ def test_assignment_delta_and_subscription_filters():
     assert topics_outside_subscription({TP("a", 0), TP("b", 1)}, {"a"}) == {"b"}
 
 
+def _claimed_group(claims: dict[str, list[int]], total: int):
+    """Members m0.. on topic t (``total`` partitions), each claiming the given partitions."""
+    return build_group({"t": total}, {m: {"topics": ["t"], "owned": [("t", p) for p in c]}
+                                      for m, c in claims.items()})
+
+
+def _java_violations(owned: dict[str, list[TP]], assigned: dict[str, list[TP]]) -> set[TP]:
+    """Kafka's validateCooperativeAssignment in set algebra, the oracle: added in one member's assignment and
+    revoked in another's (every member is in both maps, as in Java's leader)."""
+    added: set[TP] = set()
+    revoked: set[TP] = set()
+    for member, new in assigned.items():
+        added |= set(new) - set(owned[member])
+        revoked |= set(owned[member]) - set(new)
+    return added & revoked
+
+
 def test_validate_cooperative_assignment():
-    owned = {"A": [TP("t", 0)], "B": []}
-    validate_cooperative_assignment(owned, {"A": [TP("t", 0)], "B": [TP("t", 1)]})   # only additions
-    validate_cooperative_assignment(owned, {"A": [], "B": []})                       # only a revocation
+    group = _claimed_group({"A": [0], "B": []}, 2)
+    def check(assigned):
+        validate_cooperative_assignment(GroupAssignment.from_assignments(
+            group, {m: Assignment([TP("t", p) for p in ps]) for m, ps in assigned.items()}, "x"))
+    check({"A": [0], "B": [1]})          # only additions
+    check({"A": [], "B": []})            # only a revocation
+    check({"A": [0], "B": [0, 1]})       # one partition, two owners, nobody loses it: Kafka accepts it
     with pytest.raises(CooperativeAssignmentViolation, match="t-0"):
-        validate_cooperative_assignment(owned, {"A": [], "B": [TP("t", 0)]})
+        check({"A": [], "B": [0]})
+    with pytest.raises(CooperativeAssignmentViolation, match="t-0"):
+        check({"A": [], "B": [0, 1]})
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
-def test_array_cooperative_check_matches_the_set_version(data):
+def test_cooperative_check_on_both_shapes_matches_the_set_version(data):
     members, total = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 12))
-    claims = [sorted(data.draw(st.sets(st.integers(0, total - 1), max_size=total))) for _ in range(members)]
+    claims = {f"m{i}": sorted(data.draw(st.sets(st.integers(0, total - 1), max_size=total)))
+              for i in range(members)}
+    group = _claimed_group(claims, total)
+    owned = {m: [TP("t", p) for p in c] for m, c in claims.items()}
+    # one owner per partition: owner[] (the native assignors' shape) and the same as member lists
     owner = np.array([data.draw(st.integers(-1, members - 1)) for _ in range(total)], dtype=np.int32)
-    offsets = np.cumsum([0] + [len(c) for c in claims])
-    flat = np.array([p for c in claims for p in c], dtype=np.int32)
-    bad = set(cooperative_violations(offsets, flat, owner).tolist())
-    owned = {f"m{i}": [TP("t", p) for p in c] for i, c in enumerate(claims)}
-    assigned = {f"m{i}": [TP("t", p) for p in range(total) if owner[p] == i] for i in range(members)}
-    try:
-        validate_cooperative_assignment(owned, assigned)
-        assert bad == set()
-    except CooperativeAssignmentViolation:
-        assert bad
-        added = {tp.partition for m in assigned for tp in assigned[m] if tp not in owned[m]}
-        revoked = {tp.partition for m in owned for tp in owned[m] if tp not in assigned[m]}
-        assert bad == added & revoked
+    single = {m: [TP("t", p) for p in range(total) if owner[p] == group.members.index(m)] for m in claims}
+    # any number of owners per partition (a Python assignor's shape), partitions outside the group included
+    many = {m: [TP("t", p) for p in sorted(data.draw(st.sets(st.integers(0, total + 2), max_size=total + 3)))]
+            for m in claims}
+    for result, assigned in ((GroupAssignment(group, owner=owner), single),
+                             (GroupAssignment.from_assignments(group, {m: Assignment(v) for m, v in single.items()},
+                                                               "x"), single),
+                             (GroupAssignment.from_assignments(group, {m: Assignment(v) for m, v in many.items()},
+                                                               "x"), many)):
+        topics, partitions = group.partition_names(cooperative_violations(result))
+        assert {TP(t, p) for t, p in zip(topics, partitions)} == _java_violations(owned, assigned)
 
 
 # ------------------------------------------------------------------------------------------ callbacks
@@ -213,16 +240,16 @@ def test_cluster_snapshots_and_patterns():
 
 @pytest.mark.parametrize("name", ["range", "sticky", "cooperative-sticky"])
 def test_subscription_bytes_round_trip_per_assignor(name):
-    state = AssignorState(name)
-    state.on_assignment([TP("t", 2), TP("t", 0)], 7)
-    data = build_subscription_bytes(state, {"t", "u"}, {TP("t", 0), TP("t", 2)}, 7, "rack-1")
+    assignor = get_assignor(name)
+    assignor.on_assignment(Assignment([TP("t", 2), TP("t", 0)]), 7)
+    data = build_subscription_bytes(assignor, {"t", "u"}, {TP("t", 0), TP("t", 2)}, 7, "rack-1")
     sub = decode_subscription(data)
     assert list(sub.topics) == ["t", "u"] and sub.generation_id == 7 and sub.rack_id == "rack-1"
-    parsed = parse_member_subscription(name, "m", "inst", data)
-    assert set(parsed.owned) == {TP("t", 0), TP("t", 2)} and parsed.generation == 7
+    owned, generation = get_assignor(name).member_data(sub)    # the leader's reading, by the assignor's rule
+    assert set(owned) == {TP("t", 0), TP("t", 2)} and generation == 7
     assert (sub.user_data is None) == (name == "range")
 
 
 def test_sticky_state_before_first_assignment_sends_no_user_data():
-    assert AssignorState("sticky").user_data({"t"}) is None
-    assert AssignorState("cooperative-sticky").user_data({"t"}) == b"\xff\xff\xff\xff"   # generation -1
+    assert get_assignor("sticky").metadata({"t"}).user_data is None
+    assert get_assignor("cooperative-sticky").metadata({"t"}).user_data == b"\xff\xff\xff\xff"   # generation -1

@@ -145,6 +145,17 @@ class Harness:
         assert (sb.error_code, sb.assignment) == (E.NONE, b"b")
         return a, b
 
+    def fx_follower_parked(self) -> tuple[str, str, Deferred[SyncGroupResponse]]:
+        """FX-parked: A leader, B follower joined at generation 2 (CompletingRebalance); B's SyncGroup is
+        parked until the leader's arrives. Returns (a, b, b's sync reply)."""
+        a = self.fx_single()
+        b_reply = self.join_v3("")
+        assert self.join(a).result().generation_id == 2
+        b = b_reply.result().member_id
+        b_sync = self.sync(b, 2)
+        assert not b_sync.done() and self.group.state is S.COMPLETING_REBALANCE
+        return a, b, b_sync
+
     def fx_static(self, *, session: int = 500, rebalance: int = 500) -> tuple[str, str]:
         """FX-static: static leader L ("leader") and follower F ("follower"), Stable at generation 1."""
         lr = self.join("", instance="leader", protocols=RANGE_RR, session=session, rebalance=rebalance)

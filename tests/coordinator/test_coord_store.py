@@ -6,9 +6,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from coord_harness import E, RANGE_RR, S, Harness
 
 from kafkagroup.coordinator import GroupStore, ManualClock
+from kafkagroup.coordinator.errors import StoreWriteError
 from kafkagroup.coordinator.group import OffsetAndMetadata
 from kafkagroup.coordinator.store import GroupRecord, MemberRecord
 from kafkagroup.structs import TopicPartition
@@ -145,19 +148,15 @@ def test_store_transaction_rolls_back_every_statement() -> None:
     store.inject_failure(E.MESSAGE_TOO_LARGE)
     bigger = GroupRecord("g", 0, "consumer", 2, "range", "m2", 6,
                          [MemberRecord(f"m{i}", None, "c", "h", 1, 1, b"s", b"a") for i in range(5)])
-    try:
+    with pytest.raises(StoreWriteError) as failed:
         store.store_group(bigger)
-    except Exception as exc:  # noqa: BLE001 - asserting the type below
-        assert type(exc).__name__ == "StoreWriteError" and exc.code == E.MESSAGE_TOO_LARGE  # type: ignore[attr-defined]
-    else:
-        raise AssertionError("injected failure did not raise")
+    assert failed.value.code == E.MESSAGE_TOO_LARGE
     assert store.load_partition(0).groups == {"g": rec}
     store.inject_failure(E.NOT_ENOUGH_REPLICAS, kind="offsets")
     tp = TopicPartition("t", 0)
-    try:
+    with pytest.raises(StoreWriteError) as failed:
         store.store_offsets("g", 0, [(tp, OffsetAndMetadata(1)), (TopicPartition("t", 1), OffsetAndMetadata(2))])
-    except Exception:  # noqa: BLE001
-        pass
+    assert failed.value.code == E.NOT_ENOUGH_REPLICAS
     assert store.load_partition(0).offsets == {}
     store.store_offsets("g", 0, [(tp, OffsetAndMetadata(1, commit_timestamp=3))])
     assert store.load_partition(0).offsets == {"g": {tp: OffsetAndMetadata(1, -1, "", 3, None)}}

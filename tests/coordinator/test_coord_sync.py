@@ -82,12 +82,7 @@ def test_C44_sync_group_protocol_fields_consistent(hs: Harness) -> None:
 
 
 def test_C46_leader_never_syncs_parked_followers_get_rebalance_in_progress(hs: Harness) -> None:
-    a = hs.fx_single()
-    b_reply = hs.join_v3("")
-    assert hs.join(a).result().generation_id == 2
-    b = b_reply.result().member_id
-    b_sync = hs.sync(b, 2)
-    assert not b_sync.done()
+    a, b, b_sync = hs.fx_follower_parked()
     hs.advance(600)
     r = b_sync.result()
     assert (r.error_code, r.assignment) == (E.REBALANCE_IN_PROGRESS, b"")
@@ -192,11 +187,7 @@ def test_leave_cancels_the_session_timer_and_rebalances_stable_group(hs: Harness
 
 
 def test_failed_assignment_write_fails_parked_syncs_and_rebalances(hs: Harness) -> None:
-    a = hs.fx_single()
-    b_reply = hs.join_v3("")
-    hs.join(a).result()
-    b = b_reply.result().member_id
-    b_sync = hs.sync(b, 2)
+    a, b, b_sync = hs.fx_follower_parked()
     hs.coord.store.inject_failure(E.NOT_ENOUGH_REPLICAS, kind="group")
     r = hs.sync(a, 2, [(a, b"a"), (b, b"b")]).result()
     assert (r.error_code, r.assignment) == (E.COORDINATOR_NOT_AVAILABLE, b"")  # §2.9 mapping

@@ -120,12 +120,7 @@ def test_C35_variant1_after_the_join_new_members_follow_normal_session_expiry(hs
 
 
 def test_C35_variant2_after_sync_new_members_follow_normal_session_expiry(hs: Harness) -> None:
-    a = hs.fx_single()
-    b_reply = hs.join_v3("")
-    hs.join(a).result()
-    b = b_reply.result().member_id
-    b_sync = hs.sync(b, 2)
-    assert not b_sync.done()
+    a, b, b_sync = hs.fx_follower_parked()
     assert hs.sync(a, 2, [(a, b""), (b, b"")]).result().error_code == E.NONE
     assert b_sync.result().error_code == E.NONE and hs.group.state is S.STABLE
     hs.advance(501)

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 import kafkagroup
 from kafkagroup._reference import REFERENCE
+from assignment_checks import owned_once_by_subscribers
 
 # Names that exercise Java's UTF-16 order: ASCII, BMP, and non-BMP characters (surrogate pairs sort
 # below U+E000..U+FFFF in Java, above them in Python).
@@ -69,12 +70,7 @@ def test_rack_aware_range_matches_reference(group):
 def test_every_subscribed_partition_assigned_once_to_a_subscriber(group, strategy):
     topics, members = group
     r = kafkagroup.assign(strategy, topics, members)
-    seen = set()
-    for m, tps in r.assignment.items():
-        for tp in tps:
-            assert tp.topic in members[m]["topics"]
-            assert tp not in seen
-            seen.add(tp)
+    seen = owned_once_by_subscribers(r, members)
     subscribed = {t for spec in members.values() for t in spec["topics"] if t in topics}
     expected = {(t, p) for t in subscribed for p in range(topics[t] if isinstance(topics[t], int) else len(topics[t]))}
     assert {(tp.topic, tp.partition) for tp in seen} == expected

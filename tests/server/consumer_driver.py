@@ -80,6 +80,16 @@ def key_text(key: bytes | None) -> str | None:
     return None if key is None else key.decode("utf-8", "replace")
 
 
+def take_batches(batches: dict[Any, list[Any]], progress: Progress) -> dict[Any, int]:
+    """One poll of kafka-python or aiokafka ({partition: records}): emits the records, counts them, and
+    returns the offset to commit for each partition read (empty when the poll returned nothing)."""
+    records = [[r.topic, r.partition, r.offset, key_text(r.key)] for rs in batches.values() for r in rs]
+    if records:
+        emit("records", records=records)
+        progress.saw(len(records))
+    return {tp: rs[-1].offset + 1 for tp, rs in batches.items() if rs}
+
+
 def run_confluent(opts: dict[str, str], stop: threading.Event) -> None:
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
@@ -184,20 +194,15 @@ def run_kafka_python(opts: dict[str, str], stop: threading.Event) -> None:
     progress = Progress(opts)
     try:
         while not stop.is_set() and not progress.done():
-            batches = consumer.poll(timeout_ms=100)
-            records = [[r.topic, r.partition, r.offset, key_text(r.key)] for rs in batches.values() for r in rs]
-            if not records:
+            nxt = take_batches(consumer.poll(timeout_ms=100), progress)
+            if not nxt or opts.get("commit", "sync") == "none":
                 continue
-            emit("records", records=records)
-            progress.saw(len(records))
-            if opts.get("commit", "sync") != "none":
-                nxt = {TopicPartition(tp.topic, tp.partition): OffsetAndMetadata(rs[-1].offset + 1, "", -1)
-                       for tp, rs in batches.items() if rs}
-                try:
-                    consumer.commit(nxt)
-                    emit("committed", offsets=sorted([tp.topic, tp.partition, om.offset] for tp, om in nxt.items()))
-                except Exception as e:  # a commit refused by the group (rebalance, fenced): report, go on
-                    emit("commit_failed", error=repr(e))
+            try:
+                consumer.commit({TopicPartition(tp.topic, tp.partition): OffsetAndMetadata(o, "", -1)
+                                 for tp, o in nxt.items()})
+                emit("committed", offsets=sorted([tp.topic, tp.partition, o] for tp, o in nxt.items()))
+            except Exception as e:  # a commit refused by the group (rebalance, fenced): report, go on
+                emit("commit_failed", error=repr(e))
     finally:
         consumer.close()
         emit("closed")
@@ -234,19 +239,14 @@ def run_aiokafka(opts: dict[str, str], stop: threading.Event) -> None:
         progress = Progress(opts)
         try:
             while not stop.is_set() and not progress.done():
-                batches = await consumer.getmany(timeout_ms=100)
-                records = [[r.topic, r.partition, r.offset, key_text(r.key)] for rs in batches.values() for r in rs]
-                if not records:
+                nxt = take_batches(await consumer.getmany(timeout_ms=100), progress)
+                if not nxt or opts.get("commit", "sync") == "none":
                     continue
-                emit("records", records=records)
-                progress.saw(len(records))
-                if opts.get("commit", "sync") != "none":
-                    nxt = {tp: rs[-1].offset + 1 for tp, rs in batches.items() if rs}
-                    try:
-                        await consumer.commit(nxt)
-                        emit("committed", offsets=sorted([tp.topic, tp.partition, o] for tp, o in nxt.items()))
-                    except Exception as e:  # a commit refused by the group: report, go on
-                        emit("commit_failed", error=repr(e))
+                try:
+                    await consumer.commit(nxt)
+                    emit("committed", offsets=sorted([tp.topic, tp.partition, o] for tp, o in nxt.items()))
+                except Exception as e:  # a commit refused by the group: report, go on
+                    emit("commit_failed", error=repr(e))
         finally:
             await consumer.stop()
             emit("closed")

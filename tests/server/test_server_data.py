@@ -59,8 +59,7 @@ def list_offset(wire, version, topic, partition, timestamp):
 
 
 def test_api_versions_lists_the_issue_ranges_and_answers_newer_with_v0(server):
-    wire = KafkaWire(server.address)
-    try:
+    with KafkaWire(server.address) as wire:
         for v in range(5):
             r = wire.request(API_VERSIONS, v, body(API_VERSIONS, v, client_software_name="t",
                                                    client_software_version="1"))
@@ -80,15 +79,12 @@ def test_api_versions_lists_the_issue_ranges_and_answers_newer_with_v0(server):
         # and the connection stays usable
         assert wire.request(API_VERSIONS, 3, body(API_VERSIONS, 3, client_software_name="t",
                                                   client_software_version="1")).error_code == NONE
-    finally:
-        wire.close()
 
 
 def test_produce_then_fetch_every_version(server):
     """Offsets accumulate across batches and versions; fetch returns whole batches from the one holding the
     offset, with valid CRCs after the base-offset rewrite; at the high watermark the records are empty."""
-    wire = KafkaWire(server.address)
-    try:
+    with KafkaWire(server.address) as wire:
         expected: list[tuple[int, bytes]] = []
         for i, v in enumerate(range(3, 10)):
             vals = [b"v%d-%d" % (v, j) for j in range(i + 1)]
@@ -116,21 +112,16 @@ def test_produce_then_fetch_every_version(server):
         assert (found.offset, found.timestamp) == (4, 1_700_000_000_201)
         assert list_offset(wire, 5, "t", 1, 1_800_000_000_000).offset == -1
         assert list_offset(wire, 5, "nope", 0, -1).error_code == UNKNOWN
-    finally:
-        wire.close()
 
 
 def test_fetch_max_bytes_still_returns_one_batch(server):
-    wire = KafkaWire(server.address)
-    try:
+    with KafkaWire(server.address) as wire:
         for i in range(3):
             produce(wire, 9, "t", 2, record_batch([b"x" * 1000]))
         one = fetch(wire, 12, "t", 2, 0, max_bytes=10, partition_max_bytes=10)
         assert [o for o, _ in values(one.records)] == [0]
         two = fetch(wire, 12, "t", 2, 0, max_bytes=2300)
         assert [o for o, _ in values(two.records)] == [0, 1]
-    finally:
-        wire.close()
 
 
 def test_log_bound_moves_the_start_offset():
@@ -151,8 +142,7 @@ def test_log_bound_moves_the_start_offset():
 
 
 def test_produce_rejects_bad_batches_and_keeps_the_log(server):
-    wire = KafkaWire(server.address)
-    try:
+    with KafkaWire(server.address) as wire:
         good = record_batch([b"a"])
         bad_crc = bytearray(good)
         bad_crc[-1] ^= 0xFF
@@ -164,20 +154,15 @@ def test_produce_rejects_bad_batches_and_keeps_the_log(server):
         assert (p.error_code, p.base_offset) == (NONE, 0)
         assert produce(wire, 9, "t", 7, good).responses[0].partition_responses[0].error_code == UNKNOWN
         assert produce(wire, 9, "bad/name", 0, good).responses[0].partition_responses[0].error_code == INVALID_TOPIC
-    finally:
-        wire.close()
 
 
 def test_produce_acks_zero_gets_no_answer(server):
-    wire = KafkaWire(server.address)
-    try:
+    with KafkaWire(server.address) as wire:
         wire.send(PRODUCE, 9, body(PRODUCE, 9, transactional_id=None, acks=0, timeout=5000, topic_data=(
             nested(PRODUCE, 9, "TopicProduceData", name="t", partition_data=(
                 nested(PRODUCE, 9, "PartitionProduceData", index=0, records=record_batch([b"z"])),)),)))
         wire.pending.pop()                          # Kafka sends nothing for acks=0
         assert list_offset(wire, 7, "t", 0, -1).offset == 1   # the next answer is the next request's
-    finally:
-        wire.close()
 
 
 def test_fetch_waits_for_data_and_wakes_on_produce(server):
@@ -238,8 +223,7 @@ def test_metadata_topics_auto_creation_and_ids():
 
 
 def test_init_producer_id(server):
-    wire = KafkaWire(server.address)
-    try:
+    with KafkaWire(server.address) as wire:
         ids = set()
         for v in range(5):
             r = wire.request(INIT_PID, v, body(INIT_PID, v, transactional_id=None, transaction_timeout=60_000,
@@ -254,5 +238,3 @@ def test_init_producer_id(server):
         txn = wire.request(INIT_PID, 4, body(INIT_PID, 4, transactional_id="tx", transaction_timeout=60_000,
                                              producer_id=-1, producer_epoch=-1))
         assert txn.error_code == INVALID_REQUEST
-    finally:
-        wire.close()

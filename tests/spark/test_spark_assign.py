@@ -1,7 +1,7 @@
 """kafkagroup.spark on a local[2] session: results equal kafkagroup.assign per group, errors before jobs.
 
-One module-scoped SparkSession (UI off, 2 shuffle partitions). PYSPARK_PYTHON is set here to this
-interpreter: Spark's workers would otherwise run a plain ``python3`` without kafkagroup.
+One module-scoped SparkSession (UI off, 2 shuffle partitions): the ``spark`` fixture of tests/conftest.py,
+which sets PYSPARK_PYTHON to this interpreter.
 """
 from __future__ import annotations
 
@@ -22,20 +22,6 @@ from spark_cases import member_dicts, nested_table, random_group
 
 pytestmark = pytest.mark.spark
 STRATEGIES = kafkagroup.strategies()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("kafkagroup-tests")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import pytest
 import kafkagroup
 import kafkagroup.assignors.sticky  # noqa: F401
 from kafkagroup.structs import TopicPartition as TP
+from assignment_checks import owned_once_by_subscribers
 
 STRATEGIES = ["sticky", "cooperative-sticky"]
 
@@ -18,12 +19,7 @@ STRATEGIES = ["sticky", "cooperative-sticky"]
 def verify(r, topics, members):
     """verifyValidityAndBalance: subscribed owners, each partition once, balanced (no single move to a
     member with >= 2 fewer that subscribes to the topic)."""
-    seen = set()
-    for mid, tps in r.assignment.items():
-        for tp in tps:
-            assert tp.topic in members[mid]["topics"]
-            assert tp not in seen
-            seen.add(tp)
+    owned_once_by_subscribers(r, members)
     if not r.withheld:
         load = {mid: len(tps) for mid, tps in r.assignment.items()}
         for mid, tps in r.assignment.items():

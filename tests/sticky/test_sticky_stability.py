@@ -68,22 +68,13 @@ def check_cooperative_settles(g: StabilityGroup) -> None:
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 @pytest.mark.parametrize("racks", [True, False, None], ids=["racks", "no-racks", "mixed"])
-def test_unchanged_group_keeps_its_assignment(chunk, racks):
+@pytest.mark.parametrize("check", [check_sticky_fixed_point, check_cooperative_settles],
+                         ids=["unchanged_group_keeps_its_assignment", "cooperative_settles_in_two_assignments"])
+def test_stability(check, chunk, racks):
     for seed in range(chunk, GROUPS, CHUNKS):
         g = churned_group(seed, racks=racks)
         try:
-            check_sticky_fixed_point(g)
-        except AssertionError as e:
-            raise AssertionError(f"seed {seed}: {g}") from e
-
-
-@pytest.mark.parametrize("chunk", range(CHUNKS))
-@pytest.mark.parametrize("racks", [True, False, None], ids=["racks", "no-racks", "mixed"])
-def test_cooperative_settles_in_two_assignments(chunk, racks):
-    for seed in range(chunk, GROUPS, CHUNKS):
-        g = churned_group(seed, racks=racks)
-        try:
-            check_cooperative_settles(g)
+            check(g)
         except AssertionError as e:
             raise AssertionError(f"seed {seed}: {g}") from e
 

@@ -50,6 +50,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kafkagroup/rack_ids.hpp"
 #include "kafkagroup/sticky/load_index.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
 
@@ -238,8 +239,7 @@ private:
         const int64_t lo = tsub_off_[t], hi = tsub_off_[t + 1];
         // Group of each rack among this topic's subscribers: a dense array stamped with the topic.
         if (rack_group_.empty()) {
-            int32_t max_rack = 0;
-            for (int32_t m = 0; m < M_; ++m) max_rack = std::max(max_rack, p_.member_rack[m]);
+            const int32_t max_rack = max_member_rack(p_);
             rack_group_.assign(static_cast<std::size_t>(max_rack) + 1, 0);
             rack_stamp_.assign(static_cast<std::size_t>(max_rack) + 1, -1);
         }

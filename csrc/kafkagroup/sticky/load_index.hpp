@@ -1,5 +1,8 @@
-// Water-filling of one topic's free partitions over its subscribers: the array-based replacement of a
-// per-partition min-heap of members by load.
+// Water filling of one topic's free partitions over its subscribers, solved in one step: how many
+// partitions each subscriber gets, as a level and a remainder. There is no heap, bucket queue or other
+// index of members by load here (the name is historical); it replaces handing the partitions out one by
+// one from such a structure. Used by the general sticky builder's fill without racks
+// (general_builder.cpp, fill_free); the rack-aware fill keeps one min-heap per rack instead.
 //
 // Handing n partitions one at a time to the subscriber with the fewest partitions (ties: lower member
 // id) ends in a known shape: with L the highest level such that raising every subscriber below L to L
@@ -17,6 +20,8 @@
 #include <limits>
 #include <utility>
 #include <vector>
+
+#include "kafkagroup/stable_order.hpp"
 
 namespace kafkagroup {
 namespace sticky {
@@ -65,7 +70,7 @@ private:
         const int64_t range = hi - lo + 1;
         const int64_t S = static_cast<int64_t>(s);
         int64_t level = lo, need = 0, at_or_below = 0;  // need(level); subscribers with load <= level
-        if (range <= 4 * S + 64) {
+        if (counting_sort_pays(range, S)) {
             hist_.assign(static_cast<std::size_t>(range), 0);
             for (std::size_t i = 0; i < s; ++i) ++hist_[static_cast<std::size_t>(loads_[i] - lo)];
             at_or_below = hist_[0];

@@ -23,6 +23,7 @@
 #include <limits>
 #include <vector>
 
+#include "kafkagroup/rack_ids.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
 
 namespace kafkagroup {
@@ -358,8 +359,7 @@ void align_racks(const Input& in, std::vector<int32_t>& owner, bool across_topic
 bool shift_to_matching_racks(const Input& in, std::vector<int32_t>& owner, std::vector<int32_t>& load,
                              const std::vector<int64_t>& tsub_off, const std::vector<int32_t>& tsub_member) {
     const Problem& p = in.problem;
-    int32_t max_rack = 0;
-    for (int32_t m = 0; m < in.M; ++m) max_rack = std::max(max_rack, p.member_rack[m]);
+    const int32_t max_rack = max_member_rack(p);
     // at_low[r]: this topic's subscribers with rack r (0: no rack) at the topic's lowest load.
     std::vector<std::vector<int32_t>> at_low(static_cast<std::size_t>(max_rack) + 1);
     bool shifted = false;

@@ -1,7 +1,7 @@
 // KIP-881 for the sticky assignors: when racks matter, and whether a member matches a partition.
-#include <algorithm>
-
+#include "kafkagroup/rack_ids.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
+#include "kafkagroup/subscriptions.hpp"
 
 namespace kafkagroup {
 namespace sticky {
@@ -10,12 +10,8 @@ bool use_rack_aware_assignment(const Problem& p, const Prepared& pr) {
     if (!pr.has_racks) return false;
     // Kafka only looks at partitions of subscribed topics (AbstractPartitionAssignor builds
     // partitionsPerTopic from the subscriptions).
-    std::vector<char> subscribed(static_cast<std::size_t>(pr.num_topics), 0);
-    for (std::size_t i = 0; i < p.sub_topics.size; ++i) subscribed[p.sub_topics[i]] = 1;
-    int32_t max_rack = 0;
-    for (std::size_t m = 0; m < p.member_rack.size; ++m) max_rack = std::max(max_rack, p.member_rack[m]);
-    for (std::size_t i = 0; i < p.replica_racks.size; ++i) max_rack = std::max(max_rack, p.replica_racks[i]);
-    const std::size_t R = static_cast<std::size_t>(max_rack) + 1;
+    const std::vector<char> subscribed = subscribed_topics(p, pr);
+    const std::size_t R = static_cast<std::size_t>(max_rack_id(p)) + 1;
     std::vector<char> member_rack(R, 0), replica_rack(R, 0);
     bool any_member_rack = false;
     for (std::size_t m = 0; m < p.member_rack.size; ++m)
@@ -58,11 +54,8 @@ bool Input::racks_match(int32_t m, int32_t part) const {
 
 Input::Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner, bool uniform)
     : problem(p), prepared(pr), M(pr.num_members), T(pr.num_topics), P(pr.num_partitions),
-      topic_subscribed(static_cast<std::size_t>(pr.num_topics), 0), sticky_owner(prev_owner.data()),
+      topic_subscribed(subscribed_topics(p, pr, uniform)), sticky_owner(prev_owner.data()),
       rack_aware(use_rack_aware_assignment(p, pr)) {
-    // With uniform subscriptions member 0's topics are everyone's: O(topics) instead of O(subscriptions).
-    const int64_t end = uniform ? p.sub_offsets[1] : static_cast<int64_t>(p.sub_topics.size);
-    for (int64_t i = 0; i < end; ++i) topic_subscribed[p.sub_topics[i]] = 1;
     // Kafka keeps a previously owned partition only when its racks match the owner's (rack-aware mode):
     // rack alignment ranks above stickiness, balance above both.
     // The dropped owners are remembered as weak owners (see weak_owner).

@@ -1,7 +1,7 @@
 // Entry point of the sticky assignors: choose the builder (Kafka's allSubscriptionsEqual test).
 #include "kafkagroup/sticky/sticky.hpp"
 
-#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/subscriptions.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
 
 namespace kafkagroup {

@@ -13,6 +13,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "kafkagroup/rack_ids.hpp"
+#include "kafkagroup/stable_order.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
 
 namespace kafkagroup {
@@ -24,8 +26,7 @@ namespace {
 void fill_rack_matching(const Input& in, const std::vector<int32_t>& free_parts, const std::vector<int64_t>& quota,
                         std::vector<int64_t>& load, std::vector<int32_t>& owner) {
     const Problem& p = in.problem;
-    int32_t max_rack = 0;
-    for (int32_t m = 0; m < in.M; ++m) max_rack = std::max(max_rack, p.member_rack[m]);
+    const int32_t max_rack = max_member_rack(p);
     // Members by rack (CSR, ascending id) and a cursor per rack past members already at quota.
     std::vector<int64_t> rack_off(static_cast<std::size_t>(max_rack) + 2, 0);
     for (int32_t m = 0; m < in.M; ++m) ++rack_off[p.member_rack[m] + 1];
@@ -43,21 +44,9 @@ void fill_rack_matching(const Input& in, const std::vector<int32_t>& free_parts,
         for (int64_t k = p.replica_offsets[free_parts[i]]; k < p.replica_offsets[free_parts[i] + 1]; ++k)
             if (rack_of_interest(p.replica_racks[k]))
                 weight[i] += rack_off[p.replica_racks[k] + 1] - rack_off[p.replica_racks[k]];
-    // Stable order by weight: a counting sort when weights span a small range (they count members, so
-    // they do unless replica lists are long), else a stable sort.
-    std::vector<std::size_t> order(free_parts.size());
-    int64_t max_weight = 0;
-    for (int64_t w : weight) max_weight = std::max(max_weight, w);
-    if (max_weight <= static_cast<int64_t>(4 * free_parts.size() + 64)) {
-        std::vector<std::size_t> start(static_cast<std::size_t>(max_weight) + 2, 0);
-        for (int64_t w : weight) ++start[static_cast<std::size_t>(w) + 1];
-        for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-        for (std::size_t i = 0; i < weight.size(); ++i) order[start[static_cast<std::size_t>(weight[i])]++] = i;
-    } else {
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weight[a] < weight[b]; });
-    }
-    for (std::size_t i : order) {
+    // Stable order by weight (weights count members, so they span a small range and a counting sort
+    // serves unless replica lists are long).
+    for (int32_t i : stable_order_by_key(weight)) {
         const int32_t part = free_parts[i];
         for (int64_t k = p.replica_offsets[part]; k < p.replica_offsets[part + 1]; ++k) {
             const int32_t rack = p.replica_racks[k];

@@ -1,0 +1,129 @@
+// The small helpers several assignors share (stable_order.hpp, subscriptions.hpp, rack_ids.hpp), checked
+// against the plain statement of what each computes. Linked into the same program as engine_test.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kafkagroup/problem.hpp"
+#include "kafkagroup/rack_ids.hpp"
+#include "kafkagroup/stable_order.hpp"
+#include "kafkagroup/subscriptions.hpp"
+
+using namespace kafkagroup;
+
+namespace {
+
+template <class T>
+View<T> view(const std::vector<T>& v) {
+    return View<T>{v.data(), v.size()};
+}
+
+std::vector<int32_t> stable_sorted_indices(const std::vector<int64_t>& keys) {
+    std::vector<int32_t> order(keys.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return keys[a] < keys[b]; });
+    return order;
+}
+
+// Subscriptions in CSR form; each member's topics in a shuffled order (the contract allows any order).
+struct Subscriptions {
+    std::vector<int32_t> partition_count;
+    std::vector<int64_t> sub_offsets{0};
+    std::vector<int32_t> sub_topics;
+    Problem problem() const {
+        Problem p;
+        p.partition_count = view(partition_count);
+        p.sub_offsets = view(sub_offsets);
+        p.sub_topics = view(sub_topics);
+        return p;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("counting_sort_pays: a table of up to 4n + 64 entries") {
+    CHECK(counting_sort_pays(1, 0));
+    CHECK(counting_sort_pays(64, 0));
+    CHECK_FALSE(counting_sort_pays(65, 0));
+    CHECK(counting_sort_pays(4 * 1000 + 64, 1000));
+    CHECK_FALSE(counting_sort_pays(4 * 1000 + 65, 1000));
+}
+
+TEST_CASE("stable_order_by_key is std::stable_sort of the indices, on both sides of the counting-sort cut") {
+    CHECK(stable_order_by_key({}).empty());
+    CHECK(stable_order_by_key({7}) == std::vector<int32_t>{0});
+    CHECK(stable_order_by_key({3, 1, 3, 0, 1}) == std::vector<int32_t>{3, 1, 4, 0, 2});
+    std::mt19937_64 rng(5);
+    for (int round = 0; round < 400; ++round) {
+        const std::size_t n = std::uniform_int_distribution<std::size_t>(1, 300)(rng);
+        // Spans from a handful of values (many ties, counting sort) to far beyond 4n + 64 (stable_sort).
+        const int64_t lo = std::uniform_int_distribution<int64_t>(0, 1'000'000)(rng);
+        const int64_t span = round % 4 == 0 ? int64_t{1} << 40 : std::uniform_int_distribution<int64_t>(0, 8 * n + 200)(rng);
+        std::vector<int64_t> keys(n);
+        for (int64_t& k : keys) k = lo + std::uniform_int_distribution<int64_t>(0, span)(rng);
+        CHECK(stable_order_by_key(keys) == stable_sorted_indices(keys));
+    }
+}
+
+TEST_CASE("subscribed_topics marks exactly the topics some member lists; the uniform shortcut agrees") {
+    std::mt19937 rng(11);
+    for (int round = 0; round < 300; ++round) {
+        Subscriptions s;
+        const int topics = std::uniform_int_distribution<int>(1, 9)(rng);
+        s.partition_count.assign(static_cast<std::size_t>(topics), 1);
+        const int members = std::uniform_int_distribution<int>(1, 6)(rng);
+        const bool uniform = round % 3 == 0;
+        std::vector<int32_t> shared;
+        for (int t = 0; t < topics; ++t)
+            if (std::bernoulli_distribution(0.5)(rng)) shared.push_back(t);
+        for (int m = 0; m < members; ++m) {
+            std::vector<int32_t> list = shared;
+            if (!uniform) {
+                list.clear();
+                for (int t = 0; t < topics; ++t)
+                    if (std::bernoulli_distribution(0.4)(rng)) list.push_back(t);
+            }
+            std::shuffle(list.begin(), list.end(), rng);
+            s.sub_topics.insert(s.sub_topics.end(), list.begin(), list.end());
+            s.sub_offsets.push_back(static_cast<int64_t>(s.sub_topics.size()));
+        }
+        const Problem p = s.problem();
+        const Prepared pr = prepare(p);
+        std::vector<char> expected(static_cast<std::size_t>(topics), 0);
+        for (int32_t t : s.sub_topics) expected[t] = 1;
+        CHECK(subscribed_topics(p, pr) == expected);
+        // Equal sets per member, whatever their order, is what subscriptions_uniform recognises.
+        std::vector<std::vector<int32_t>> sets;
+        for (int m = 0; m < members; ++m) {
+            std::vector<int32_t> set(s.sub_topics.begin() + s.sub_offsets[m], s.sub_topics.begin() + s.sub_offsets[m + 1]);
+            std::sort(set.begin(), set.end());
+            sets.push_back(set);
+        }
+        const bool equal_sets = std::all_of(sets.begin(), sets.end(), [&](const auto& set) { return set == sets[0]; });
+        CHECK(subscriptions_uniform(p, pr) == equal_sets);
+        if (equal_sets) CHECK(subscribed_topics(p, pr, /*uniform=*/true) == expected);
+    }
+    Subscriptions none;
+    none.partition_count = {1, 2};
+    const Problem p = none.problem();
+    const Prepared pr = prepare(p);
+    CHECK_FALSE(subscriptions_uniform(p, pr));  // no member: Kafka's allSubscriptionsEqual needs one
+    CHECK(subscribed_topics(p, pr) == std::vector<char>{0, 0});
+}
+
+TEST_CASE("max_member_rack and max_rack_id: the largest id, kNoRack when there is none") {
+    Problem p;
+    CHECK(max_member_rack(p) == kNoRack);
+    CHECK(max_rack_id(p) == kNoRack);
+    const std::vector<int32_t> member_rack{0, 3, 1}, replica_racks{2, 7, 1};
+    p.member_rack = view(member_rack);
+    CHECK(max_member_rack(p) == 3);
+    CHECK(max_rack_id(p) == 3);
+    p.replica_racks = view(replica_racks);
+    CHECK(max_member_rack(p) == 3);  // replicas do not count for members' tables
+    CHECK(max_rack_id(p) == 7);
+}
