@@ -314,7 +314,7 @@ def _run_local(args: argparse.Namespace, console: Any) -> int:
         fleet = generate_fleet(args.example, seed=args.seed)
         groups, topics = fleet.groups, fleet.topics
         console.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
-                      f"{fleet.num_partitions} partitions (seed {args.seed})")
+                      f"{fleet.num_partitions} partitions (seed {args.seed})", soft_wrap=True)
     else:
         groups = pq.read_table(args.groups)
         if "members" not in groups.column_names:   # member rows: sort by group, then nest
@@ -323,7 +323,7 @@ def _run_local(args: argparse.Namespace, console: Any) -> int:
         topics = pq.read_table(args.topics) if args.topics else None
     threads = args.threads or available_cores()
     console.print(f"local loop: {groups.num_rows:,} groups on {threads} thread(s) "
-                  f"({available_cores()} core(s) available to this process)")
+                  f"({available_cores()} core(s) available to this process)", soft_wrap=True)
     started = time.perf_counter()
     assignments, metrics = assign_fleet_local(groups, topics, args.strategy, strict=not args.lenient,
                                               on_error=args.on_error, threads=threads)
@@ -334,8 +334,8 @@ def _run_local(args: argparse.Namespace, console: Any) -> int:
         pq.write_table(table, f"{out}/{name}/part-0.parquet")
     failed = metrics.num_rows - pc.sum(pc.is_null(metrics.column("error")).cast("int64")).as_py() if metrics.num_rows else 0
     console.print(f"{groups.num_rows:,} groups, {assignments.num_rows:,} partitions assigned, {failed} failed, "
-                  f"in {seconds:.2f} s ({groups.num_rows / max(seconds, 1e-9):,.0f} groups/s) on {threads} thread(s)")
-    console.print(f"written: {out}/assignments, {out}/metrics")
+                  f"in {seconds:.2f} s ({groups.num_rows / max(seconds, 1e-9):,.0f} groups/s) on {threads} thread(s)", soft_wrap=True)
+    console.print(f"written: {out}/assignments, {out}/metrics", soft_wrap=True)
     return 0
 
 

@@ -136,3 +136,23 @@ def test_topic_catalog_finds_rows_as_index_in_does():
     want = pc.fill_null(pc.index_in(pa.array(queries), value_set=table_names, skip_nulls=True), -1).to_pylist()
     assert [meta.catalog().find(q) for q in queries] == want
     assert any("appears twice in the topic metadata" in message for _, message in meta.row_errors)
+
+
+def test_cli_local_loop_says_how_many_threads(tmp_path, capsys):
+    import argparse
+
+    import pyarrow.parquet as pq
+
+    from kafkagroup.spark import cli
+
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["--example", "12", "--local", "--threads", "2", "--out", str(tmp_path)])
+    assert cli.run(args) == 0
+    err = capsys.readouterr().err
+    assert "local loop: 12 groups on 2 thread(s)" in err and "groups/s) on 2 thread(s)" in err
+    metrics = pq.read_table(tmp_path / "metrics")
+    assert metrics.num_rows == 12
+    assert pq.read_table(tmp_path / "assignments").num_rows == sum(metrics.column("assigned").to_pylist())
+    with pytest.raises(InvalidGroupError, match="--local assigns"):
+        cli.check_arguments(parser.parse_args(["--example", "3", "--local", "--compare", "--out", str(tmp_path)]))
