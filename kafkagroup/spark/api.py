@@ -46,10 +46,11 @@ class FleetAssignment:
     dropped_claims, error (one row per group);
     ``withheld``: group_id, topic, partition (cooperative assignors: held back this round).
 
-    All three are views of ``plan``, the one ``mapInArrow`` that interns and assigns each batch once
-    and emits every output (PLAN_SCHEMA: an ``output`` column names the output of each row). Two ways
-    to get several outputs from one run of the engine: :meth:`save` writes them all in one job, and
-    ``persist=True`` caches ``plan`` so that each output's action after the first reads the cache.
+    ``plan`` is one ``mapInArrow`` that interns and assigns each batch once and emits every output
+    (PLAN_SCHEMA: an ``output`` column names the output of each row): :meth:`save` writes all of them in
+    one job. ``assignments``, ``metrics`` and ``withheld`` are each their own ``mapInArrow`` (the
+    cheapest way to get one output: its rows carry no other output's columns), or, with
+    ``persist=True``, views of the cached ``plan``, so that the engine runs once for all of them.
     """
 
     assignments: DataFrame
@@ -164,11 +165,16 @@ def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: s
     _check_on_error(on_error)
     groups, meta_source, form = _prepare(groups_df, topics, validate)
     options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error, input_form=form)
-    plan = groups.mapInArrow(functools.partial(executor.plan_batches, meta_source=meta_source, options=options),
-                             schema.PLAN_SCHEMA)
+
+    def run(function: Any, output: T.StructType) -> DataFrame:
+        return groups.mapInArrow(functools.partial(function, meta_source=meta_source, options=options), output)
+
+    plan = run(executor.plan_batches, schema.PLAN_SCHEMA)
     if persist:
-        plan = plan.persist(StorageLevel.MEMORY_AND_DISK)
-    return FleetAssignment.of(plan, groups)
+        return FleetAssignment.of(plan.persist(StorageLevel.MEMORY_AND_DISK), groups)
+    return FleetAssignment(assignments=run(executor.assignment_batches, schema.ASSIGNMENT_SCHEMA),
+                           metrics=run(executor.metrics_batches, schema.METRICS_SCHEMA),
+                           withheld=run(executor.withheld_batches, schema.WITHHELD_SCHEMA), groups=groups, plan=plan)
 
 
 def compare_strategies(groups_df: DataFrame, topics: TopicsArg = None, *, strategies: Sequence[str] | None = None,

@@ -363,6 +363,33 @@ def plan_record_batches(plan: BatchPlan, strategy: str) -> Iterator[pa.RecordBat
         yield batch(OUTPUT_WITHHELD, len(group_ids), group_ids, topic=topics, partition=partitions)
 
 
+def assignment_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+                       ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of assign_groups' assignments alone (ASSIGNMENT_ARROW_SCHEMA)."""
+    meta = resolve_meta(meta_source)
+    for batch in group_batches(batches, options.input_form):
+        yield from assignment_batches_of(run_batch(batch, meta, options))
+
+
+def metrics_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+                    ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of assign_groups' metrics alone (METRICS_ARROW_SCHEMA)."""
+    meta = resolve_meta(meta_source)
+    for batch in group_batches(batches, options.input_form):
+        plan = run_batch(batch, meta, options)
+        yield pa.RecordBatch.from_arrays([plan.problems.group_ids] + metrics_columns(plan, options.strategy),
+                                         schema=METRICS_ARROW_SCHEMA)
+
+
+def withheld_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
+                     ) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` function of assign_groups' withheld partitions alone (WITHHELD_ARROW_SCHEMA)."""
+    meta = resolve_meta(meta_source)
+    for batch in group_batches(batches, options.input_form):
+        plan = run_batch(batch, meta, options)
+        yield pa.RecordBatch.from_arrays(withheld_columns(plan), schema=WITHHELD_ARROW_SCHEMA)
+
+
 def plan_batches(batches: Iterator[pa.RecordBatch], meta_source: Any, options: AssignOptions
                  ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` function of assign_groups (PLAN_ARROW_SCHEMA): each batch is interned and assigned
