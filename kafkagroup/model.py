@@ -31,7 +31,7 @@ import numpy as np
 
 from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.java_order import java_string_key
+from kafkagroup.java_order import java_string_key  # noqa: F401  (re-exported: the module docstring's order)
 
 # A topic's metadata: a partition count, or one list of replica racks per partition.
 TopicSpec = int | Sequence[Sequence[str | None] | None]
