@@ -58,6 +58,13 @@ WITHHELD_SCHEMA = T.StructType([
     T.StructField("partition", T.IntegerType()),
 ])
 METRICS_SCHEMA = T.StructType([T.StructField("group_id", T.StringType())] + list(METRICS_STRUCT.fields))
+# assign_groups' one mapInArrow: every output in one row set, told apart by `output` ("assignments",
+# "metrics", "withheld"); the columns an output does not use are null.
+PLAN_SCHEMA = T.StructType([
+    T.StructField("output", T.StringType()), T.StructField("group_id", T.StringType()),
+    T.StructField("member_id", T.StringType()), T.StructField("topic", T.StringType()),
+    T.StructField("partition", T.IntegerType()), T.StructField("metrics", METRICS_STRUCT),
+])
 _LONG = ("partitions_before", "partitions_after", "balance_gap_before", "balance_gap", "moved", "moved_lower_bound",
          "withheld", "unassigned", "max_load", "min_load")
 COMPARE_SCHEMA = T.StructType(
