@@ -23,7 +23,7 @@ Kafka's rules for what members send:
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -365,34 +365,40 @@ class BuildErrorNames:
     def generation(self, i: int) -> Any: raise NotImplementedError
 
 
+def _claim_text(code: int, a: int, b: int, c: int, n: BuildErrorNames) -> str:
+    topic, partition = n.claim(b)
+    what = "an unknown topic" if code == E_CLAIM_UNKNOWN_TOPIC else f"a topic with {n.count(c)} partitions"
+    return f"member {n.member(a)!r} claims partition {topic}-{partition} of {what}"
+
+
+# The wording of each native BuildError code: (code, a, b, c, names) -> message; a, b, c as group_builder.hpp says.
+_BUILD_ERROR_TEXT: dict[int, Callable[[int, int, int, int, BuildErrorNames], str]] = {
+    E_MEMBER_ID: lambda _, a, b, c, n: f"member id must be a non-empty string, got {n.member(a)!r}",
+    E_TOPICS_NULL: lambda _, a, b, c, n: f"member {n.member(a)!r}: topics must be a list, got None",
+    E_TOPIC_NAME_NULL: lambda _, a, b, c, n: f"member {n.member(a)!r}: topic names must be strings, got None",
+    E_CLAIM_MALFORMED: lambda _, a, b, c, n:
+        f"member {n.member(a)!r}: owned partition {n.claim(b)!r} is not (topic, partition)",
+    E_SHARED_INSTANCE: lambda _, a, b, c, n:
+        f"members {n.member(a)!r} and {n.member(b)!r} share group.instance.id {n.instance(a)!r}",
+    E_DUPLICATE_MEMBER: lambda _, a, b, c, n: f"duplicate member id {n.member(a)!r}",
+    E_DUPLICATE_META_TOPIC: lambda _, a, b, c, n: f"topic {n.topic(a)!r} appears twice in the topic table",
+    E_TOPIC_TWICE: lambda _, a, b, c, n: f"member {n.member(a)!r} lists a topic twice: {n.topics(a)}",
+    E_TOO_MANY_PARTITIONS: lambda _, a, b, c, n:
+        (f"topic {n.topic(a)!r}: {n.count(a)} partitions bring the total to {b}, over the engine's "
+         f"limit of {MAX_PARTITIONS} (2^28) partitions"),
+    E_CLAIM_UNKNOWN_TOPIC: _claim_text,
+    E_CLAIM_OUT_OF_RANGE: _claim_text,
+    E_GENERATION: lambda _, a, b, c, n:
+        f"member {n.member(a)!r}: generation must be a 32-bit integer, got {n.generation(a)}",
+}
+
+
 def build_error_text(code: int, a: int, b: int, c: int, names: BuildErrorNames) -> str:
     """The message of a native BuildError (one wording for every front end)."""
-    if code == E_MEMBER_ID:
-        return f"member id must be a non-empty string, got {names.member(a)!r}"
-    if code == E_TOPICS_NULL:
-        return f"member {names.member(a)!r}: topics must be a list, got None"
-    if code == E_TOPIC_NAME_NULL:
-        return f"member {names.member(a)!r}: topic names must be strings, got None"
-    if code == E_CLAIM_MALFORMED:
-        return f"member {names.member(a)!r}: owned partition {names.claim(b)!r} is not (topic, partition)"
-    if code == E_SHARED_INSTANCE:
-        return f"members {names.member(a)!r} and {names.member(b)!r} share group.instance.id {names.instance(a)!r}"
-    if code == E_DUPLICATE_MEMBER:
-        return f"duplicate member id {names.member(a)!r}"
-    if code == E_DUPLICATE_META_TOPIC:
-        return f"topic {names.topic(a)!r} appears twice in the topic table"
-    if code == E_TOPIC_TWICE:
-        return f"member {names.member(a)!r} lists a topic twice: {names.topics(a)}"
-    if code == E_TOO_MANY_PARTITIONS:
-        return (f"topic {names.topic(a)!r}: {names.count(a)} partitions bring the total to {b}, over the engine's "
-                f"limit of {MAX_PARTITIONS} (2^28) partitions")
-    if code in (E_CLAIM_UNKNOWN_TOPIC, E_CLAIM_OUT_OF_RANGE):
-        topic, partition = names.claim(b)
-        what = "an unknown topic" if code == E_CLAIM_UNKNOWN_TOPIC else f"a topic with {names.count(c)} partitions"
-        return f"member {names.member(a)!r} claims partition {topic}-{partition} of {what}"
-    if code == E_GENERATION:
-        return f"member {names.member(a)!r}: generation must be a 32-bit integer, got {names.generation(a)}"
-    return f"refused by the group builder (code {code})"   # pragma: no cover - a code this module does not know
+    text = _BUILD_ERROR_TEXT.get(code)
+    if text is None:   # pragma: no cover - a code this module does not know
+        return f"refused by the group builder (code {code})"
+    return text(code, a, b, c, names)
 
 
 class _GroupNames(BuildErrorNames):
