@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -157,22 +158,34 @@ namespace {
 // The batch's distinct names: each entry of a name column -> a dense code (first appearance order).
 class BatchNames {
 public:
-    // Codes of every entry of `column` (-1 for a null entry).
-    std::vector<int32_t> intern(const NameColumn& column) {
-        std::vector<int32_t> out(column.size(), -1);
+    // Codes of every entry of `column` (-1 for a null entry), as a view: into `storage` when entries are
+    // remapped, or straight into column.codes when the column is already interned -- a dictionary of
+    // distinct non-null names whose dictionary index k is batch code k (the first dictionary column of a
+    // batch holding distinct names, or a later one with the same names in the same order: what the
+    // protocol codec and build_group send). Then the cost is one hash per distinct name, nothing per entry.
+    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage) {
         if (!column.dictionary) {
-            for (std::size_t i = 0; i < out.size(); ++i)
-                if (!column.strings.is_null(i)) out[i] = code_of(column.strings.at(i));
-        } else {   // dictionary: hash each distinct string once
-            std::vector<int32_t> dict(column.strings.size(), -1);
-            for (std::size_t i = 0; i < out.size(); ++i) {
-                const int32_t k = column.codes[i];
-                if (k < 0 || column.strings.is_null(static_cast<std::size_t>(k))) continue;
-                if (dict[k] < 0) dict[k] = code_of(column.strings.at(static_cast<std::size_t>(k)));
-                out[i] = dict[k];
-            }
+            storage.assign(column.size(), -1);
+            for (std::size_t i = 0; i < storage.size(); ++i)
+                if (!column.strings.is_null(i)) storage[i] = code_of(column.strings.at(i));
+            return View<int32_t>{storage.data(), storage.size()};
         }
-        return out;
+        // hash each distinct dictionary string once; map entries through one vector per dictionary entry
+        const std::size_t D = column.strings.size();
+        std::vector<int32_t> dict(D, -1);
+        bool identity = true;
+        for (std::size_t k = 0; k < D; ++k) {
+            if (column.strings.is_null(k)) { identity = false; continue; }
+            dict[k] = code_of(column.strings.at(k));
+            identity &= dict[k] == static_cast<int32_t>(k);
+        }
+        if (identity) return column.codes;   // a negative code is null either way
+        storage.assign(column.size(), -1);
+        for (std::size_t i = 0; i < storage.size(); ++i) {
+            const int32_t k = column.codes[i];
+            if (k >= 0) storage[i] = dict[k];
+        }
+        return View<int32_t>{storage.data(), storage.size()};
     }
     std::size_t size() const { return table_.size(); }
     std::string_view name(int32_t code) const { return table_.key(code); }
@@ -193,8 +206,8 @@ public:
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;
         const std::size_t M = static_cast<std::size_t>(in_.member_offsets[G]);
-        sub_code_ = names_.intern(in_.sub_names);
-        own_code_ = names_.intern(in_.owned_names);
+        sub_code_ = names_.intern(in_.sub_names, sub_store_);
+        own_code_ = names_.intern(in_.owned_names, own_store_);
         const std::size_t D = names_.size();
         row_.assign(D, -1);
         row_stamp_.assign(D, -1);
@@ -204,8 +217,10 @@ public:
         local_.assign(D, -1);
         seen_.assign(D, -1);
         first_entry_.assign(D, -1);
-        for (std::size_t e = sub_code_.size(); e-- > 0;)
-            if (sub_code_[e] >= 0) first_entry_[sub_code_[e]] = static_cast<int64_t>(e);
+        claim_limit_.assign(D, 0);
+        claim_base_.assign(D, 0);
+        out_.owned_partitions.resize(in_.owned_names.size());   // at most one per claim; cut to owned_n_ below
+        owned_out_ = out_.owned_partitions.data();
         rack_stamp_.assign(static_cast<std::size_t>(std::max<int32_t>(rack_bound_(), 0)), -1);
         rack_local_.assign(rack_stamp_.size(), 0);
 
@@ -225,6 +240,7 @@ public:
         if (cat_.any_racks()) out_.replica_offsets.assign(1, 0);
         bool any_replica = false;
         for (std::size_t g = 0; g < G; ++g) any_replica |= build_group(static_cast<int64_t>(g));
+        out_.owned_partitions.resize(static_cast<std::size_t>(owned_n_));
         if (!any_replica) {   // nobody reads them: do not hand assign_batch an O(P) array
             out_.replica_offsets.clear();
             out_.replica_racks.clear();
@@ -274,10 +290,12 @@ private:
             if (in_.member_ids.is_null(m) || in_.member_ids.at(m).empty()) error(err, BuildErrorCode::kMemberIdMissing, m);
         for (int64_t m = m0; m < m1; ++m)
             if (!in_.sub_valid.empty() && !in_.sub_valid[m]) error(err, BuildErrorCode::kTopicsNull, m);
-        for (int64_t m = m0; m < m1; ++m)
-            for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e)
-                if (sub_code_[e] < 0) error(err, BuildErrorCode::kTopicNameNull, m, e);
-        if (has_claims_input)
+        if (any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
+            for (int64_t m = m0; m < m1; ++m)
+                for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e)
+                    if (sub_code_[e] < 0) error(err, BuildErrorCode::kTopicNameNull, m, e);
+        if (has_claims_input && (!in_.owned_partition_valid.empty() ||
+                                 any_negative(own_code_, in_.owned_offsets[m0], in_.owned_offsets[m1])))
             for (int64_t m = m0; m < m1; ++m)
                 for (int64_t c = in_.owned_offsets[m]; c < in_.owned_offsets[m + 1]; ++c)
                     if (own_code_[c] < 0 || claim_null(c)) error(err, BuildErrorCode::kClaimMalformed, m, c);
@@ -322,7 +340,10 @@ private:
         known_.clear();
         unknown_.clear();
         int64_t twice = -1;
-        for (int64_t m = m0; m < m1; ++m)
+        for (int64_t m = m0; m < m1; ++m) {
+            // a member listing the codes of the member before it (most members of a group do) adds no
+            // topic and repeats that member's verdict on a topic listed twice
+            if (m > m0 && same_subscription(m - 1, m)) continue;
             for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                 const int32_t c = sub_code_[e];
                 if (c < 0) continue;
@@ -331,9 +352,11 @@ private:
                 if (topic_stamp_[c] != g) {
                     topic_stamp_[c] = g;
                     local_[c] = -1;
+                    if (first_entry_[c] < 0) first_entry_[c] = e;   // groups and entries come in order
                     (row_for(g, c) >= 0 ? known_ : unknown_).push_back(c);
                 }
             }
+        }
         if (cat_.per_group()) check_meta_repeats(g, err);
         if (twice >= 0) error(err, BuildErrorCode::kTopicListedTwice, twice);
         auto by_rank = [&](int32_t a, int32_t b) { return java_compare(names_.name(a), names_.name(b)) < 0; };
@@ -353,6 +376,8 @@ private:
             out_.partition_count.push_back(static_cast<int32_t>(std::min<int64_t>(count, INT32_MAX)));
             out_.topic_row.push_back(row);
             out_.topic_entries.push_back(first_entry_[known_[t]]);
+            claim_limit_[known_[t]] = static_cast<uint64_t>(count);
+            claim_base_[known_[t]] = base_[t];
         }
         const bool too_large = base_.back() > kMaxPartitions;
         const int64_t part0 = out_.part_offsets.back();
@@ -363,17 +388,33 @@ private:
         // ---- members in MemberInfo order: subscriptions, claims, generation, racks
         bool has_claims = false, has_generation = false, has_member_racks = false;
         int64_t dropped = 0;
+        int64_t prev = -1;
         for (int64_t m : order_) {
             out_.member_perm.push_back(m);
-            for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
-                const int32_t c = sub_code_[e];
-                if (c >= 0 && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
+            const std::size_t at = out_.sub_topics.size();
+            if (prev >= 0 && same_subscription(prev, m)) {   // the previous member's output again
+                const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[out_.sub_offsets.size() - 2]);
+                out_.sub_topics.resize(at + (at - from));
+                std::copy(out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(from),
+                          out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(at),
+                          out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(at));
+            } else {
+                for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
+                    const int32_t c = sub_code_[e];
+                    if (c >= 0 && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
+                }
             }
+            prev = m;
             out_.sub_offsets.push_back(static_cast<int64_t>(out_.sub_topics.size()));
             if (has_claims_input)
                 for (int64_t e = in_.owned_offsets[m]; e < in_.owned_offsets[m + 1]; ++e) {
                     has_claims = true;
                     const int32_t c = own_code_[e];
+                    // fast path: a partition of a topic of this group (claim_limit_ is 0 for anything else)
+                    if (c >= 0 && static_cast<uint64_t>(in_.owned_partition[e]) < claim_limit_[c] && !claim_null(e)) {
+                        owned_out_[owned_n_++] = static_cast<int32_t>(claim_base_[c] + in_.owned_partition[e]);
+                        continue;
+                    }
                     if (c < 0 || claim_null(e)) { ++dropped; continue; }   // malformed: reported above
                     const int64_t row = row_for(g, c);
                     const int64_t p = in_.owned_partition[e];
@@ -381,17 +422,18 @@ private:
                         if (strict_) error(err, row < 0 ? BuildErrorCode::kClaimUnknownTopic : BuildErrorCode::kClaimOutOfRange, m, e, row);
                         ++dropped;
                     } else if (topic_stamp_[c] == g && local_[c] >= 0) {
-                        out_.owned_partitions.push_back(static_cast<int32_t>(base_[local_[c]] + p));
+                        owned_out_[owned_n_++] = static_cast<int32_t>(base_[local_[c]] + p);
                     } else {
                         ++dropped;   // a topic nobody in the group subscribes to any more
                     }
                 }
-            out_.owned_offsets.push_back(static_cast<int64_t>(out_.owned_partitions.size()));
+            out_.owned_offsets.push_back(owned_n_);
             int64_t gen = in_.generation.empty() ? -1 : in_.generation[m];
             if (gen < INT32_MIN || gen > INT32_MAX) gen = -1;   // reported below
             has_generation |= gen != -1;
             out_.generation.push_back(static_cast<int32_t>(gen));
         }
+        for (int32_t c : known_) claim_limit_[c] = 0;
         if (!in_.generation.empty())
             for (int64_t m = m0; m < m1; ++m)
                 if (in_.generation[m] < INT32_MIN || in_.generation[m] > INT32_MAX) error(err, BuildErrorCode::kGenerationRange, m);
@@ -442,6 +484,19 @@ private:
         return has_replica_racks;
     }
 
+    static bool any_negative(const View<int32_t>& codes, int64_t from, int64_t to) {
+        int32_t low = 0;
+        for (int64_t e = from; e < to; ++e) low = std::min(low, codes[e]);
+        return low < 0;
+    }
+
+    // Members a and b list the same name codes in the same order.
+    bool same_subscription(int64_t a, int64_t b) const {
+        const int64_t a0 = in_.sub_offsets[a], n = in_.sub_offsets[a + 1] - a0, b0 = in_.sub_offsets[b];
+        return n > 0 && in_.sub_offsets[b + 1] - b0 == n &&
+               std::memcmp(sub_code_.data + a0, sub_code_.data + b0, static_cast<std::size_t>(n) * sizeof(int32_t)) == 0;
+    }
+
     bool claim_null(int64_t e) const { return !in_.owned_partition_valid.empty() && !in_.owned_partition_valid[e]; }
 
     // A per-group table naming one topic twice: the repeated rows of this group.
@@ -457,7 +512,12 @@ private:
     const bool strict_;
     BuiltGroups& out_;
     BatchNames names_;
-    std::vector<int32_t> sub_code_, own_code_, local_, rack_local_;
+    std::vector<int32_t> sub_store_, own_store_, local_, rack_local_;
+    View<int32_t> sub_code_, own_code_;
+    std::vector<uint64_t> claim_limit_;   // per code: its partition count while it is a topic of the group, else 0
+    int32_t* owned_out_ = nullptr;        // out_.owned_partitions, sized for every claim; owned_n_ written
+    int64_t owned_n_ = 0;
+    std::vector<int64_t> claim_base_;     // per code: group-local id of its partition 0, while claim_limit_ > 0   // per sub / owned entry: batch name code, -1 null
     std::vector<int64_t> row_, row_stamp_, topic_stamp_, seen_, first_entry_, rack_stamp_;
     std::vector<int64_t> order_, by_id_, base_;
     std::vector<std::string_view> keys_;
@@ -480,8 +540,9 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
     if (!in.sub_valid.empty() && in.sub_valid.size != M) fail("sub_valid: expected one byte per member");
     auto check_names = [](const NameColumn& c, const char* what) {
         check_strings(c.strings, c.strings.size(), what);
-        for (int32_t k : c.codes)
-            if (k >= static_cast<int64_t>(c.strings.size())) fail(std::string(what) + ": code past the dictionary");
+        int32_t high = -1;   // a max reduction, then one test: this scan runs over every entry
+        for (int32_t k : c.codes) high = std::max(high, k);
+        if (high >= static_cast<int64_t>(c.strings.size())) fail(std::string(what) + ": code past the dictionary");
     };
     check_names(in.sub_names, "sub_names");
     if (!in.owned_offsets.empty()) {

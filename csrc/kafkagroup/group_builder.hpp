@@ -51,8 +51,10 @@ struct StringColumn {
 
 // A column of names: the strings themselves (entry i is strings[i]) or, when `dictionary` is set,
 // dictionary-encoded (entry i is strings[codes[i]]; a negative code is null). A front end that already
-// holds distinct names (build_group: one dictionary of topic names) passes codes and pays for hashing
-// each distinct name once.
+// holds distinct names (build_group, the protocol codec: one table of topic names) passes codes and pays
+// for hashing each distinct name once. Already interned input -- a dictionary of distinct non-null names,
+// shared by the batch's name columns in the same order -- costs nothing per entry: the codes are used as
+// they are (any other dictionary is mapped entry by entry through one small vector).
 struct NameColumn {
     StringColumn strings;
     View<int32_t> codes;

@@ -130,3 +130,67 @@ def test_arrow_batch_builder_equals_python_twin_group_by_group(drawn):
             assert problems.topic_list(g) == want.topics
             assert problems.unknown_topics[problems.unknown_off[g]:problems.unknown_off[g + 1]].to_pylist() == want.unknown_topics
             assert problems.dropped_claims[g] == want.dropped_claims
+
+
+def _name_columns(names: list[str | None], rng) -> dict[str, tuple]:
+    """One column of entry names three ways, as build_groups accepts them: plain strings; a dictionary of
+    the distinct names in first-appearance order (already interned: dictionary index = batch code); a
+    dictionary with the names shuffled, repeated, unused ones and a null entry (codes remapped)."""
+    from kafkagroup.model import utf8_strings
+
+    distinct = list(dict.fromkeys(n for n in names if n is not None))
+    code = {n: i for i, n in enumerate(distinct)}
+    interned = (*utf8_strings(distinct), np.asarray([-1 if n is None else code[n] for n in names], dtype=np.int32))
+    shuffled = distinct * 2 + ["unused", None]
+    rng.shuffle(shuffled)
+    slots: dict[str, list[int]] = {}
+    for i, n in enumerate(shuffled):
+        if n is not None:
+            slots.setdefault(n, []).append(i)
+    remapped = (*utf8_strings(shuffled), np.asarray([-1 if n is None else rng.choice(slots[n]) for n in names],
+                                                     dtype=np.int32))
+    return {"strings": (*utf8_strings(names), None), "interned": interned, "remapped": remapped}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(groups(), min_size=1, max_size=5), st.randoms(use_true_random=False))
+def test_build_groups_same_arrays_whatever_the_name_encoding(drawn, rng):
+    """Strings, an already-interned dictionary (the codec's and build_group's entry: no per-entry work) and
+    a remapped dictionary give the same arrays and errors, on a batch of groups with per-group topic tables."""
+    from kafkagroup.model import utf8_strings
+
+    rows = [(g, t, spec if isinstance(spec, int) else len(spec)) for g, (metadata, _, _) in enumerate(drawn)
+            for t, spec in metadata.items()]
+    catalog = _core.TopicCatalog(utf8_strings([t for _, t, _ in rows]), np.asarray([c for *_, c in rows], dtype=np.int64),
+                                 group=np.asarray([g for g, *_ in rows], dtype=np.int64))
+    members = [m for _, ms, _ in drawn for m in ms]
+    member_offsets = np.cumsum([0] + [len(ms) for _, ms, _ in drawn]).astype(np.int64)
+    sub_offsets = np.cumsum([0] + [len(m.topics) for m in members]).astype(np.int64)
+    owned_offsets = np.cumsum([0] + [len(m.owned) for m in members]).astype(np.int64)
+    subs = _name_columns([t for m in members for t in m.topics], rng)
+    owned = _name_columns([t for m in members for t, _ in m.owned], rng)
+    partition = np.asarray([p for m in members for _, p in m.owned], dtype=np.int64)
+    instances = [m.instance_id for m in members]
+    results = {}
+    for way in subs:
+        built = _core.build_groups(catalog, member_offsets, utf8_strings([m.member_id for m in members]),
+                                   utf8_strings(instances), sub_offsets, None, subs[way], owned_offsets, owned[way],
+                                   partition, None, np.asarray([m.generation for m in members], dtype=np.int64),
+                                   None, drawn[0][2])
+        results[way] = {k: (v if isinstance(v, list) else np.asarray(v).tolist()) for k, v in built.items()}
+    assert results["interned"] == results["strings"]
+    assert results["remapped"] == results["strings"]
+
+
+def test_members_repeating_the_previous_subscription_keep_every_verdict():
+    """The builder reuses a member's output for the next member listing the same codes: a topic listed twice,
+    unknown topics, stale and out-of-range claims still come out as the twin says, whatever the order."""
+    metadata = {f"t{i}": 3 for i in range(6)}
+    same_topics = ("t0", "t1", "zz-unknown", "t3")
+    members = [Member(f"c{i:02d}", same_topics, (("t0", i % 4), ("t2", 0), ("t9", 1), ("t3", 2)), i % 3)
+               for i in (5, 3, 9, 1, 7, 0, 2)]
+    for strict in (False, True):
+        same(run(build_group, metadata, members, strict), run(reference_build_group, metadata, members, strict))
+    twice = members + [Member("c99", ("t0", "t0"), ()), Member("c98", ("t0", "t0"), ())]
+    same(run(build_group, metadata, twice, False), run(reference_build_group, metadata, twice, False))
+    assert "lists a topic twice" in run(build_group, metadata, twice, False)
