@@ -44,6 +44,8 @@ class AssignmentDelta(NamedTuple):
 def assignment_delta(owned: AbstractSet[TopicPartition], assigned: AbstractSet[TopicPartition]) -> AssignmentDelta:
     """``added = assigned - owned``, ``revoked = owned - assigned``, ``kept = owned & assigned``."""
     owned_f, assigned_f = frozenset(owned), frozenset(assigned)
+    if not owned_f:   # owning nothing (eager, every rebalance): everything is added, the assignment itself
+        return AssignmentDelta(assigned_f, owned_f, owned_f)
     return AssignmentDelta(assigned_f - owned_f, owned_f - assigned_f, owned_f & assigned_f)
 
 

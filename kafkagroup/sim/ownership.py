@@ -68,6 +68,11 @@ class PartitionLedger:
         self._topic_pids: list[np.ndarray] = []        # per topic: partition number -> pid (-1 never seen)
         self._topic_existing: list[int] = []
         self._pid: dict[tuple[str, int], int] = {}      # (topic, partition) -> pid, every partition ever seen
+        # per member: the frozenset its last on_assign received and its pids.  A member revokes or loses the very
+        # set it was assigned (eager: every rebalance; any protocol: a stop), so that release reuses the pids
+        # instead of looking up every partition again.  Only frozensets (immutable; the reference kept here
+        # keeps the identity from being reused); pids never change once given.
+        self._assigned_pids: dict[str, tuple[frozenset, np.ndarray]] = {}
         self._size = 0
         cap = 1024
         self._topic_of = np.zeros(cap, dtype=np.int32)
@@ -264,6 +269,8 @@ class PartitionLedger:
         m = self._member(member)
         st = self.members.setdefault(member, MemberOwnership(alive=True))
         pids = self._pids_of(partitions, True)
+        if type(partitions) is frozenset:
+            self._assigned_pids[member] = (partitions, pids)
         if not len(pids):
             return 0
         n = self._n_owners[pids]
@@ -322,6 +329,9 @@ class PartitionLedger:
         the partitions are left without any owner."""
         self.members.setdefault(member, MemberOwnership(alive=True))
         self._member(member)
+        cached = self._assigned_pids.get(member)
+        if cached is not None and cached[0] is partitions:
+            return self._release_pids(member, cached[1], kind)
         return self._release_pids(member, self._pids_of(partitions, False), kind)
 
     def _owned_pids(self, member: str) -> np.ndarray:
