@@ -274,6 +274,8 @@ class PartitionLedger:
         if not len(pids):
             return 0
         n = self._n_owners[pids]
+        if not n.any():   # the usual case (eager: everything was revoked first): all new, none owned
+            return self._assigned_unowned(st, m, pids, now)
         own = self._owner[pids]
         mine = own == m
         multi = np.flatnonzero(n > 1)
@@ -308,6 +310,23 @@ class PartitionLedger:
             st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
             st.empty_since = None
         return was_free
+
+    def _assigned_unowned(self, st: MemberOwnership, m: int, pids: np.ndarray, now: int) -> int:
+        """``assigned`` when none of ``pids`` has an owner: the general path with its sharing cases left out."""
+        st.gained += len(pids)
+        st.waited_ms += self._account_open_pauses(pids[self._unowned_since[pids] >= 0], now, reopen=False)
+        last = self._last_owner[pids]
+        moved = pids[(last >= 0) & (last != m)]
+        self._moves[moved] += 1
+        st.moved_in += len(moved)
+        self._last_owner[pids] = m
+        self._owner[pids] = m
+        self._n_owners[pids] = 1
+        st.owned += len(pids)
+        if st.empty_since is not None:
+            st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
+            st.empty_since = None
+        return len(pids)
 
     def _violations(self, member: str, m: int, pids: np.ndarray, now: int) -> None:
         names = self._member_names
