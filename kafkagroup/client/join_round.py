@@ -28,7 +28,6 @@ from kafkagroup.client.listener import FirstError
 from kafkagroup.client.ownership import (
     assignment_delta,
     partitions_of_unsubscribed_topics,
-    topics_outside_subscription,
 )
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol
 from kafkagroup.client.wire import build_subscription_bytes, parse_assignment, subscribed_topics_of
@@ -314,7 +313,7 @@ class JoinRoundMixin:
             self._surface_error(exc)
             self._request_rejoin()
             return
-        if topics_outside_subscription(assigned, self.subscription):
+        if not assignment.topics <= self.subscription:   # topics_outside_subscription, from the decoded topics
             # the subscription changed since the JoinGroup: the assignment is outdated
             self._request_rejoin()
             return

@@ -136,12 +136,25 @@ class Assignment:
         object.__setattr__(self, "partitions", tuple(TopicPartition(t, p) for t, p in self.partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
 
+    @property
+    def topics(self) -> frozenset[str]:
+        """The topics of :attr:`partitions` (the decoder records them per topic; otherwise computed once)."""
+        topics = self.__dict__.get("_topics")
+        if topics is None:
+            topics = frozenset(tp[0] for tp in self.partitions)
+            object.__setattr__(self, "_topics", topics)
+        return topics
+
     @classmethod
-    def _decoded(cls, partitions: tuple[TopicPartition, ...], user_data: Optional[bytes]) -> "Assignment":
-        """An Assignment of values the decoder produced (already TopicPartitions and bytes): no second pass."""
+    def _decoded(cls, partitions: tuple[TopicPartition, ...], user_data: Optional[bytes],
+                 topics: Optional[frozenset[str]] = None) -> "Assignment":
+        """An Assignment of values the decoder produced (already TopicPartitions and bytes): no second pass.
+        ``topics``: those of ``partitions`` if the decoder knows them (not a field: equality and repr ignore it)."""
         assignment = object.__new__(cls)
         object.__setattr__(assignment, "partitions", partitions)
         object.__setattr__(assignment, "user_data", user_data)
+        if topics is not None:
+            object.__setattr__(assignment, "_topics", topics)
         return assignment
 
 
@@ -170,15 +183,19 @@ def write_topic_partitions(writer: Writer, groups: Iterable[tuple[str, list[int]
         writer.int32_array(partitions)
 
 
-def read_topic_partitions(reader: Reader, field: str) -> list[TopicPartition]:
+def read_topic_partitions(reader: Reader, field: str, topics: Optional[set[str]] = None) -> list[TopicPartition]:
+    """The partitions, in the order sent; ``topics`` (if given) gets each topic that has at least one."""
     count = reader.array_count(field, _MIN_TOPIC_PARTITIONS)
     result: list[TopicPartition] = []
     for i in range(count):
         topic = reader.string(f"{field}[{i}].topic")
         # tuple.__new__ over zip/repeat builds the TopicPartitions in C loops (a member decodes every partition
         # it is assigned, at every rebalance)
+        before = len(result)
         result.extend(map(tuple.__new__, repeat(TopicPartition),
                           zip(repeat(topic), reader.int32_array(f"{field}[{i}].partitions"))))
+        if topics is not None and len(result) > before:
+            topics.add(topic)
     return result
 
 
@@ -333,8 +350,9 @@ def decode_assignment(data: bytes, what: str = "ConsumerProtocolAssignment") -> 
     version = reader.int16("version")
     if version < 0:
         raise reader.fail("version", 0, f"unsupported version {version}")
-    partitions = read_topic_partitions(reader, "assigned_partitions")
+    topics: set[str] = set()
+    partitions = read_topic_partitions(reader, "assigned_partitions", topics)
     user_data = reader.nullable_bytes("user_data")
     if version <= MAX_VERSION:
         reader.expect_end(f"end of v{version} message")
-    return Assignment._decoded(tuple(partitions), user_data)
+    return Assignment._decoded(tuple(partitions), user_data, frozenset(topics))
