@@ -26,6 +26,7 @@ from kafkagroup.client.generation import NO_GENERATION, Generation, MemberState
 from kafkagroup.client.leader import perform_assignment
 from kafkagroup.client.listener import FirstError
 from kafkagroup.client.ownership import (
+    AssignedPartitions,
     assignment_delta,
     partitions_of_unsubscribed_topics,
 )
@@ -308,7 +309,7 @@ class JoinRoundMixin:
             return
         try:
             assignment = parse_assignment(assignment_bytes, gen.member_id)
-            assigned = frozenset(assignment.partitions)
+            assigned = AssignedPartitions.of(assignment)
         except ProtocolError as exc:
             self._surface_error(exc)
             self._request_rejoin()

@@ -189,6 +189,9 @@ class PartitionLedger:
 
         The pairs are split with ``zip`` and the topics mapped with ``map`` (C loops); what remains per
         partition is numpy work."""
+        by_topic = getattr(partitions, "by_topic", None)   # a member's decoded assignment (AssignedPartitions)
+        if by_topic is not None:
+            return self._pids_by_topic(by_topic, register)
         pairs = partitions if isinstance(partitions, (frozenset, set, list, tuple)) else list(partitions)
         if not pairs:
             return _EMPTY
@@ -215,6 +218,34 @@ class PartitionLedger:
             if not register and topic not in self._topic_index:
                 continue
             pids = self._pids(self._topic(topic), numbers_of_topic, register)
+            chunks.append(pids if register else pids[pids >= 0])
+        if not chunks:
+            return _EMPTY
+        return np.unique(np.concatenate(chunks) if len(chunks) > 1 else chunks[0])
+
+    def _pids_by_topic(self, by_topic: Iterable[tuple[str, Iterable[int]]], register: bool) -> np.ndarray:
+        """``_pids_of`` for partitions given per topic: one table lookup per topic."""
+        index, tables = self._topic_index, self._topic_pids
+        try:   # the usual case: every partition seen before, none twice, all exist
+            numbers = [np.array(nums, dtype=np.int64) for _, nums in by_topic]
+            if not all(len(a) and a.min() >= 0 for a in numbers):
+                raise IndexError   # an empty or a negative number (wraps around in numpy): the general path
+            chunks = [tables[index[topic]][a] for (topic, _), a in zip(by_topic, numbers)]
+        except (KeyError, IndexError):
+            pass
+        else:
+            if not chunks:
+                return _EMPTY
+            pids = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+            if pids.min() >= 0:
+                pids.sort()
+                if (len(pids) < 2 or (pids[1:] != pids[:-1]).all()) and (not register or self._exists[pids].all()):
+                    return pids
+        chunks = []
+        for topic, numbers in by_topic:
+            if not register and topic not in self._topic_index:
+                continue
+            pids = self._pids(self._topic(topic), np.fromiter(numbers, dtype=np.int64), register)
             chunks.append(pids if register else pids[pids >= 0])
         if not chunks:
             return _EMPTY
@@ -269,7 +300,7 @@ class PartitionLedger:
         m = self._member(member)
         st = self.members.setdefault(member, MemberOwnership(alive=True))
         pids = self._pids_of(partitions, True)
-        if type(partitions) is frozenset:
+        if isinstance(partitions, frozenset):
             self._assigned_pids[member] = (partitions, pids)
         if not len(pids):
             return 0
