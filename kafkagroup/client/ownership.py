@@ -65,6 +65,8 @@ def assignment_delta(owned: AbstractSet[TopicPartition], assigned: AbstractSet[T
     assigned_f = assigned if isinstance(assigned, frozenset) else frozenset(assigned)
     if not owned_f:   # owning nothing (eager, every rebalance): everything is added, the assignment itself
         return AssignmentDelta(assigned_f, frozenset(), frozenset())
+    if owned_f == assigned_f:   # nothing changes (cooperative: most members, most rebalances): one pass
+        return AssignmentDelta(frozenset(), frozenset(), owned_f)
     return AssignmentDelta(assigned_f - owned_f, owned_f - assigned_f, owned_f & assigned_f)
 
 
@@ -72,7 +74,9 @@ def partitions_of_unsubscribed_topics(
     owned: Iterable[TopicPartition], topics: AbstractSet[str]
 ) -> frozenset[TopicPartition]:
     """Owned partitions whose topic is no longer subscribed: what a COOPERATIVE onJoinPrepare revokes (§6.4)."""
-    if frozenset(map(_TOPIC, owned)) <= topics:   # the usual case, checked in C: nothing to revoke
+    by_topic = getattr(owned, "by_topic", None)   # a decoded assignment (AssignedPartitions): per topic
+    owned_topics = frozenset(t for t, _ in by_topic) if by_topic is not None else frozenset(map(_TOPIC, owned))
+    if owned_topics <= topics:   # the usual case: nothing to revoke
         return frozenset()
     return frozenset(tp for tp in owned if tp.topic not in topics)
 
