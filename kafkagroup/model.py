@@ -23,16 +23,15 @@ Kafka's rules for what members send:
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.java_order import java_string_key
+from kafkagroup.java_order import java_string_key  # noqa: F401  (re-exported: the module docstring's order)
 
 # A topic's metadata: a partition count, or one list of replica racks per partition.
 TopicSpec = int | Sequence[Sequence[str | None] | None]
@@ -219,10 +218,17 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                 strict: bool = True) -> CompactGroup:
     """Intern a group into a :class:`CompactGroup` (see the module docstring for the rules).
 
+    The rules run natively (csrc/kafkagroup/group_builder.hpp, the same code the Spark / fleet batch
+    builder runs, here for a batch of one group); this function checks the Python objects' types,
+    lays the names out as UTF-8 strings and words the builder's errors.
+
     >>> g = build_group({"t0": 3}, {"C1": {"topics": ["t0"]}, "C0": {"topics": ["t0"]}})
     >>> g.members, g.topics, g.partition_count.tolist()
     (['C0', 'C1'], ['t0'], [3])
     """
+    from kafkagroup import _core
+    from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
+
     specs = topic_specs(partitions_per_topic, partition_racks)
     if isinstance(subscriptions, Mapping):
         members = [normalize_member(mid, spec, check_elements=False) for mid, spec in subscriptions.items()]
@@ -230,99 +236,199 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         members = list(subscriptions)
         if not all(isinstance(m, Member) for m in members):
             raise InvalidGroupError("subscriptions must be a mapping member_id -> subscription, or Members")
-        seen: set[str] = set()
-        for m in members:
-            if m.member_id in seen:
-                raise InvalidGroupError(f"duplicate member id {m.member_id!r}")
-            seen.add(m.member_id)
-    instances: dict[str, str] = {}
-    for m in members:
-        if m.instance_id is not None:
-            if m.instance_id in instances:
-                raise InvalidGroupError(f"members {instances[m.instance_id]!r} and {m.member_id!r} share "
-                                        f"group.instance.id {m.instance_id!r}")
-            instances[m.instance_id] = m.member_id
-    # MemberInfo order: static members by instance id, then dynamic members by member id.
-    members.sort(key=lambda m: (0, java_string_key(m.instance_id)) if m.instance_id is not None
-                 else (1, java_string_key(m.member_id)))
 
-    # Members of one group mostly send the same topic list: check and intern each distinct list once.
-    distinct: set[tuple[str, ...]] = set()
+    # Topic names: one dictionary (metadata topics first, then subscribed names missing from it), each
+    # distinct topic list checked and coded once (members of a group mostly send the same list).
+    code: dict[str, int] = {t: i for i, t in enumerate(specs)}
+    list_codes: dict[tuple[str, ...], np.ndarray] = {}
+    sub_codes: list[np.ndarray] = []
     for m in members:
-        if m.topics not in distinct:
-            check_topics(m.member_id, m.topics)
-            distinct.add(m.topics)
-    # Topics: those in the metadata that at least one member subscribes to, in Java order.
-    subscribed = set(chain.from_iterable(distinct))
-    unknown = sorted((t for t in subscribed if t not in specs), key=java_string_key)
-    topics = sorted((t for t in subscribed if t in specs), key=java_string_key)
-    topic_id = {t: i for i, t in enumerate(topics)}
-    partition_count = np.fromiter((specs[t][0] for t in topics), dtype=np.int32, count=len(topics))
+        codes = list_codes.get(m.topics)   # one hash of the tuple per member
+        if codes is None:
+            for topic in m.topics:
+                if not isinstance(topic, str):
+                    raise InvalidGroupError(f"member {m.member_id!r}: topic names must be strings, got {topic!r}")
+                code.setdefault(topic, len(code))
+            codes = list_codes[m.topics] = np.fromiter((code[t] for t in m.topics), dtype=np.int32, count=len(m.topics))
+        sub_codes.append(codes)
+    sub_offsets = _offsets(map(len, sub_codes), len(members))
+
+    owned_offsets = owned_partition = owned_codes = None
+    if any(m.owned for m in members):
+        from kafkagroup._claims import intern_claims
+
+        owned = [m.owned for m in members]
+        owned_offsets, owned_codes, owned_partition, bad = intern_claims(owned, code)
+        if bad >= 0:  # not a (str, int) pair: word the error from the claim itself
+            m, k = _member_at(owned, bad)
+            check_claim(members[m].member_id, _claim_at(owned[m], k))
+            raise AssertionError("kafkagroup._claims refused a claim that check_claim accepts")  # pragma: no cover
+        if (owned_codes < 0).any():   # claims on names nobody subscribes to and the metadata lacks
+            for i in np.flatnonzero(owned_codes < 0).tolist():
+                m = int(np.searchsorted(owned_offsets, i, side="right")) - 1
+                topic = _claim_at(owned[m], i - int(owned_offsets[m]))[0]
+                owned_codes[i] = code.setdefault(topic, len(code))
+
+    # Racks: one code space for replica racks (metadata) and member racks.
+    rack_code: dict[str, int] = {}
+    catalog_racks: dict[str, Any] = {}
+    if any(racks is not None for _, racks in specs.values()):
+        has_racks = np.fromiter((racks is not None for _, racks in specs.values()), dtype=np.uint8, count=len(specs))
+        part_lengths = [count if racks is not None else 0 for count, racks in specs.values()]
+        lengths: list[int] = []
+        flat: list[int] = []
+        for topic, (count, racks) in specs.items():
+            for p, replicas in enumerate(racks or ()):
+                kept = [r for r in (replicas or ()) if r is not None]
+                for r in kept:
+                    if not isinstance(r, str):
+                        raise InvalidGroupError(f"topic {topic!r} partition {p}: rack names must be strings, got {r!r}")
+                    flat.append(rack_code.setdefault(r, len(rack_code)))
+                lengths.append(len(kept))
+        catalog_racks = dict(has_racks=has_racks, part_start=_offsets(part_lengths, len(part_lengths)),
+                             rack_off=_offsets(lengths, len(lengths)), rack_codes=np.asarray(flat, dtype=np.int32))
+    member_rack = None
+    if any(m.rack for m in members):
+        member_rack = np.fromiter((rack_code.setdefault(m.rack, len(rack_code)) if m.rack else -1 for m in members),
+                                  dtype=np.int32, count=len(members))
+    generation = None
+    if any(m.generation != -1 for m in members):
+        generation = np.fromiter((m.generation for m in members), dtype=np.int64, count=len(members))
+
+    names = list(code)
+    catalog = _core.TopicCatalog(utf8_strings(names[:len(specs)]),
+                                 np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs)),
+                                 **catalog_racks)
+    instances = [m.instance_id for m in members]
+    dictionary = utf8_strings(names)
+    built = _core.build_groups(
+        catalog, np.array([0, len(members)], dtype=np.int64), utf8_strings([m.member_id for m in members]),
+        utf8_strings(instances) if any(i is not None for i in instances) else None,
+        sub_offsets, None, (*dictionary, np.concatenate(sub_codes) if sub_codes else np.zeros(0, np.int32)),
+        owned_offsets, None if owned_codes is None else (*dictionary, owned_codes.astype(np.int32)),
+        owned_partition, None, generation, member_rack, strict)
+    if built["errors"]:
+        _, err, a, b, c = built["errors"][0]
+        raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(members, names, specs)))
+
+    perm = built["member_perm"].tolist()
+    topics = [names[r] for r in built["topic_row"].tolist()]
+    partition_count = built["partition_count"]
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(partition_count, out=topic_base[1:])
-    if topic_base[-1] > MAX_PARTITIONS:  # refused before anything is sized by the total
-        t = int(np.searchsorted(topic_base, MAX_PARTITIONS, side="right")) - 1
-        raise InvalidGroupError(f"topic {topics[t]!r}: {int(partition_count[t])} partitions bring the total to "
-                                f"{int(topic_base[t + 1])}, over the engine's limit of {MAX_PARTITIONS} (2^28) "
-                                "partitions")
-
-    # A subscribed topic missing from the metadata is skipped.
-    interned = {key: np.fromiter((topic_id[t] for t in key if t in topic_id), dtype=np.int32) for key in distinct}
-    ids = [interned[m.topics] for m in members]
-    sub_offsets = _offsets(map(len, ids), len(members))
-    sub_topics = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
-
-    group = CompactGroup(topics=topics, members=[m.member_id for m in members], racks=[None],
-                         partition_count=partition_count, topic_base=topic_base,
-                         sub_offsets=sub_offsets, sub_topics=sub_topics, unknown_topics=unknown)
-    _add_owned(group, members, specs, topic_id, strict)
-    if any(m.generation != -1 for m in members):
-        group.generation = np.fromiter((m.generation for m in members), dtype=np.int32, count=len(members))
-    add_racks(group, members, specs)
-    return group
+    racks_by_code = list(rack_code)
+    inputs = int(built["group_inputs"][0])
+    sub_names = [names[c] for c in np.concatenate(sub_codes).tolist()] if built["unknown_entries"].size else []
+    return CompactGroup(
+        topics=topics, members=[members[i].member_id for i in perm],
+        racks=[None] + [racks_by_code[c] for c in built["rack_codes"].tolist()],
+        partition_count=partition_count, topic_base=topic_base,
+        sub_offsets=built["sub_offsets"], sub_topics=built["sub_topics"],
+        owned_offsets=built["owned_offsets"] if inputs & USES_OWNED else None,
+        owned_partitions=built["owned_partitions"] if inputs & USES_OWNED else None,
+        generation=built["generation"] if inputs & USES_GENERATION else None,
+        member_rack=built["member_rack"] if inputs & USES_MEMBER_RACK else None,
+        replica_offsets=built["replica_offsets"] if inputs & USES_REPLICA_RACKS else None,
+        replica_racks=built["replica_racks"] if inputs & USES_REPLICA_RACKS else None,
+        unknown_topics=[sub_names[e] for e in built["unknown_entries"].tolist()],
+        dropped_claims=int(built["dropped_claims"][0]))
 
 
-def _add_owned(group: CompactGroup, members: list[Member], specs: Mapping[str, tuple[int, Any]],
-               topic_id: Mapping[str, int], strict: bool) -> None:
-    """Owned claims to global partition ids, in bulk (kafkagroup._claims reads the pairs; the rules are here).
+def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Python strings (None = null) in Arrow's string layout, as the native builder reads them:
+    (offsets int64[n+1], UTF-8 bytes, validity uint8[n] or None). Lone surrogates pass through (as
+    Java's String allows them)."""
+    encoded = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = _offsets(map(len, encoded), len(encoded))
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    valid = None
+    if any(v is None for v in values):
+        valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
+    return offsets, data, valid
 
-    A claim on a topic missing from the metadata, or past its partition count, is an error (``strict``) or
-    dropped and counted; a claim on a metadata topic nobody subscribes to any more is dropped (Kafka).
-    """
-    if not any(m.owned for m in members):
-        return
-    from kafkagroup._claims import intern_claims
 
-    # Slots: every metadata topic, subscribed ones first (slot = topic id), then the others.
-    slot = dict(topic_id)
-    others = [t for t in specs if t not in topic_id]
-    slot.update((t, len(topic_id) + i) for i, t in enumerate(others))
-    slot_count = np.fromiter(chain((specs[t][0] for t in group.topics), (specs[t][0] for t in others)),
-                             dtype=np.int64, count=len(slot))
-    owned = [m.owned for m in members]
-    offsets, slots, partitions, bad = intern_claims(owned, slot)
-    if bad >= 0:  # not a (str, int) pair: word the error from the claim itself
-        m, k = _member_at(owned, bad)
-        check_claim(members[m].member_id, _claim_at(owned[m], k))
-        raise AssertionError("kafkagroup._claims refused a claim that check_claim accepts")  # pragma: no cover
-    in_metadata = slots >= 0
-    count = np.zeros(len(slots), dtype=np.int64)
-    count[in_metadata] = slot_count[slots[in_metadata]]
-    valid = in_metadata & (partitions >= 0) & (partitions < count)
-    if strict and not valid.all():
-        i = int(np.argmin(valid))
-        m = int(np.searchsorted(offsets, i, side="right")) - 1
-        topic, partition = _claim_at(owned[m], i - int(offsets[m]))
-        spec = specs.get(topic)
-        what = "an unknown topic" if spec is None else f"a topic with {spec[0]} partitions"
-        raise InvalidGroupError(f"member {members[m].member_id!r} claims partition {topic}-{partition} of {what}")
-    keep = valid & (slots < len(topic_id))
-    kept_global = (group.topic_base[slots[keep]] + partitions[keep]).astype(np.int32)
-    member_of_claim = np.repeat(np.arange(len(members)), np.diff(offsets))
-    group.owned_offsets = np.zeros(len(members) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(member_of_claim[keep], minlength=len(members)), out=group.owned_offsets[1:])
-    group.owned_partitions = kept_global
-    group.dropped_claims = int(len(keep) - np.count_nonzero(keep))
+# BuildErrorCode of csrc/kafkagroup/group_builder.hpp
+(E_MEMBER_ID, E_TOPICS_NULL, E_TOPIC_NAME_NULL, E_CLAIM_MALFORMED, E_SHARED_INSTANCE, E_DUPLICATE_MEMBER,
+ E_DUPLICATE_META_TOPIC, E_TOPIC_TWICE, E_TOO_MANY_PARTITIONS, E_CLAIM_UNKNOWN_TOPIC, E_CLAIM_OUT_OF_RANGE,
+ E_GENERATION) = range(1, 13)
+
+
+class BuildErrorNames:
+    """What :func:`build_error_text` asks a front end about the indices in a native BuildError."""
+
+    def member(self, i: int) -> Any: raise NotImplementedError          # member id as sent (may be None)
+    def instance(self, i: int) -> Any: raise NotImplementedError
+    def topics(self, i: int) -> Any: raise NotImplementedError          # member i's topic list
+    def claim(self, e: int) -> tuple[Any, Any]: raise NotImplementedError  # owned entry e: (topic, partition)
+    def topic(self, row: int) -> Any: raise NotImplementedError         # metadata row: name
+    def count(self, row: int) -> int: raise NotImplementedError         # metadata row: partition count
+    def generation(self, i: int) -> Any: raise NotImplementedError
+
+
+def _claim_text(code: int, a: int, b: int, c: int, n: BuildErrorNames) -> str:
+    topic, partition = n.claim(b)
+    what = "an unknown topic" if code == E_CLAIM_UNKNOWN_TOPIC else f"a topic with {n.count(c)} partitions"
+    return f"member {n.member(a)!r} claims partition {topic}-{partition} of {what}"
+
+
+# The wording of each native BuildError code: (code, a, b, c, names) -> message; a, b, c as group_builder.hpp says.
+_BUILD_ERROR_TEXT: dict[int, Callable[[int, int, int, int, BuildErrorNames], str]] = {
+    E_MEMBER_ID: lambda _, a, b, c, n: f"member id must be a non-empty string, got {n.member(a)!r}",
+    E_TOPICS_NULL: lambda _, a, b, c, n: f"member {n.member(a)!r}: topics must be a list, got None",
+    E_TOPIC_NAME_NULL: lambda _, a, b, c, n: f"member {n.member(a)!r}: topic names must be strings, got None",
+    E_CLAIM_MALFORMED: lambda _, a, b, c, n:
+        f"member {n.member(a)!r}: owned partition {n.claim(b)!r} is not (topic, partition)",
+    E_SHARED_INSTANCE: lambda _, a, b, c, n:
+        f"members {n.member(a)!r} and {n.member(b)!r} share group.instance.id {n.instance(a)!r}",
+    E_DUPLICATE_MEMBER: lambda _, a, b, c, n: f"duplicate member id {n.member(a)!r}",
+    E_DUPLICATE_META_TOPIC: lambda _, a, b, c, n: f"topic {n.topic(a)!r} appears twice in the topic table",
+    E_TOPIC_TWICE: lambda _, a, b, c, n: f"member {n.member(a)!r} lists a topic twice: {n.topics(a)}",
+    E_TOO_MANY_PARTITIONS: lambda _, a, b, c, n:
+        (f"topic {n.topic(a)!r}: {n.count(a)} partitions bring the total to {b}, over the engine's "
+         f"limit of {MAX_PARTITIONS} (2^28) partitions"),
+    E_CLAIM_UNKNOWN_TOPIC: _claim_text,
+    E_CLAIM_OUT_OF_RANGE: _claim_text,
+    E_GENERATION: lambda _, a, b, c, n:
+        f"member {n.member(a)!r}: generation must be a 32-bit integer, got {n.generation(a)}",
+}
+
+
+def build_error_text(code: int, a: int, b: int, c: int, names: BuildErrorNames) -> str:
+    """The message of a native BuildError (one wording for every front end)."""
+    text = _BUILD_ERROR_TEXT.get(code)
+    if text is None:   # pragma: no cover - a code this module does not know
+        return f"refused by the group builder (code {code})"
+    return text(code, a, b, c, names)
+
+
+class _GroupNames(BuildErrorNames):
+    def __init__(self, members: list[Member], names: list[str], specs: Mapping[str, tuple[int, Any]]) -> None:
+        self.members, self.names, self.specs = members, names, specs
+        self.flat_claims: list[Any] | None = None
+
+    def member(self, i: int) -> Any:
+        return self.members[i].member_id
+
+    def instance(self, i: int) -> Any:
+        return self.members[i].instance_id
+
+    def topics(self, i: int) -> Any:
+        return list(self.members[i].topics)
+
+    def claim(self, e: int) -> tuple[Any, Any]:
+        if self.flat_claims is None:
+            self.flat_claims = [c for m in self.members for c in m.owned]
+        topic, partition = self.flat_claims[e]
+        return topic, int(partition)
+
+    def topic(self, row: int) -> Any:
+        return self.names[row]
+
+    def count(self, row: int) -> int:
+        return self.specs[self.names[row]][0]
+
+    def generation(self, i: int) -> Any:
+        return self.members[i].generation
 
 
 def _member_at(owned: list[Sequence[Any]], flat_index: int) -> tuple[int, int]:

@@ -13,7 +13,7 @@
 
 #include "kafkagroup/batch.hpp"
 #include "kafkagroup/engine.hpp"
-#include "kafkagroup/name_index.hpp"
+#include "kafkagroup/group_builder.hpp"
 
 namespace py = pybind11;
 using namespace kafkagroup;
@@ -90,7 +90,7 @@ py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& parti
                           metrics_dict(result.metrics));
 }
 
-// ---- many groups per call (csrc/kafkagroup/batch.hpp) and the name index (name_index.hpp)
+// ---- many groups per call (csrc/kafkagroup/batch.hpp)
 
 // Moves a vector into a numpy array of the given shape that owns it (no copy of the data).
 template <class T>
@@ -138,25 +138,6 @@ py::tuple assign_batch_arrays(const std::string& strategy, const Array<int64_t>&
                           owned_array(std::move(r.engine_us)), errors);
 }
 
-std::unique_ptr<NameIndex> make_name_index(const Array<int64_t>& offsets, const Array<uint8_t>& bytes) {
-    const View<int64_t> o = view_of<int64_t>(offsets, "offsets");
-    const View<uint8_t> b = view_of<uint8_t>(bytes, "bytes");
-    py::gil_scoped_release release;
-    return std::make_unique<NameIndex>(o, b);
-}
-
-py::array_t<int64_t> name_index_lookup(const NameIndex& index, const Array<int64_t>& offsets,
-                                       const Array<uint8_t>& bytes) {
-    const View<int64_t> o = view_of<int64_t>(offsets, "offsets");
-    const View<uint8_t> b = view_of<uint8_t>(bytes, "bytes");
-    std::vector<int64_t> rows;
-    {
-        py::gil_scoped_release release;
-        rows = index.lookup(o, b);
-    }
-    return owned_array(std::move(rows));
-}
-
 void bind_batch(py::module_& m) {
     m.def("assign_batch", &assign_batch_arrays, py::arg("strategy"), py::arg("topic_offsets"),
           py::arg("member_offsets"), py::arg("partition_count"), py::arg("sub_offsets"), py::arg("sub_topics"),
@@ -168,11 +149,129 @@ void bind_batch(py::module_& m) {
           "owner int32[P], withheld_offsets int64[G+1], withheld int32[W], metrics int64[G, 8],\n"
           "engine_us float64[G], errors [(group, kind, message)]) with kind 1 = invalid input, 2 = invariant.");
     m.def("metric_names", &metric_names, "Column names of assign_batch's metrics array.");
-    py::class_<NameIndex>(m, "NameIndex", "Hash index over a fixed table of names (Arrow string layout).")
-        .def(py::init(&make_name_index), py::arg("offsets"), py::arg("bytes"))
-        .def("__len__", &NameIndex::size)
-        .def("lookup", &name_index_lookup, py::arg("offsets"), py::arg("bytes"),
-             "Row of each name, -1 when absent.");
+}
+
+
+// ---- names -> GroupBatch (csrc/kafkagroup/group_builder.hpp)
+
+// A string column from Python: (offsets int64[n+1], bytes uint8[], valid uint8[n] or None); the arrays are
+// kept here so the views stay valid for the call.
+struct StringsArg {
+    Array<int64_t> offsets;
+    Array<uint8_t> bytes;
+    std::optional<Array<uint8_t>> valid;
+    std::optional<Array<int32_t>> codes;   // dictionary codes (NameColumn) or None
+
+    static StringsArg from(const py::object& value, const char* name, bool with_codes) {
+        const py::tuple t = value.cast<py::tuple>();
+        if (t.size() != (with_codes ? 4u : 3u))
+            throw std::invalid_argument(std::string(name) + ": expected (offsets, bytes, valid" + (with_codes ? ", codes)" : ")"));
+        StringsArg a{t[0].cast<Array<int64_t>>(), t[1].cast<Array<uint8_t>>(), std::nullopt, std::nullopt};
+        if (!t[2].is_none()) a.valid = t[2].cast<Array<uint8_t>>();
+        if (with_codes && !t[3].is_none()) a.codes = t[3].cast<Array<int32_t>>();
+        return a;
+    }
+    StringColumn column(const char* name) const {
+        return StringColumn{view_of<int64_t>(offsets, name), view_of<uint8_t>(bytes, name), view_of(valid, name)};
+    }
+    NameColumn names(const char* name) const { return NameColumn{column(name), view_of(codes, name), codes.has_value()}; }
+};
+
+std::unique_ptr<TopicCatalog> make_catalog(const py::object& names, const Array<int64_t>& count,
+                                           const std::optional<Array<int64_t>>& group,
+                                           const std::optional<Array<uint8_t>>& has_racks,
+                                           const std::optional<Array<int64_t>>& part_start,
+                                           const std::optional<Array<int64_t>>& rack_off,
+                                           const std::optional<Array<int32_t>>& rack_codes) {
+    const StringsArg n = StringsArg::from(names, "names", false);
+    TopicRows rows{n.column("names"), view_of<int64_t>(count, "count"), view_of(group, "group"),
+                   view_of(has_racks, "has_racks"), view_of(part_start, "part_start"), view_of(rack_off, "rack_off"),
+                   view_of(rack_codes, "rack_codes")};
+    py::gil_scoped_release release;
+    return std::make_unique<TopicCatalog>(rows);
+}
+
+py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+                             const py::object& member_ids, const py::object& instance_ids,
+                             const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                             const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                             const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                             const std::optional<Array<uint8_t>>& owned_partition_valid,
+                             const std::optional<Array<int64_t>>& generation,
+                             const std::optional<Array<int32_t>>& member_rack, bool strict) {
+    const StringsArg ids = StringsArg::from(member_ids, "member_ids", false);
+    std::optional<StringsArg> instances;
+    if (!instance_ids.is_none()) instances = StringsArg::from(instance_ids, "instance_ids", false);
+    const StringsArg subs = StringsArg::from(sub_names, "sub_names", true);
+    std::optional<StringsArg> owned;
+    if (!owned_names.is_none()) owned = StringsArg::from(owned_names, "owned_names", true);
+    NamedGroups in;
+    in.member_offsets = view_of<int64_t>(member_offsets, "member_offsets");
+    in.member_ids = ids.column("member_ids");
+    if (instances) in.instance_ids = instances->column("instance_ids");
+    in.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
+    in.sub_valid = view_of(sub_valid, "sub_valid");
+    in.sub_names = subs.names("sub_names");
+    in.owned_offsets = view_of(owned_offsets, "owned_offsets");
+    if (owned) in.owned_names = owned->names("owned_names");
+    in.owned_partition = view_of(owned_partition, "owned_partition");
+    in.owned_partition_valid = view_of(owned_partition_valid, "owned_partition_valid");
+    in.generation = view_of(generation, "generation");
+    in.member_rack = view_of(member_rack, "member_rack");
+    BuiltGroups b;
+    {
+        py::gil_scoped_release release;
+        b = build_groups(catalog, in, strict);
+    }
+    py::list errors;
+    for (const BuildError& e : b.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
+    py::dict d;
+    d["topic_offsets"] = owned_array(std::move(b.topic_offsets));
+    d["member_offsets"] = owned_array(std::move(b.member_offsets));
+    d["partition_count"] = owned_array(std::move(b.partition_count));
+    d["topic_row"] = owned_array(std::move(b.topic_row));
+    d["topic_entries"] = owned_array(std::move(b.topic_entries));
+    d["part_offsets"] = owned_array(std::move(b.part_offsets));
+    d["member_perm"] = owned_array(std::move(b.member_perm));
+    d["sub_offsets"] = owned_array(std::move(b.sub_offsets));
+    d["sub_topics"] = owned_array(std::move(b.sub_topics));
+    d["owned_offsets"] = owned_array(std::move(b.owned_offsets));
+    d["owned_partitions"] = owned_array(std::move(b.owned_partitions));
+    d["generation"] = owned_array(std::move(b.generation));
+    d["member_rack"] = owned_array(std::move(b.member_rack));
+    d["replica_offsets"] = owned_array(std::move(b.replica_offsets));
+    d["replica_racks"] = owned_array(std::move(b.replica_racks));
+    d["group_inputs"] = owned_array(std::move(b.group_inputs));
+    d["unknown_offsets"] = owned_array(std::move(b.unknown_offsets));
+    d["unknown_entries"] = owned_array(std::move(b.unknown_entries));
+    d["dropped_claims"] = owned_array(std::move(b.dropped_claims));
+    d["rack_codes"] = owned_array(std::move(b.rack_codes));
+    d["rack_offsets"] = owned_array(std::move(b.rack_offsets));
+    d["errors"] = errors;
+    return d;
+}
+
+void bind_group_builder(py::module_& m) {
+    py::class_<TopicCatalog>(m, "TopicCatalog",
+                             "Topic metadata for build_groups: names (offsets, bytes, valid), counts, optional group\n"
+                             "labels (per-group tables) and replica racks. Hashed once, when built.")
+        .def(py::init(&make_catalog), py::arg("names"), py::arg("count"), py::arg("group") = py::none(),
+             py::arg("has_racks") = py::none(), py::arg("part_start") = py::none(), py::arg("rack_off") = py::none(),
+             py::arg("rack_codes") = py::none())
+        .def("__len__", &TopicCatalog::size)
+        .def_property_readonly("per_group", &TopicCatalog::per_group)
+        .def("find", [](const TopicCatalog& c, const std::string& name, int64_t group) { return c.find(group, name); },
+             py::arg("name"), py::arg("group") = -1, "Row of `name` (for `group` in a per-group catalog), or -1.")
+        .def_property_readonly("repeated_rows", &TopicCatalog::repeated_rows);
+    m.def("build_groups", &build_groups_arrays, py::arg("catalog"), py::arg("member_offsets"), py::arg("member_ids"),
+          py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
+          py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
+          py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
+          "Names -> the GroupBatch arrays of many groups (csrc/kafkagroup/group_builder.hpp), GIL released.\n"
+          "String columns are (offsets int64, bytes uint8, valid uint8 or None[, codes int32 or None]).\n"
+          "Returns a dict of numpy arrays plus 'errors': [(group, code, a, b, c)].");
+    m.def("java_compare", [](const std::string& a, const std::string& b) { return java_compare(a, b); },
+          py::arg("a"), py::arg("b"), "Java's String.compareTo sign over two UTF-8 strings.");
 }
 
 }  // namespace
@@ -218,4 +317,5 @@ PYBIND11_MODULE(_core, m) {
           "Run one assignor on the compact problem. Returns (owner int32[P], withheld int32[W], metrics dict).\n"
           "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
     bind_batch(m);
+    bind_group_builder(m);
 }

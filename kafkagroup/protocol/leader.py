@@ -46,10 +46,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from kafkagroup.engine import as_index_array
 from kafkagroup.errors import InvalidGroupError, InvariantError
 from kafkagroup.java_order import java_sort
-from kafkagroup.model import CompactGroup, Member, TopicSpec, add_racks, topic_specs, build_group
+from kafkagroup.engine import MAX_PARTITIONS, as_index_array
+from kafkagroup.model import (CompactGroup, Member, TopicSpec, add_racks, check_claim, java_string_key,
+                              normalize_member, topic_specs)
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
 from kafkagroup.protocol.user_data import MemberDataRule, member_owned_and_generation
 
@@ -205,7 +206,7 @@ def _give_back(decoder) -> None:
 def _decode_group_python(ordered: list[JoinedMember], specs: Mapping[str, Any], rule: MemberDataRule, strict: bool,
                          partitions_per_topic: Mapping[str, TopicSpec],
                          partition_racks: Mapping[str, Any] | None) -> CompactGroup:
-    """The reference twin: the object codec per member, then kafkagroup.model.build_group."""
+    """The reference twin: the object codec per member, then :func:`reference_build_group`."""
     decoded: list[Member] = []
     for member_id, instance_id, metadata in ordered:
         sub = decode_subscription(metadata, f"member {member_id!r} subscription")
@@ -213,7 +214,94 @@ def _decode_group_python(ordered: list[JoinedMember], specs: Mapping[str, Any], 
                                                         what=f"member {member_id!r} StickyAssignorUserData")
         decoded.append(Member(member_id, tuple(sub.topics), tuple((t, p) for t, p in owned), generation,
                               sub.rack_id, instance_id))
-    return build_group(partitions_per_topic, decoded, partition_racks=partition_racks, strict=strict)
+    return reference_build_group(partitions_per_topic, decoded, partition_racks=partition_racks, strict=strict)
+
+
+def reference_build_group(partitions_per_topic: Mapping[str, TopicSpec], subscriptions: Any, *,
+                          partition_racks: Mapping[str, Any] | None = None, strict: bool = True) -> CompactGroup:
+    """Pure-Python twin of the native group builder (csrc/kafkagroup/group_builder.hpp), kept as the test
+    oracle of :func:`kafkagroup.build_group`: same rules, same arrays, same first error, written with
+    dicts and sorts instead of the native single pass (tests/core/test_core_group_builder_oracle.py
+    runs both on random groups and compares). Not a hot path."""
+    specs = topic_specs(partitions_per_topic, partition_racks)
+    if isinstance(subscriptions, Mapping):
+        members = [normalize_member(mid, spec, check_elements=False) for mid, spec in subscriptions.items()]
+    else:
+        members = list(subscriptions)
+    for m in members:   # what build_group checks before the native builder runs: types, then claim shapes
+        check_types(m)
+    members = [Member(m.member_id, m.topics, tuple(check_claim(m.member_id, c) for c in m.owned), m.generation,
+                      m.rack, m.instance_id) for m in members]
+    # MemberInfo order; then the first of: a shared instance id / repeated member id (adjacent in that
+    # order), a member id repeated across static and dynamic members, a topic listed twice (input order)
+    static = lambda m: m.instance_id is not None  # noqa: E731
+    order = sorted(range(len(members)), key=lambda i: (0, java_string_key(members[i].instance_id)) if static(members[i])
+                   else (1, java_string_key(members[i].member_id)))
+    ordered = [members[i] for i in order]
+    for a, b in zip(ordered, ordered[1:]):
+        if static(a) == static(b) and (a.instance_id if static(a) else a.member_id) == (b.instance_id if static(b) else b.member_id):
+            if static(a):
+                raise InvalidGroupError(f"members {a.member_id!r} and {b.member_id!r} share group.instance.id {a.instance_id!r}")
+            raise InvalidGroupError(f"duplicate member id {a.member_id!r}")
+    seen: set[str] = set()
+    for m in sorted(members, key=lambda m: java_string_key(m.member_id)):
+        if m.member_id in seen:
+            raise InvalidGroupError(f"duplicate member id {m.member_id!r}")
+        seen.add(m.member_id)
+    for m in members:
+        if len(set(m.topics)) != len(m.topics):
+            raise InvalidGroupError(f"member {m.member_id!r} lists a topic twice: {list(m.topics)}")
+    subscribed = {t for m in members for t in m.topics}
+    topics = sorted((t for t in subscribed if t in specs), key=java_string_key)
+    unknown = sorted((t for t in subscribed if t not in specs), key=java_string_key)
+    topic_id = {t: i for i, t in enumerate(topics)}
+    counts = [specs[t][0] for t in topics]
+    base = [0]
+    for t, c in zip(topics, counts):
+        base.append(base[-1] + c)
+        if base[-1] > MAX_PARTITIONS >= base[-2]:
+            raise InvalidGroupError(f"topic {t!r}: {c} partitions bring the total to {base[-1]}, over the engine's "
+                                    f"limit of {MAX_PARTITIONS} (2^28) partitions")
+    sub_lists = [[topic_id[t] for t in m.topics if t in topic_id] for m in ordered]
+    owned_lists: list[list[int]] = []
+    dropped = 0
+    for m in ordered:
+        kept = []
+        for topic, partition in m.owned:
+            count = specs[topic][0] if topic in specs else None
+            if count is None or not 0 <= partition < count:
+                if strict:
+                    what = "an unknown topic" if count is None else f"a topic with {count} partitions"
+                    raise InvalidGroupError(f"member {m.member_id!r} claims partition {topic}-{partition} of {what}")
+                dropped += 1
+            elif topic in topic_id:
+                kept.append(base[topic_id[topic]] + partition)
+            else:
+                dropped += 1
+        owned_lists.append(kept)
+
+    def offsets(lists: list[list[int]]) -> np.ndarray:
+        return np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
+
+    def flat(lists: list[list[int]]) -> np.ndarray:
+        return np.asarray([v for x in lists for v in x], dtype=np.int32)
+
+    group = CompactGroup(topics=topics, members=[m.member_id for m in ordered], racks=[None],
+                         partition_count=np.asarray(counts, dtype=np.int32), topic_base=np.asarray(base, dtype=np.int64),
+                         sub_offsets=offsets(sub_lists), sub_topics=flat(sub_lists), unknown_topics=unknown,
+                         dropped_claims=dropped)
+    if any(m.owned for m in members):
+        group.owned_offsets, group.owned_partitions = offsets(owned_lists), flat(owned_lists)
+    if any(m.generation != -1 for m in members):
+        group.generation = np.asarray([m.generation for m in ordered], dtype=np.int32)
+    add_racks(group, ordered, specs)
+    return group
+
+
+def check_types(m: Member) -> None:
+    for topic in m.topics:
+        if not isinstance(topic, str):
+            raise InvalidGroupError(f"member {m.member_id!r}: topic names must be strings, got {topic!r}")
 
 
 def encode_assignments(group: CompactGroup, owner: Any, *, version: int = MAX_VERSION,

@@ -46,22 +46,43 @@ class FleetAssignment:
     dropped_claims, error (one row per group);
     ``withheld``: group_id, topic, partition (cooperative assignors: held back this round).
 
-    Each is its own ``mapInArrow`` over ``groups`` (the prepared input): an action on one runs the
-    engine for it alone. Running the engine again is cheaper than caching millions of output rows
-    (the engine is a few percent of the work); ``persist=True`` caches ``groups`` instead, which
-    saves re-reading and re-sorting member rows when you use more than one output.
+    ``plan`` is one ``mapInArrow`` that interns and assigns each batch once and emits every output
+    (PLAN_SCHEMA: an ``output`` column names the output of each row): :meth:`save` writes all of them in
+    one job. ``assignments``, ``metrics`` and ``withheld`` are each their own ``mapInArrow`` (the
+    cheapest way to get one output: its rows carry no other output's columns), or, with
+    ``persist=True``, views of the cached ``plan``, so that the engine runs once for all of them.
     """
 
     assignments: DataFrame
     metrics: DataFrame
     withheld: DataFrame
     groups: DataFrame
+    plan: DataFrame
 
     def __iter__(self) -> Iterator[DataFrame]:
         return iter((self.assignments, self.metrics))
 
+    def save(self, path: str, format: str = "parquet", mode: str = "overwrite") -> None:
+        """Every output in one job: ``path/output=assignments``, ``.../output=metrics``,
+        ``.../output=withheld`` (Spark's partitioned layout; each folder holds its output's columns,
+        the others are null)."""
+        self.plan.write.partitionBy("output").format(format).mode(mode).save(path)
+
     def unpersist(self) -> None:
-        self.groups.unpersist()
+        self.plan.unpersist()
+
+    @staticmethod
+    def of(plan: DataFrame, groups: DataFrame) -> "FleetAssignment":
+        from pyspark.sql import functions as F
+
+        def rows(output: str) -> DataFrame:
+            return plan.where(F.col("output") == output)
+
+        return FleetAssignment(
+            assignments=rows(executor.OUTPUT_ASSIGNMENTS).select("group_id", "member_id", "topic", "partition"),
+            metrics=rows(executor.OUTPUT_METRICS).select("group_id", "metrics.*"),
+            withheld=rows(executor.OUTPUT_WITHHELD).select("group_id", "topic", "partition"),
+            groups=groups, plan=plan)
 
 
 def _check_strategy(strategy: str) -> None:
@@ -137,21 +158,23 @@ def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: s
     `on_error`: "raise" fails the job with a message naming the group; "record" puts the message in
     ``metrics.error`` and assigns the other groups. `validate`: run the input checks (one aggregate
     query) before the job. Schema errors always raise here, before any job. `persist`: cache the
-    nested group rows that the three outputs read (see :class:`FleetAssignment`).
+    plan that the three outputs are views of, so the engine runs once for all of them (see
+    :class:`FleetAssignment`; :meth:`FleetAssignment.save` needs no cache).
     """
     _check_strategy(strategy)
     _check_on_error(on_error)
     groups, meta_source, form = _prepare(groups_df, topics, validate)
-    if persist:
-        groups = groups.persist(StorageLevel.MEMORY_AND_DISK)
     options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error, input_form=form)
 
     def run(function: Any, output: T.StructType) -> DataFrame:
         return groups.mapInArrow(functools.partial(function, meta_source=meta_source, options=options), output)
 
+    plan = run(executor.plan_batches, schema.PLAN_SCHEMA)
+    if persist:
+        return FleetAssignment.of(plan.persist(StorageLevel.MEMORY_AND_DISK), groups)
     return FleetAssignment(assignments=run(executor.assignment_batches, schema.ASSIGNMENT_SCHEMA),
                            metrics=run(executor.metrics_batches, schema.METRICS_SCHEMA),
-                           withheld=run(executor.withheld_batches, schema.WITHHELD_SCHEMA), groups=groups)
+                           withheld=run(executor.withheld_batches, schema.WITHHELD_SCHEMA), groups=groups, plan=plan)
 
 
 def compare_strategies(groups_df: DataFrame, topics: TopicsArg = None, *, strategies: Sequence[str] | None = None,

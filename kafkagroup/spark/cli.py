@@ -3,9 +3,12 @@
     kafkagroup spark-plan --groups groups.parquet [--topics topics.parquet] --strategy range --out DIR
     kafkagroup spark-plan --example 1000 --out DIR                      # a generated sample fleet
     kafkagroup spark-plan --example 1000 --compare --remove-members 0.1 --out DIR
+    kafkagroup spark-plan --example 100000 --local --out DIR            # no Spark: this process, every core
 
 Writes DIR/assignments, DIR/withheld and DIR/metrics as Parquet (DIR/compare with --compare), shows
 Spark's progress while the jobs run, and prints a summary. ``local[*]`` unless ``--master`` is given.
+``--local`` runs the same batch code in this process instead (kafkagroup.spark.fleet.assign_fleet_local,
+on ``--threads`` threads, every core by default, and says how many it used); it needs pyarrow, not Spark.
 
 Wiring (kafkagroup/cli.py): ``EXTRA_COMMANDS["spark-plan"] = (HELP, add_arguments, run)``. Neither
 function imports pyspark at module import time, so ``kafkagroup --help`` stays fast.
@@ -49,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--compare: partitions added per topic (count or fraction)")
     parser.add_argument("--plot", metavar="PNG",
                         help="--compare: also draw the distribution of moves over the groups, per strategy, to PNG")
+    parser.add_argument("--local", action="store_true",
+                        help="no Spark: assign in this process on every core (pyarrow only; not with --compare)")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="--local: threads (default: every core this process may use)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", type=_conf,
                         help="a Spark setting, repeatable (e.g. spark.archives=kg-env.tar.gz#environment)")
 
@@ -112,6 +119,10 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise InvalidGroupError(f"spark-plan: unknown strategy {name!r} (known: {', '.join(known)})")
     if args.example is not None and not 1 <= args.example <= 10_000_000:
         raise InvalidGroupError(f"spark-plan --example: expected 1 to 10,000,000 groups, got {args.example}")
+    if args.local and args.compare:
+        raise InvalidGroupError("spark-plan --local assigns; --compare runs on Spark only")
+    if args.threads is not None and (not args.local or args.threads < 1):
+        raise InvalidGroupError("spark-plan --threads: a count >= 1, with --local")
     if args.plot and not args.compare:
         raise InvalidGroupError("spark-plan --plot draws --compare's moves: add --compare")
     if isinstance(args.remove_members, float) and args.remove_members > 1:
@@ -216,6 +227,9 @@ def _session(master: str | None, conf: list[tuple[str, str]] = ()) -> tuple[Any,
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    if args.local:
+        check_arguments(args)
+        return _run_local(args, Console(stderr=True, markup=False, highlight=False))
     try:
         import kafkagroup.spark  # noqa: F401  (checks pyspark, pyarrow and pandas are installed)
     except ImportError as e:
@@ -283,6 +297,45 @@ def _run(args: argparse.Namespace, spark: Any, console: Any) -> int:
     plan.unpersist()
     _print_assign(console, Table, spark.read.parquet(f"{out}/metrics"), args.strategy,
                   time.perf_counter() - started, out)
+    return 0
+
+
+def _run_local(args: argparse.Namespace, console: Any) -> int:
+    """The fleet loop in this process: same outputs (Parquet) as the Spark run, no JVM."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from kafkagroup.batch import available_cores
+    from kafkagroup.spark.executor import nest_member_rows
+    from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
+
+    if args.example is not None:
+        fleet = generate_fleet(args.example, seed=args.seed)
+        groups, topics = fleet.groups, fleet.topics
+        console.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
+                      f"{fleet.num_partitions} partitions (seed {args.seed})", soft_wrap=True)
+    else:
+        groups = pq.read_table(args.groups)
+        if "members" not in groups.column_names:   # member rows: sort by group, then nest
+            groups = groups.sort_by("group_id")
+            groups = pa.Table.from_batches([nest_member_rows(groups.combine_chunks().to_batches()[0])])
+        topics = pq.read_table(args.topics) if args.topics else None
+    threads = args.threads or available_cores()
+    console.print(f"local loop: {groups.num_rows:,} groups on {threads} thread(s) "
+                  f"({available_cores()} core(s) available to this process)", soft_wrap=True)
+    started = time.perf_counter()
+    assignments, metrics = assign_fleet_local(groups, topics, args.strategy, strict=not args.lenient,
+                                              on_error=args.on_error, threads=threads)
+    seconds = time.perf_counter() - started
+    out = args.out.removeprefix("file://").rstrip("/")
+    for name, table in (("assignments", assignments), ("metrics", metrics)):
+        os.makedirs(f"{out}/{name}", exist_ok=True)
+        pq.write_table(table, f"{out}/{name}/part-0.parquet")
+    failed = metrics.num_rows - pc.sum(pc.is_null(metrics.column("error")).cast("int64")).as_py() if metrics.num_rows else 0
+    console.print(f"{groups.num_rows:,} groups, {assignments.num_rows:,} partitions assigned, {failed} failed, "
+                  f"in {seconds:.2f} s ({groups.num_rows / max(seconds, 1e-9):,.0f} groups/s) on {threads} thread(s)", soft_wrap=True)
+    console.print(f"written: {out}/assignments, {out}/metrics", soft_wrap=True)
     return 0
 
 

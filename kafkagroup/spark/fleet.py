@@ -17,6 +17,7 @@ code the Spark executors run -- the baseline the Spark bench compares against.
 """
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+log = logging.getLogger("kafkagroup.fleet")
 
 OWNED_TYPE = pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int32())]))
 MEMBER_TYPE = pa.struct([
@@ -171,11 +174,14 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | None, strategy: str,
         raise ValueError(f"threads must be >= 1, got {threads}")
     meta = TopicMeta.from_arrow(topics) if topics is not None else None
     if meta is not None:
-        meta.rows_of(pa.array([], pa.string()))   # hash the topic table once, before the threads share it
+        meta.catalog()   # hash the topic table once, before the threads share it
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
+    log.info("fleet loop: %d groups in %d batch(es) on %d thread(s) (%d core(s) available)%s", groups.num_rows,
+             len(batches), min(threads, max(len(batches), 1)) if engine_threads == 1 else threads, available_cores(),
+             ", threads inside the one native call" if engine_threads > 1 else "")
     if threads == 1 or len(batches) == 1:
         planned = [plan_batch(batch, meta, options, engine_threads) for batch in batches]
     else:

@@ -58,6 +58,13 @@ WITHHELD_SCHEMA = T.StructType([
     T.StructField("partition", T.IntegerType()),
 ])
 METRICS_SCHEMA = T.StructType([T.StructField("group_id", T.StringType())] + list(METRICS_STRUCT.fields))
+# assign_groups' one mapInArrow: every output in one row set, told apart by `output` ("assignments",
+# "metrics", "withheld"); the columns an output does not use are null.
+PLAN_SCHEMA = T.StructType([
+    T.StructField("output", T.StringType()), T.StructField("group_id", T.StringType()),
+    T.StructField("member_id", T.StringType()), T.StructField("topic", T.StringType()),
+    T.StructField("partition", T.IntegerType()), T.StructField("metrics", METRICS_STRUCT),
+])
 _LONG = ("partitions_before", "partitions_after", "balance_gap_before", "balance_gap", "moved", "moved_lower_bound",
          "withheld", "unassigned", "max_load", "min_load")
 COMPARE_SCHEMA = T.StructType(
@@ -165,6 +172,21 @@ def _same_type(a: T.DataType, b: T.DataType) -> bool:
     return a == b
 
 
+def _struct_array_fields(where: str, dtype: T.DataType, expected: str,
+                         check_fields: Callable[[str, dict[str, T.DataType]], None]) -> set[str]:
+    """The field names of an array<struct> column, after checking its shape and its fields' types."""
+    if not (isinstance(dtype, T.ArrayType) and isinstance(dtype.elementType, T.StructType)):
+        raise _type_error(where, expected, dtype)
+    element_fields = _field_types(dtype.elementType)
+    check_fields(where, element_fields)
+    return set(element_fields)
+
+
+def _rebuilt_structs(column: str, present: set[str], build: Callable[[dict[str, Column], set[str]], Column]) -> Column:
+    """``column`` (an array<struct>) with each element rebuilt to the exact type by ``build``."""
+    return F.transform(column, lambda e: build({n: e[n] for n in present}, present)).alias(column)
+
+
 def is_group_rows(df: DataFrame) -> bool:
     return "members" in df.columns
 
@@ -177,26 +199,16 @@ def normalize_groups(df: DataFrame) -> DataFrame:
     _check_string("groups.group_id", fields["group_id"])
     if is_group_rows(df):
         members = fields["members"]
-        if not (isinstance(members, T.ArrayType) and isinstance(members.elementType, T.StructType)):
-            raise _type_error("groups.members", "array<struct<member_id, topics, ...>>", members)
-        member_fields = _field_types(members.elementType)
-        check_member_fields("groups.members", member_fields)
-        present = set(member_fields)
+        present = _struct_array_fields("groups.members", members, "array<struct<member_id, topics, ...>>",
+                                       check_member_fields)
         if _same_type(members.elementType, MEMBER_STRUCT):   # rebuilding structs costs ~3 us per member
             columns = [F.col("group_id"), F.col("members")]
         else:
-            columns = [F.col("group_id"),
-                       F.transform("members", lambda m: _member_struct({n: m[n] for n in present}, present))
-                       .alias("members")]
+            columns = [F.col("group_id"), _rebuilt_structs("members", present, _member_struct)]
         if "topic_table" in fields:
-            table = fields["topic_table"]
-            if not (isinstance(table, T.ArrayType) and isinstance(table.elementType, T.StructType)):
-                raise _type_error("groups.topic_table", "array<struct<topic, partitions, replica_racks>>", table)
-            table_fields = _field_types(table.elementType)
-            _check_topic_fields("groups.topic_table", table_fields)
-            tpresent = set(table_fields)
-            columns.append(F.transform("topic_table", lambda t: _topic_struct({n: t[n] for n in tpresent}, tpresent))
-                           .alias("topic_table"))
+            tpresent = _struct_array_fields("groups.topic_table", fields["topic_table"],
+                                            "array<struct<topic, partitions, replica_racks>>", _check_topic_fields)
+            columns.append(_rebuilt_structs("topic_table", tpresent, _topic_struct))
         return df.select(*columns)
     check_member_fields("groups", fields)
     present = set(fields) & {"member_id", "topics", *OPTIONAL_MEMBER_FIELDS}

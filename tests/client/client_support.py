@@ -189,6 +189,20 @@ class MockAssignor:
         return {m: A(self.prepared.get(m, [])) for m in members}
 
 
+def recording_member(coordinator, clock: ManualClock, cluster: ClusterMetadata, events: list, name: str, *,
+                     heartbeat_ms: int) -> GroupMember:
+    """A started cooperative-sticky member of group "g" on topic "t" (session 6 s) whose callbacks append
+    (time, name, "assigned" | "revoked" | "lost", partitions) to ``events``."""
+    def record(what: str):
+        return lambda p: events.append((clock.now_ms(), name, what, frozenset(p)))
+    m = GroupMember(coordinator, clock=clock, cluster=cluster, topics=["t"], name=name, client_id=name,
+                    config={"group.id": "g", "partition.assignment.strategy": ["cooperative-sticky"],
+                            "session.timeout.ms": 6000, "heartbeat.interval.ms": heartbeat_ms},
+                    on_assign=record("assigned"), on_revoke=record("revoked"), on_lost=record("lost"))
+    m.start()
+    return m
+
+
 @pytest.fixture(params=["EAGER", "COOPERATIVE"])
 def protocol(request) -> str:
     return request.param

@@ -23,6 +23,7 @@ import os
 import pytest
 
 from churn_model import ChurnFailure, advance_timer_by_timer, run_churn
+from client_support import recording_member
 from kafkagroup.client import ClusterMetadata, GroupMember, MemberState
 from kafkagroup.coordinator import GroupCoordinator
 from kafkagroup.messages.clock import ManualClock
@@ -110,14 +111,7 @@ def test_member_expelled_while_its_requests_are_slow_reports_lost_before_the_han
     events: list[tuple[int, str, str, frozenset]] = []
 
     def member(name: str) -> GroupMember:
-        def record(what: str):
-            return lambda p: events.append((clock.now_ms(), name, what, frozenset(p)))
-        m = GroupMember(coordinator, clock=clock, cluster=cluster, topics=["t"], name=name, client_id=name,
-                        config={"group.id": "g", "partition.assignment.strategy": ["cooperative-sticky"],
-                                "session.timeout.ms": 6000, "heartbeat.interval.ms": 3000},
-                        on_assign=record("assigned"), on_revoke=record("revoked"), on_lost=record("lost"))
-        m.start()
-        return m
+        return recording_member(coordinator, clock, cluster, events, name, heartbeat_ms=3000)
 
     leader = member("L")
     member("F")

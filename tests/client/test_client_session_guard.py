@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from churn_model import advance_timer_by_timer
-from client_support import MockAssignor, heartbeat, join_error, join_ok, sync_ok, tp
+from client_support import MockAssignor, heartbeat, join_error, join_ok, recording_member, sync_ok, tp
 from kafkagroup.client import ClusterMetadata, GroupMember, MemberState, RebalanceProtocol
 from kafkagroup.coordinator import GroupCoordinator
 from kafkagroup.messages.clock import ManualClock
@@ -187,14 +187,7 @@ def test_a_member_cut_off_loses_before_the_group_hands_its_partitions_on(tie_bre
     events = []
 
     def member(name):
-        def record(what):
-            return lambda p: events.append((clock.now_ms(), name, what, frozenset(p)))
-        m = GroupMember(coordinator, clock=clock, cluster=cluster, topics=["t"], name=name, client_id=name,
-                        config={"group.id": "g", "partition.assignment.strategy": ["cooperative-sticky"],
-                                "session.timeout.ms": 6000, "heartbeat.interval.ms": 500},
-                        on_assign=record("assigned"), on_revoke=record("revoked"), on_lost=record("lost"))
-        m.start()
-        return m
+        return recording_member(coordinator, clock, cluster, events, name, heartbeat_ms=500)
 
     a, b = member("A"), member("B")
     advance_timer_by_timer(clock, 10_000)

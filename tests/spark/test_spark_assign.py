@@ -97,6 +97,24 @@ def test_group_rows_with_topic_table_column(spark, cases):
     assert rows == exp_rows and metrics == exp_metrics
 
 
+def test_save_writes_every_output_from_one_plan(spark, tmp_path):
+    from kafkagroup.spark import assign_groups
+
+    fleet = generate_fleet(30, seed=9, members=(2, 12), partitions=(10, 60))
+    exp_assign, exp_metrics = assign_fleet_local(fleet.groups, fleet.topics, "cooperative-sticky")
+    plan = assign_groups(spark.createDataFrame(fleet.groups), fleet.topics, strategy="cooperative-sticky", persist=False)
+    plan.save(str(tmp_path / "plan"))
+    written = spark.read.parquet(str(tmp_path / "plan"))
+    assert {r.output for r in written.select("output").distinct().collect()} <= {"assignments", "metrics", "withheld"}
+    rows = written.where("output = 'assignments'").select("group_id", "member_id", "topic", "partition")
+    assert {tuple(r) for r in rows.collect()} == {tuple(r.values()) for r in exp_assign.to_pylist()}
+    metrics = written.where("output = 'metrics'").select("group_id", "metrics.*")
+    assert {(r.group_id, r.assigned, r.balance_gap) for r in metrics.collect()} == {
+        (r["group_id"], r["assigned"], r["balance_gap"]) for r in exp_metrics.to_pylist()}
+    # the filtered views of the same plan agree
+    assert {tuple(r) for r in plan.assignments.collect()} == {tuple(r) for r in rows.collect()}
+
+
 def test_shared_topics_as_dataframe_dict_and_arrow(spark):
     from kafkagroup.spark import assign_groups
 

@@ -10,7 +10,8 @@ import pytest
 
 import kafkagroup
 from kafkagroup.model import build_group
-from kafkagroup.spark.arrow_builder import TopicMeta, build_batch, concat_ranges, java_rank
+from kafkagroup import _core
+from kafkagroup.spark.arrow_builder import TopicMeta, build_batch, concat_ranges
 from spark_cases import nested_table, random_group
 
 
@@ -21,14 +22,15 @@ def _same(a, b, what):
         assert np.asarray(a).tolist() == np.asarray(b).tolist(), what
 
 
-def test_java_rank_orders_by_utf16_code_units():
-    names = ["\U0001f600", "\uff5e", "a", "B", "\uff5e", ""]
-    ranks = java_rank(pa.array(names))
-    expected = sorted(set(names), key=lambda s: s.encode("utf-16-be", "surrogatepass"))
-    assert [expected[r] for r in ranks] == names
+def test_native_java_order_is_utf16_code_unit_order():
+    names = ["\U0001f600", "\uff5e", "a", "B", "\uff5e", "", "\U0001f600a", "\U0001f601", "\ud7ff", "\ue000"]
+    for a in names:
+        for b in names:
+            want = (a.encode("utf-16-be", "surrogatepass") > b.encode("utf-16-be", "surrogatepass")) - (
+                a.encode("utf-16-be", "surrogatepass") < b.encode("utf-16-be", "surrogatepass"))
+            assert _core.java_compare(a, b) == want, (a, b)
     # U+FF5E sorts after the surrogate pair of U+1F600 in Java, before it in Python
-    assert ranks[1] > ranks[0]
-    assert java_rank(pa.array(["b", "a", "b"])).tolist() == [1, 0, 1]
+    assert _core.java_compare("\uff5e", "\U0001f600") > 0
 
 
 def test_concat_ranges():
@@ -171,3 +173,16 @@ def test_topic_mapping_is_checked_by_build_groups_rules(topics, message):
         TopicMeta.mapping_table(topics)
     with pytest.raises(InvalidGroupError, match=message):
         kafkagroup.assign("range", topics, {"m": ["t"]})
+
+
+def test_group_over_the_partition_bound_is_refused_without_room():
+    from kafkagroup.spark.fleet import assign_fleet_local
+
+    groups = [{"group_id": "big", "topics": {"a": 2**28, "b": 5}, "members": {"m": {"topics": ["a", "b"]}}},
+              {"group_id": "ok", "topics": {"a": 3}, "members": {"m": {"topics": ["a"]}}}]
+    problems = build_batch(nested_table(groups))
+    assert problems.errors[0] == ("group 'big': topic 'b': 5 partitions bring the total to 268435461, over the "
+                                  "engine's limit of 268435456 (2^28) partitions")
+    assert problems.part_off[problems.topic_off].tolist() == [0, 0, 3]     # the refused group takes no room
+    assignments, metrics = assign_fleet_local(nested_table(groups), None, "range", on_error="record")
+    assert assignments.num_rows == 3 and metrics.column("error").to_pylist()[1] is None

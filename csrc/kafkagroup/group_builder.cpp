@@ -1,0 +1,507 @@
+// build_groups(): one pass over the batch's names (hash each distinct name once into a StringTable),
+// then one pass per group over its members, subscriptions, claims and partitions (a group's topic names
+// are sorted in Java order per group, never the whole batch's). Per-group scratch is indexed by the
+// batch's name codes and reset by stamping with the group / member index, so a group costs
+// O(its members + entries + partitions + topics * log topics) and nothing is cleared between groups.
+#include "kafkagroup/group_builder.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace kafkagroup {
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
+
+void check_strings(const StringColumn& s, std::size_t rows, const char* what) {
+    if (s.offsets.empty()) {
+        if (rows) fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got 0");
+        return;
+    }
+    if (s.offsets.size != rows + 1)
+        fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got " + std::to_string(s.offsets.size));
+    for (std::size_t i = 0; i < rows; ++i)
+        if (s.offsets[i + 1] < s.offsets[i]) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
+    if (static_cast<uint64_t>(s.offsets[rows] - s.offsets[0]) > s.bytes.size)
+        fail(std::string(what) + ": offsets run past the " + std::to_string(s.bytes.size) + " bytes given");
+    if (!s.valid.empty() && s.valid.size != rows)
+        fail(std::string(what) + ": expected " + std::to_string(rows) + " validity bytes, got " + std::to_string(s.valid.size));
+}
+
+// CSR offsets over `rows` rows into `total` entries: from 0, non-decreasing, ending at total.
+void check_csr(const View<int64_t>& offsets, std::size_t rows, std::size_t total, const char* what) {
+    if (offsets.size != rows + 1)
+        fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got " + std::to_string(offsets.size));
+    if (offsets[0] != 0) fail(std::string(what) + ": first offset must be 0");
+    for (std::size_t i = 0; i < rows; ++i)
+        if (offsets[i + 1] < offsets[i]) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
+    if (static_cast<uint64_t>(offsets[rows]) != total)
+        fail(std::string(what) + ": last offset " + std::to_string(offsets[rows]) + " != " + std::to_string(total));
+}
+
+// Code point starting at byte i of valid UTF-8 (a stray byte reads as itself).
+uint32_t code_point(std::string_view s, std::size_t i) {
+    const auto b = [&](std::size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(s[k])); };
+    const uint32_t c = b(i);
+    if (c < 0x80) return c;
+    if (c >= 0xF0 && i + 3 < s.size()) return ((c & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) | (b(i + 3) & 0x3F);
+    if (c >= 0xE0 && i + 2 < s.size()) return ((c & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
+    if (c >= 0xC0 && i + 1 < s.size()) return ((c & 0x1F) << 6) | (b(i + 1) & 0x3F);
+    return c;
+}
+
+// First UTF-16 code unit of a code point (the high surrogate above U+FFFF).
+uint32_t lead_unit(uint32_t c) { return c >= 0x10000 ? 0xD800 + ((c - 0x10000) >> 10) : c; }
+
+}  // namespace
+
+int java_compare(std::string_view a, std::string_view b) {
+    const std::size_t n = std::min(a.size(), b.size());
+    std::size_t i = 0;
+    while (i < n && a[i] == b[i]) ++i;
+    if (i == n) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+    // The strings agree up to byte i, so they agree up to the start of the code point holding it. UTF-8
+    // byte order is code point order; UTF-16 order differs only between a surrogate pair (U+10000 and up)
+    // and U+E000..U+FFFF, so compare the first code units, then the code points.
+    while (i > 0 && (static_cast<uint8_t>(a[i]) & 0xC0) == 0x80) --i;
+    const uint32_t ca = code_point(a, i), cb = code_point(b, i);
+    const uint32_t ua = lead_unit(ca), ub = lead_unit(cb);
+    if (ua != ub) return ua < ub ? -1 : 1;
+    return ca < cb ? -1 : (ca > cb ? 1 : 0);
+}
+
+TopicCatalog::TopicCatalog(const TopicRows& rows) {
+    const std::size_t K = rows.names.size();
+    check_strings(rows.names, K, "topic catalog names");
+    if (rows.count.size != K) fail("topic catalog: expected " + std::to_string(K) + " counts, got " + std::to_string(rows.count.size));
+    if (!rows.group.empty() && rows.group.size != K) fail("topic catalog: expected " + std::to_string(K) + " group labels");
+    per_group_ = !rows.group.empty();
+    count_.assign(rows.count.begin(), rows.count.end());
+    group_.assign(rows.group.begin(), rows.group.end());
+    if (!rows.has_racks.empty()) {
+        if (rows.has_racks.size != K || rows.part_start.size != K + 1)
+            fail("topic catalog: racks need has_racks[K] and part_start[K+1]");
+        const std::size_t Pm = static_cast<std::size_t>(rows.part_start[K]);
+        check_csr(rows.rack_off, Pm, rows.rack_codes.size, "topic catalog rack_off");
+        for (std::size_t k = 0; k < K; ++k)
+            if (rows.has_racks[k] && (rows.part_start[k + 1] - rows.part_start[k] != count_[k] || rows.part_start[k + 1] < rows.part_start[k]))
+                fail("topic catalog: row " + std::to_string(k) + " has racks for " +
+                     std::to_string(rows.part_start[k + 1] - rows.part_start[k]) + " partitions, count " + std::to_string(count_[k]));
+        has_racks_.assign(rows.has_racks.begin(), rows.has_racks.end());
+        part_start_.assign(rows.part_start.begin(), rows.part_start.end());
+        rack_off_.assign(rows.rack_off.begin(), rows.rack_off.end());
+        rack_codes_.assign(rows.rack_codes.begin(), rows.rack_codes.end());
+        for (int32_t c : rack_codes_) {
+            if (c < 0) fail("topic catalog: negative rack code");
+            rack_code_bound_ = std::max(rack_code_bound_, c + 1);
+        }
+        any_racks_ = std::any_of(has_racks_.begin(), has_racks_.end(), [](uint8_t h) { return h != 0; });
+    }
+    const int64_t base = K ? rows.names.offsets[0] : 0;
+    if (K) bytes_.assign(reinterpret_cast<const char*>(rows.names.bytes.data), static_cast<std::size_t>(rows.names.offsets[K] - base));
+    offsets_.resize(K + 1, 0);
+    for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offsets[k] - base;
+    names_ = StringTable(K);
+    if (per_group_) by_group_.reserve(K);
+    for (std::size_t k = 0; k < K; ++k) {
+        if (rows.names.is_null(k) || count_[k] < 0) continue;   // the caller reports the row; it matches nothing
+        std::string_view name(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
+        bool fresh_name = false;
+        const int32_t id = names_.insert(name, fresh_name);
+        bool fresh = true;
+        if (per_group_) {
+            const uint64_t key = (static_cast<uint64_t>(group_[k]) << 32) | static_cast<uint32_t>(id);
+            fresh = by_group_.emplace(key, static_cast<int64_t>(k)).second;
+        } else if (fresh_name) {
+            row_of_name_.push_back(static_cast<int64_t>(k));
+        } else {
+            fresh = false;
+        }
+        if (!fresh) repeated_.push_back(static_cast<int64_t>(k));
+    }
+}
+
+int64_t TopicCatalog::find(int64_t group, std::string_view name) const {
+    const int32_t id = names_.find(name);
+    if (id < 0) return -1;
+    if (!per_group_) return row_of_name_[id];
+    auto it = by_group_.find((static_cast<uint64_t>(group) << 32) | static_cast<uint32_t>(id));
+    return it == by_group_.end() ? -1 : it->second;
+}
+
+GroupBatch BuiltGroups::view() const {
+    auto v = [](const auto& vec) {
+        using T = typename std::decay_t<decltype(vec)>::value_type;
+        return View<T>{vec.data(), vec.size()};
+    };
+    GroupBatch b;
+    b.topic_offsets = v(topic_offsets);
+    b.member_offsets = v(member_offsets);
+    b.partition_count = v(partition_count);
+    b.sub_offsets = v(sub_offsets);
+    b.sub_topics = v(sub_topics);
+    b.owned_offsets = v(owned_offsets);
+    b.owned_partitions = v(owned_partitions);
+    b.generation = v(generation);
+    b.member_rack = v(member_rack);
+    b.replica_offsets = v(replica_offsets);
+    b.replica_racks = v(replica_racks);
+    b.group_inputs = v(group_inputs);
+    return b;
+}
+
+namespace {
+
+// The batch's distinct names: each entry of a name column -> a dense code (first appearance order).
+class BatchNames {
+public:
+    // Codes of every entry of `column` (-1 for a null entry).
+    std::vector<int32_t> intern(const NameColumn& column) {
+        std::vector<int32_t> out(column.size(), -1);
+        if (!column.dictionary) {
+            for (std::size_t i = 0; i < out.size(); ++i)
+                if (!column.strings.is_null(i)) out[i] = code_of(column.strings.at(i));
+        } else {   // dictionary: hash each distinct string once
+            std::vector<int32_t> dict(column.strings.size(), -1);
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                const int32_t k = column.codes[i];
+                if (k < 0 || column.strings.is_null(static_cast<std::size_t>(k))) continue;
+                if (dict[k] < 0) dict[k] = code_of(column.strings.at(static_cast<std::size_t>(k)));
+                out[i] = dict[k];
+            }
+        }
+        return out;
+    }
+    std::size_t size() const { return table_.size(); }
+    std::string_view name(int32_t code) const { return table_.key(code); }
+
+private:
+    int32_t code_of(std::string_view s) {
+        bool fresh = false;
+        return table_.insert(s, fresh);
+    }
+    StringTable table_{1024};
+};
+
+class Builder {
+public:
+    Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out)
+        : cat_(cat), in_(in), strict_(strict), out_(out) {}
+
+    void run() {
+        const std::size_t G = in_.member_offsets.size - 1;
+        const std::size_t M = static_cast<std::size_t>(in_.member_offsets[G]);
+        sub_code_ = names_.intern(in_.sub_names);
+        own_code_ = names_.intern(in_.owned_names);
+        const std::size_t D = names_.size();
+        row_.assign(D, -1);
+        row_stamp_.assign(D, -1);
+        if (!cat_.per_group())
+            for (std::size_t d = 0; d < D; ++d) row_[d] = cat_.find(-1, names_.name(static_cast<int32_t>(d)));
+        topic_stamp_.assign(D, -1);
+        local_.assign(D, -1);
+        seen_.assign(D, -1);
+        first_entry_.assign(D, -1);
+        for (std::size_t e = sub_code_.size(); e-- > 0;)
+            if (sub_code_[e] >= 0) first_entry_[sub_code_[e]] = static_cast<int64_t>(e);
+        rack_stamp_.assign(static_cast<std::size_t>(std::max<int32_t>(rack_bound_(), 0)), -1);
+        rack_local_.assign(rack_stamp_.size(), 0);
+
+        out_.member_offsets.assign(in_.member_offsets.begin(), in_.member_offsets.end());
+        out_.topic_offsets.assign(1, 0);
+        out_.part_offsets.assign(1, 0);
+        out_.sub_offsets.assign(1, 0);
+        out_.owned_offsets.assign(1, 0);
+        out_.unknown_offsets.assign(1, 0);
+        out_.rack_offsets.assign(1, 0);
+        out_.member_perm.reserve(M);
+        out_.generation.reserve(M);
+        out_.member_rack.reserve(M);
+        out_.sub_topics.reserve(in_.sub_names.size());
+        out_.group_inputs.assign(G, 0);
+        out_.dropped_claims.assign(G, 0);
+        if (cat_.any_racks()) out_.replica_offsets.assign(1, 0);
+        bool any_replica = false;
+        for (std::size_t g = 0; g < G; ++g) any_replica |= build_group(static_cast<int64_t>(g));
+        if (!any_replica) {   // nobody reads them: do not hand assign_batch an O(P) array
+            out_.replica_offsets.clear();
+            out_.replica_racks.clear();
+        }
+    }
+
+private:
+    int32_t rack_bound_() const {
+        int32_t bound = cat_.rack_code_bound();
+        for (int32_t c : in_.member_rack) bound = std::max(bound, c + 1);
+        return bound;
+    }
+
+    int64_t row_for(int64_t g, int32_t code) {
+        if (!cat_.per_group()) return row_[code];
+        if (row_stamp_[code] != g) {
+            row_stamp_[code] = g;
+            row_[code] = cat_.find(g, names_.name(code));
+        }
+        return row_[code];
+    }
+
+    std::string_view member_key(int64_t m, bool& is_static) const {
+        if (!in_.instance_ids.offsets.empty() && !in_.instance_ids.is_null(m)) {
+            std::string_view inst = in_.instance_ids.at(static_cast<std::size_t>(m));
+            if (!inst.empty()) {
+                is_static = true;
+                return inst;
+            }
+        }
+        is_static = false;
+        return in_.member_ids.is_null(m) ? std::string_view() : in_.member_ids.at(static_cast<std::size_t>(m));
+    }
+
+    void error(BuildError& first, BuildErrorCode code, int64_t a, int64_t b = -1, int64_t c = -1) {
+        if (first.a == -2) first = BuildError{first.group, code, a, b, c};
+    }
+
+    // Returns whether the group uses replica racks.
+    bool build_group(int64_t g) {
+        const int64_t m0 = in_.member_offsets[g], m1 = in_.member_offsets[g + 1];
+        BuildError err{g, BuildErrorCode::kMemberIdMissing, -2, -1, -1};   // a == -2: no error yet
+        const bool has_claims_input = !in_.owned_offsets.empty();
+
+        // ---- per member, input order: the shape of what each member sent
+        for (int64_t m = m0; m < m1; ++m)
+            if (in_.member_ids.is_null(m) || in_.member_ids.at(m).empty()) error(err, BuildErrorCode::kMemberIdMissing, m);
+        for (int64_t m = m0; m < m1; ++m)
+            if (!in_.sub_valid.empty() && !in_.sub_valid[m]) error(err, BuildErrorCode::kTopicsNull, m);
+        for (int64_t m = m0; m < m1; ++m)
+            for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e)
+                if (sub_code_[e] < 0) error(err, BuildErrorCode::kTopicNameNull, m, e);
+        if (has_claims_input)
+            for (int64_t m = m0; m < m1; ++m)
+                for (int64_t c = in_.owned_offsets[m]; c < in_.owned_offsets[m + 1]; ++c)
+                    if (own_code_[c] < 0 || claim_null(c)) error(err, BuildErrorCode::kClaimMalformed, m, c);
+
+        // ---- MemberInfo order: static by instance id, then dynamic by member id (Java order)
+        order_.resize(static_cast<std::size_t>(m1 - m0));
+        keys_.resize(order_.size());
+        statics_.resize(order_.size());
+        bool any_static = false;
+        for (int64_t m = m0; m < m1; ++m) {
+            bool s = false;
+            keys_[m - m0] = member_key(m, s);
+            statics_[m - m0] = s;
+            any_static |= s;
+            order_[m - m0] = m;
+        }
+        std::stable_sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
+            const bool sa = statics_[a - m0], sb = statics_[b - m0];
+            if (sa != sb) return sa;
+            return java_compare(keys_[a - m0], keys_[b - m0]) < 0;
+        });
+        for (std::size_t k = 1; k < order_.size(); ++k) {
+            const int64_t a = order_[k - 1], b = order_[k];
+            if (statics_[a - m0] == statics_[b - m0] && keys_[a - m0] == keys_[b - m0]) {
+                if (statics_[a - m0]) error(err, BuildErrorCode::kSharedInstanceId, a, b);
+                else if (!in_.member_ids.is_null(a) && !keys_[a - m0].empty()) error(err, BuildErrorCode::kDuplicateMemberId, a);
+            }
+        }
+        if (any_static) {   // a member id may also repeat across the static and dynamic members
+            by_id_.assign(order_.begin(), order_.end());
+            auto id = [&](int64_t m) { return in_.member_ids.is_null(m) ? std::string_view() : in_.member_ids.at(m); };
+            std::sort(by_id_.begin(), by_id_.end(), [&](int64_t a, int64_t b) {
+                const int c = java_compare(id(a), id(b));
+                return c != 0 ? c < 0 : a < b;
+            });
+            for (std::size_t k = 1; k < by_id_.size(); ++k)
+                if (!id(by_id_[k]).empty() && id(by_id_[k]) == id(by_id_[k - 1]))
+                    error(err, BuildErrorCode::kDuplicateMemberId, std::min(by_id_[k - 1], by_id_[k]));
+        }
+
+        // ---- the group's topics: distinct subscribed names, known ones in Java order, unknown ones reported
+        known_.clear();
+        unknown_.clear();
+        int64_t twice = -1;
+        for (int64_t m = m0; m < m1; ++m)
+            for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
+                const int32_t c = sub_code_[e];
+                if (c < 0) continue;
+                if (seen_[c] == m) { if (twice < 0) twice = m; }
+                else seen_[c] = m;
+                if (topic_stamp_[c] != g) {
+                    topic_stamp_[c] = g;
+                    local_[c] = -1;
+                    (row_for(g, c) >= 0 ? known_ : unknown_).push_back(c);
+                }
+            }
+        if (cat_.per_group()) check_meta_repeats(g, err);
+        if (twice >= 0) error(err, BuildErrorCode::kTopicListedTwice, twice);
+        auto by_rank = [&](int32_t a, int32_t b) { return java_compare(names_.name(a), names_.name(b)) < 0; };
+        std::sort(known_.begin(), known_.end(), by_rank);
+        std::sort(unknown_.begin(), unknown_.end(), by_rank);
+        for (int32_t c : unknown_) out_.unknown_entries.push_back(first_entry_[c]);
+        out_.unknown_offsets.push_back(static_cast<int64_t>(out_.unknown_entries.size()));
+
+        base_.assign(1, 0);
+        for (std::size_t t = 0; t < known_.size(); ++t) {
+            local_[known_[t]] = static_cast<int32_t>(t);
+            const int64_t row = row_for(g, known_[t]);
+            const int64_t count = cat_.count(row);
+            base_.push_back(base_.back() + count);
+            if (base_.back() > kMaxPartitions && base_[t] <= kMaxPartitions)
+                error(err, BuildErrorCode::kTooManyPartitions, row, base_.back());
+            out_.partition_count.push_back(static_cast<int32_t>(std::min<int64_t>(count, INT32_MAX)));
+            out_.topic_row.push_back(row);
+            out_.topic_entries.push_back(first_entry_[known_[t]]);
+        }
+        const bool too_large = base_.back() > kMaxPartitions;
+        const int64_t part0 = out_.part_offsets.back();
+        for (std::size_t t = 0; t < known_.size(); ++t)
+            out_.part_offsets.push_back(part0 + (too_large ? 0 : base_[t + 1]));
+        out_.topic_offsets.push_back(static_cast<int64_t>(out_.partition_count.size()));
+
+        // ---- members in MemberInfo order: subscriptions, claims, generation, racks
+        bool has_claims = false, has_generation = false, has_member_racks = false;
+        int64_t dropped = 0;
+        for (int64_t m : order_) {
+            out_.member_perm.push_back(m);
+            for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
+                const int32_t c = sub_code_[e];
+                if (c >= 0 && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
+            }
+            out_.sub_offsets.push_back(static_cast<int64_t>(out_.sub_topics.size()));
+            if (has_claims_input)
+                for (int64_t e = in_.owned_offsets[m]; e < in_.owned_offsets[m + 1]; ++e) {
+                    has_claims = true;
+                    const int32_t c = own_code_[e];
+                    if (c < 0 || claim_null(e)) { ++dropped; continue; }   // malformed: reported above
+                    const int64_t row = row_for(g, c);
+                    const int64_t p = in_.owned_partition[e];
+                    if (row < 0 || p < 0 || p >= cat_.count(row)) {
+                        if (strict_) error(err, row < 0 ? BuildErrorCode::kClaimUnknownTopic : BuildErrorCode::kClaimOutOfRange, m, e, row);
+                        ++dropped;
+                    } else if (topic_stamp_[c] == g && local_[c] >= 0) {
+                        out_.owned_partitions.push_back(static_cast<int32_t>(base_[local_[c]] + p));
+                    } else {
+                        ++dropped;   // a topic nobody in the group subscribes to any more
+                    }
+                }
+            out_.owned_offsets.push_back(static_cast<int64_t>(out_.owned_partitions.size()));
+            int64_t gen = in_.generation.empty() ? -1 : in_.generation[m];
+            if (gen < INT32_MIN || gen > INT32_MAX) gen = -1;   // reported below
+            has_generation |= gen != -1;
+            out_.generation.push_back(static_cast<int32_t>(gen));
+        }
+        if (!in_.generation.empty())
+            for (int64_t m = m0; m < m1; ++m)
+                if (in_.generation[m] < INT32_MIN || in_.generation[m] > INT32_MAX) error(err, BuildErrorCode::kGenerationRange, m);
+
+        // racks: group-local ids by first appearance, member racks first, then replica racks
+        int32_t next_rack = 1;
+        auto intern_rack = [&](int32_t code) {
+            if (rack_stamp_[code] != g) {
+                rack_stamp_[code] = g;
+                rack_local_[code] = next_rack++;
+                out_.rack_codes.push_back(code);
+            }
+            return rack_local_[code];
+        };
+        for (int64_t m : order_) {
+            const int32_t code = in_.member_rack.empty() ? -1 : in_.member_rack[m];
+            has_member_racks |= code >= 0;
+            out_.member_rack.push_back(code >= 0 ? intern_rack(code) : 0);
+        }
+        bool has_replica_racks = false;
+        if (cat_.any_racks() && !too_large) {
+            for (std::size_t t = 0; t < known_.size(); ++t) {
+                const int64_t row = out_.topic_row[out_.topic_row.size() - known_.size() + t];
+                const int64_t count = cat_.count(row);
+                if (!cat_.has_racks(row)) {
+                    out_.replica_offsets.insert(out_.replica_offsets.end(), static_cast<std::size_t>(count), out_.replica_offsets.back());
+                    continue;
+                }
+                has_replica_racks = true;
+                const int64_t q0 = cat_.part_start(row);
+                for (int64_t q = q0; q < q0 + count; ++q) {
+                    for (int64_t r = cat_.rack_off()[q]; r < cat_.rack_off()[q + 1]; ++r)
+                        out_.replica_racks.push_back(intern_rack(cat_.rack_codes()[r]));
+                    out_.replica_offsets.push_back(static_cast<int64_t>(out_.replica_racks.size()));
+                }
+            }
+        }
+        out_.rack_offsets.push_back(static_cast<int64_t>(out_.rack_codes.size()));
+
+        uint8_t bits = (has_claims ? kInputOwned : 0) | (has_generation ? kInputGeneration : 0) |
+                       (has_member_racks ? kInputMemberRack : 0) | (has_replica_racks ? kInputReplicaRacks : 0);
+        if (err.a != -2) {
+            bits |= kSkipGroup;
+            out_.errors.push_back(err);
+        }
+        out_.group_inputs[g] = bits;
+        out_.dropped_claims[g] = dropped;
+        return has_replica_racks;
+    }
+
+    bool claim_null(int64_t e) const { return !in_.owned_partition_valid.empty() && !in_.owned_partition_valid[e]; }
+
+    // A per-group table naming one topic twice: the repeated rows of this group.
+    void check_meta_repeats(int64_t g, BuildError& err) {
+        const auto& rows = cat_.repeated_rows();
+        auto it = std::lower_bound(rows.begin(), rows.end(), g,
+                                   [&](int64_t row, int64_t group) { return cat_.row_group(row) < group; });
+        if (it != rows.end() && cat_.row_group(*it) == g) error(err, BuildErrorCode::kDuplicateMetaTopic, *it);
+    }
+
+    const TopicCatalog& cat_;
+    const NamedGroups& in_;
+    const bool strict_;
+    BuiltGroups& out_;
+    BatchNames names_;
+    std::vector<int32_t> sub_code_, own_code_, local_, rack_local_;
+    std::vector<int64_t> row_, row_stamp_, topic_stamp_, seen_, first_entry_, rack_stamp_;
+    std::vector<int64_t> order_, by_id_, base_;
+    std::vector<std::string_view> keys_;
+    std::vector<char> statics_;
+    std::vector<int32_t> known_, unknown_;
+};
+
+}  // namespace
+
+BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, bool strict) {
+    if (in.member_offsets.empty()) fail("member_offsets: expected G+1 offsets, got 0");
+    const std::size_t G = in.member_offsets.size - 1;
+    const int64_t M64 = in.member_offsets[G];
+    if (M64 < 0) fail("member_offsets: negative total");
+    const std::size_t M = static_cast<std::size_t>(M64);
+    check_csr(in.member_offsets, G, M, "member_offsets");
+    check_strings(in.member_ids, M, "member_ids");
+    if (!in.instance_ids.offsets.empty()) check_strings(in.instance_ids, M, "instance_ids");
+    check_csr(in.sub_offsets, M, in.sub_names.size(), "sub_offsets");
+    if (!in.sub_valid.empty() && in.sub_valid.size != M) fail("sub_valid: expected one byte per member");
+    auto check_names = [](const NameColumn& c, const char* what) {
+        check_strings(c.strings, c.strings.size(), what);
+        for (int32_t k : c.codes)
+            if (k >= static_cast<int64_t>(c.strings.size())) fail(std::string(what) + ": code past the dictionary");
+    };
+    check_names(in.sub_names, "sub_names");
+    if (!in.owned_offsets.empty()) {
+        check_csr(in.owned_offsets, M, in.owned_names.size(), "owned_offsets");
+        check_names(in.owned_names, "owned_names");
+        if (in.owned_partition.size != in.owned_names.size()) fail("owned_partition: expected one per claim");
+        if (!in.owned_partition_valid.empty() && in.owned_partition_valid.size != in.owned_names.size())
+            fail("owned_partition_valid: expected one byte per claim");
+    } else if (in.owned_names.size()) {
+        fail("owned_names given without owned_offsets");
+    }
+    if (!in.generation.empty() && in.generation.size != M) fail("generation: expected one per member");
+    if (!in.member_rack.empty() && in.member_rack.size != M) fail("member_rack: expected one per member");
+    if (catalog.per_group())
+        for (std::size_t k = 1; k < catalog.repeated_rows().size(); ++k)
+            if (catalog.row_group(catalog.repeated_rows()[k]) < catalog.row_group(catalog.repeated_rows()[k - 1]))
+                fail("per-group topic rows must be grouped in ascending group order");
+    BuiltGroups out;
+    Builder(catalog, in, strict, out).run();
+    return out;
+}
+
+}  // namespace kafkagroup

@@ -1,0 +1,132 @@
+"""The native group builder (csrc/kafkagroup/group_builder.hpp, behind kafkagroup.build_group) against its
+pure-Python twin (kafkagroup.protocol.leader.reference_build_group): one harness, random groups, both run,
+same arrays or the same first error.
+
+Groups mix static and dynamic members, names with characters above U+FFFF (Java orders them by UTF-16 code
+units) and around U+E000..U+FFFF, unknown topics, bad and stale claims, repeated member / instance ids,
+topics listed twice, generations and racks; and the Arrow batch builder (the same native code, fed from
+Arrow buffers) agrees group by group on a batch of them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kafkagroup import _core
+from kafkagroup.errors import InvalidGroupError
+from kafkagroup.java_order import java_string_key
+from kafkagroup.model import Member, build_group
+from kafkagroup.protocol.leader import reference_build_group
+
+NAMES = ["a", "b", "B", "t10", "t9", "\u00e9", "\uff5e", "\ue000x", "\U0001f600", "\U0001f600a", "\U00010000", "x" * 9]
+RACKS = ["r0", "r1", "\U0001f600r"]
+names = st.one_of(st.sampled_from(NAMES), st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=3))
+
+
+@st.composite
+def groups(draw):
+    metadata = {}
+    for topic in draw(st.lists(names, max_size=6, unique=True)):
+        if draw(st.booleans()):
+            metadata[topic] = draw(st.integers(0, 6))
+        else:
+            metadata[topic] = [draw(st.lists(st.sampled_from(RACKS + [None]), max_size=3))
+                               for _ in range(draw(st.integers(0, 5)))]
+    pool = list(metadata) + draw(st.lists(names, max_size=2))   # some subscribed topics are unknown
+    members = []
+    ids = draw(st.lists(names, max_size=7))
+    for member_id in ids:
+        topics = draw(st.lists(st.sampled_from(pool), max_size=4, unique=draw(st.integers(0, 9)) > 0)) if pool else []
+        owned = tuple((draw(st.sampled_from(pool)), draw(st.integers(-1, 7)))
+                      for _ in range(draw(st.integers(0, 3)))) if pool else ()
+        members.append(Member(member_id, tuple(topics), owned,
+                              draw(st.sampled_from([-1, -1, 0, 3, 2**31 - 1])),
+                              draw(st.sampled_from([None, None] + RACKS)),
+                              draw(st.sampled_from([None, None, "i-a", "i-\U0001f600", "i-\uff5e"]))))
+    return metadata, members, draw(st.booleans())
+
+
+def run(builder, metadata, members, strict):
+    try:
+        return builder(metadata, list(members), strict=strict)
+    except InvalidGroupError as e:
+        return str(e)
+
+
+def same(native, reference):
+    if isinstance(reference, str) or isinstance(native, str):
+        assert native == reference
+        return
+    for name in ("topics", "members", "racks", "unknown_topics", "dropped_claims"):
+        assert getattr(native, name) == getattr(reference, name), name
+    for name, value in reference.arrays().items():
+        got = native.arrays()[name]
+        assert (got is None) == (value is None), name
+        if value is not None:
+            assert np.asarray(got).tolist() == np.asarray(value).tolist(), name
+    assert native.topic_base.tolist() == reference.topic_base.tolist()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups())
+def test_native_builder_equals_python_twin(group):
+    metadata, members, strict = group
+    same(run(build_group, metadata, members, strict), run(reference_build_group, metadata, members, strict))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=6), st.text(max_size=6))
+def test_native_java_order_equals_utf16_order(a, b):
+    ka, kb = java_string_key(a), java_string_key(b)
+    assert _core.java_compare(a, b) == (ka > kb) - (ka < kb)
+
+
+def nested_rows_table(drawn):
+    """The drawn groups as nested Arrow group rows with per-group topic tables."""
+    import pyarrow as pa
+
+    from kafkagroup.spark.fleet import GROUPS_SCHEMA
+
+    topic_table = pa.list_(pa.struct([("topic", pa.string()), ("partitions", pa.int32()),
+                                      ("replica_racks", pa.list_(pa.list_(pa.string())))]))
+    schema = pa.schema(list(GROUPS_SCHEMA) + [pa.field("topic_table", topic_table)])
+    rows = []
+    for g, (metadata, members, _) in enumerate(drawn):
+        rows.append({
+            "group_id": f"g{g}",
+            "members": [{"member_id": m.member_id, "topics": list(m.topics),
+                         "owned": [{"topic": t, "partition": p} for t, p in m.owned],
+                         "generation": m.generation if m.generation != -1 else None, "rack": m.rack,
+                         "instance_id": m.instance_id} for m in members],
+            "topic_table": [{"topic": t, "partitions": spec if isinstance(spec, int) else len(spec),
+                             "replica_racks": None if isinstance(spec, int) else spec} for t, spec in metadata.items()],
+        })
+    return pa.Table.from_pylist(rows, schema=schema), [r["group_id"] for r in rows]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(groups(), min_size=1, max_size=8))
+def test_arrow_batch_builder_equals_python_twin_group_by_group(drawn):
+    pytest.importorskip("pyarrow")
+    from kafkagroup.spark.arrow_builder import build_batch
+
+    table, rows = nested_rows_table(drawn)
+    for strict in (False, True):
+        problems = build_batch(table, strict=strict)
+        for g, (metadata, members, _) in enumerate(drawn):
+            want = run(reference_build_group, metadata, members, strict)
+            if isinstance(want, str):
+                assert g in problems.errors and problems.errors[g] == f"group {rows[g]!r}: {want}"
+                continue
+            assert g not in problems.errors, problems.errors.get(g)
+            got = problems.arrays(g)
+            for name, value in want.arrays().items():
+                assert (got[name] is None) == (value is None), name
+                if value is not None:
+                    assert np.asarray(got[name]).tolist() == np.asarray(value).tolist(), name
+            assert problems.member_names(g) == want.members
+            assert problems.topic_list(g) == want.topics
+            assert problems.unknown_topics[problems.unknown_off[g]:problems.unknown_off[g + 1]].to_pylist() == want.unknown_topics
+            assert problems.dropped_claims[g] == want.dropped_claims
