@@ -1,5 +1,5 @@
 """The simulator's cost: a rolling restart of a 200-member group over 20,000 partitions (the shape of
-``examples/rolling-restart-1000.json`` at a fifth of its size: each member down 1 s, the next one stopping as
+``kafkagroup/sim/examples/rolling-restart-1000.json`` at a fifth of its size: each member down 1 s, the next one stopping as
 soon as the previous one is back), dynamic eager (range), dynamic cooperative (cooperative-sticky) and static.
 
 Timed: one whole ``simulate()`` -- building and settling the group, the restart, the report -- with the real

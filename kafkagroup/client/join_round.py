@@ -26,9 +26,9 @@ from kafkagroup.client.generation import NO_GENERATION, Generation, MemberState
 from kafkagroup.client.leader import perform_assignment
 from kafkagroup.client.listener import FirstError
 from kafkagroup.client.ownership import (
+    AssignedPartitions,
     assignment_delta,
     partitions_of_unsubscribed_topics,
-    topics_outside_subscription,
 )
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol
 from kafkagroup.client.wire import build_subscription_bytes, parse_assignment, subscribed_topics_of
@@ -309,12 +309,12 @@ class JoinRoundMixin:
             return
         try:
             assignment = parse_assignment(assignment_bytes, gen.member_id)
-            assigned = frozenset(assignment.partitions)
+            assigned = AssignedPartitions.of(assignment)
         except ProtocolError as exc:
             self._surface_error(exc)
             self._request_rejoin()
             return
-        if topics_outside_subscription(assigned, self.subscription):
+        if not assignment.topics <= self.subscription:   # topics_outside_subscription, from the decoded topics
             # the subscription changed since the JoinGroup: the assignment is outdated
             self._request_rejoin()
             return

@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kafkagroup.assignors.group_assignment import GroupAssignment
+    from kafkagroup.protocol.consumer_protocol import Assignment
 
 _TOPIC = attrgetter("topic")
 
 __all__ = [
+    "AssignedPartitions",
     "AssignmentDelta",
     "assignment_delta",
     "partitions_of_unsubscribed_topics",
@@ -31,6 +33,22 @@ __all__ = [
     "sorted_partitions",
     "cooperative_violations",
 ]
+
+
+class AssignedPartitions(frozenset):
+    """A member's decoded assignment: a frozenset of :class:`TopicPartition` (what the callbacks receive), which
+    also keeps the partitions per topic as the SyncGroup bytes carried them (``by_topic``: ``((topic, partition
+    numbers), ...)``, see :attr:`Assignment.by_topic`), so that a consumer of whole assignments (the simulator's
+    ownership ledger) can take them a topic at a time instead of hashing every TopicPartition.  Set operations
+    on it return plain frozensets."""
+
+    by_topic: tuple[tuple[str, tuple[int, ...]], ...]
+
+    @classmethod
+    def of(cls, assignment: "Assignment") -> "AssignedPartitions":
+        assigned = cls(assignment.partitions)
+        assigned.by_topic = assignment.by_topic
+        return assigned
 
 
 class AssignmentDelta(NamedTuple):
@@ -43,7 +61,12 @@ class AssignmentDelta(NamedTuple):
 
 def assignment_delta(owned: AbstractSet[TopicPartition], assigned: AbstractSet[TopicPartition]) -> AssignmentDelta:
     """``added = assigned - owned``, ``revoked = owned - assigned``, ``kept = owned & assigned``."""
-    owned_f, assigned_f = frozenset(owned), frozenset(assigned)
+    owned_f = owned if isinstance(owned, frozenset) else frozenset(owned)
+    assigned_f = assigned if isinstance(assigned, frozenset) else frozenset(assigned)
+    if not owned_f:   # owning nothing (eager, every rebalance): everything is added, the assignment itself
+        return AssignmentDelta(assigned_f, frozenset(), frozenset())
+    if owned_f == assigned_f:   # nothing changes (cooperative: most members, most rebalances): one pass
+        return AssignmentDelta(frozenset(), frozenset(), owned_f)
     return AssignmentDelta(assigned_f - owned_f, owned_f - assigned_f, owned_f & assigned_f)
 
 
@@ -51,7 +74,9 @@ def partitions_of_unsubscribed_topics(
     owned: Iterable[TopicPartition], topics: AbstractSet[str]
 ) -> frozenset[TopicPartition]:
     """Owned partitions whose topic is no longer subscribed: what a COOPERATIVE onJoinPrepare revokes (§6.4)."""
-    if frozenset(map(_TOPIC, owned)) <= topics:   # the usual case, checked in C: nothing to revoke
+    by_topic = getattr(owned, "by_topic", None)   # a decoded assignment (AssignedPartitions): per topic
+    owned_topics = frozenset(t for t, _ in by_topic) if by_topic is not None else frozenset(map(_TOPIC, owned))
+    if owned_topics <= topics:   # the usual case: nothing to revoke
         return frozenset()
     return frozenset(tp for tp in owned if tp.topic not in topics)
 

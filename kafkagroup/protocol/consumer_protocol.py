@@ -136,12 +136,32 @@ class Assignment:
         object.__setattr__(self, "partitions", tuple(TopicPartition(t, p) for t, p in self.partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
 
+    @property
+    def by_topic(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """:attr:`partitions` per topic, ``((topic, partition numbers), ...)``, topics with at least one partition,
+        as the decoder read them (a constructed Assignment: in first-appearance order, computed once).  Not a
+        field: equality and repr ignore it."""
+        groups = self.__dict__.get("_by_topic")
+        if groups is None:
+            groups = tuple((t, tuple(ps)) for t, ps in group_in_first_appearance_order(self.partitions))
+            object.__setattr__(self, "_by_topic", groups)
+        return groups
+
+    @property
+    def topics(self) -> frozenset[str]:
+        """The topics of :attr:`partitions`."""
+        return frozenset(topic for topic, _ in self.by_topic)
+
     @classmethod
-    def _decoded(cls, partitions: tuple[TopicPartition, ...], user_data: Optional[bytes]) -> "Assignment":
-        """An Assignment of values the decoder produced (already TopicPartitions and bytes): no second pass."""
+    def _decoded(cls, partitions: tuple[TopicPartition, ...], user_data: Optional[bytes],
+                 by_topic: Optional[tuple[tuple[str, tuple[int, ...]], ...]] = None) -> "Assignment":
+        """An Assignment of values the decoder produced (already TopicPartitions and bytes): no second pass;
+        ``by_topic`` if the decoder recorded it (see the property)."""
         assignment = object.__new__(cls)
         object.__setattr__(assignment, "partitions", partitions)
         object.__setattr__(assignment, "user_data", user_data)
+        if by_topic is not None:
+            object.__setattr__(assignment, "_by_topic", by_topic)
         return assignment
 
 
@@ -170,15 +190,20 @@ def write_topic_partitions(writer: Writer, groups: Iterable[tuple[str, list[int]
         writer.int32_array(partitions)
 
 
-def read_topic_partitions(reader: Reader, field: str) -> list[TopicPartition]:
+def read_topic_partitions(reader: Reader, field: str,
+                          by_topic: Optional[list[tuple[str, tuple[int, ...]]]] = None) -> list[TopicPartition]:
+    """The partitions, in the order sent; ``by_topic`` (if given) gets ``(topic, numbers)`` for each topic entry
+    that has at least one."""
     count = reader.array_count(field, _MIN_TOPIC_PARTITIONS)
     result: list[TopicPartition] = []
     for i in range(count):
         topic = reader.string(f"{field}[{i}].topic")
+        numbers = reader.int32_array(f"{field}[{i}].partitions")
         # tuple.__new__ over zip/repeat builds the TopicPartitions in C loops (a member decodes every partition
         # it is assigned, at every rebalance)
-        result.extend(map(tuple.__new__, repeat(TopicPartition),
-                          zip(repeat(topic), reader.int32_array(f"{field}[{i}].partitions"))))
+        result.extend(map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), numbers)))
+        if by_topic is not None and numbers:
+            by_topic.append((topic, numbers))
     return result
 
 
@@ -333,8 +358,9 @@ def decode_assignment(data: bytes, what: str = "ConsumerProtocolAssignment") -> 
     version = reader.int16("version")
     if version < 0:
         raise reader.fail("version", 0, f"unsupported version {version}")
-    partitions = read_topic_partitions(reader, "assigned_partitions")
+    by_topic: list[tuple[str, tuple[int, ...]]] = []
+    partitions = read_topic_partitions(reader, "assigned_partitions", by_topic)
     user_data = reader.nullable_bytes("user_data")
     if version <= MAX_VERSION:
         reader.expect_end(f"end of v{version} message")
-    return Assignment._decoded(tuple(partitions), user_data)
+    return Assignment._decoded(tuple(partitions), user_data, tuple(by_topic))

@@ -1,10 +1,11 @@
 """``kafkagroup simulate``: run a scenario once per strategy and compare what each rebalance cost.
 
-    kafkagroup simulate examples/rolling-restart.json
+    kafkagroup simulate my-scenario.json
     kafkagroup simulate --example scale-out --strategies range,cooperative-sticky --plot scale.png
 
-Scenario files are described in :mod:`kafkagroup.sim.scenario` and the README; the shipped ones live in the
-repository's ``examples/`` folder (``--example NAME`` runs ``examples/NAME.json``).
+Scenario files are described in :mod:`kafkagroup.sim.scenario` and the README; the shipped ones are package
+data in ``kafkagroup/sim/examples/`` (``--example NAME`` runs ``NAME.json`` there), so they come with every
+install, not only with a checkout.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from kafkagroup.engine import strategies
 __all__ = ["HELP", "EXAMPLES_DIR", "add_arguments", "run", "example_names", "load_example"]
 
 HELP = "simulate a group's rebalances (real coordinator + members on a test clock) and compare strategies"
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
 
 def example_names() -> list[str]:
@@ -57,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "kafkagroup/sim/scenario.py")
     names = example_names()
     parser.add_argument("--example", metavar="NAME",
-                        help="run a shipped scenario from examples/ instead of a file"
+                        help="run a shipped scenario (kafkagroup/sim/examples/NAME.json) instead of a file"
                              + (f" ({', '.join(names)})" if names else ""))
     parser.add_argument("--strategies", metavar="LIST",
                         help="comma-separated strategies to compare (default: every strategy: "

@@ -68,6 +68,11 @@ class PartitionLedger:
         self._topic_pids: list[np.ndarray] = []        # per topic: partition number -> pid (-1 never seen)
         self._topic_existing: list[int] = []
         self._pid: dict[tuple[str, int], int] = {}      # (topic, partition) -> pid, every partition ever seen
+        # per member: the frozenset its last on_assign received and its pids.  A member revokes or loses the very
+        # set it was assigned (eager: every rebalance; any protocol: a stop), so that release reuses the pids
+        # instead of looking up every partition again.  Only frozensets (immutable; the reference kept here
+        # keeps the identity from being reused); pids never change once given.
+        self._assigned_pids: dict[str, tuple[frozenset, np.ndarray]] = {}
         self._size = 0
         cap = 1024
         self._topic_of = np.zeros(cap, dtype=np.int32)
@@ -184,6 +189,9 @@ class PartitionLedger:
 
         The pairs are split with ``zip`` and the topics mapped with ``map`` (C loops); what remains per
         partition is numpy work."""
+        by_topic = getattr(partitions, "by_topic", None)   # a member's decoded assignment (AssignedPartitions)
+        if by_topic is not None:
+            return self._pids_by_topic(by_topic, register)
         pairs = partitions if isinstance(partitions, (frozenset, set, list, tuple)) else list(partitions)
         if not pairs:
             return _EMPTY
@@ -210,6 +218,34 @@ class PartitionLedger:
             if not register and topic not in self._topic_index:
                 continue
             pids = self._pids(self._topic(topic), numbers_of_topic, register)
+            chunks.append(pids if register else pids[pids >= 0])
+        if not chunks:
+            return _EMPTY
+        return np.unique(np.concatenate(chunks) if len(chunks) > 1 else chunks[0])
+
+    def _pids_by_topic(self, by_topic: Iterable[tuple[str, Iterable[int]]], register: bool) -> np.ndarray:
+        """``_pids_of`` for partitions given per topic: one table lookup per topic."""
+        index, tables = self._topic_index, self._topic_pids
+        try:   # the usual case: every partition seen before, none twice, all exist
+            numbers = [np.array(nums, dtype=np.int64) for _, nums in by_topic]
+            if not all(len(a) and a.min() >= 0 for a in numbers):
+                raise IndexError   # an empty or a negative number (wraps around in numpy): the general path
+            chunks = [tables[index[topic]][a] for (topic, _), a in zip(by_topic, numbers)]
+        except (KeyError, IndexError):
+            pass
+        else:
+            if not chunks:
+                return _EMPTY
+            pids = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+            if pids.min() >= 0:
+                pids.sort()
+                if (len(pids) < 2 or (pids[1:] != pids[:-1]).all()) and (not register or self._exists[pids].all()):
+                    return pids
+        chunks = []
+        for topic, numbers in by_topic:
+            if not register and topic not in self._topic_index:
+                continue
+            pids = self._pids(self._topic(topic), np.fromiter(numbers, dtype=np.int64), register)
             chunks.append(pids if register else pids[pids >= 0])
         if not chunks:
             return _EMPTY
@@ -264,9 +300,13 @@ class PartitionLedger:
         m = self._member(member)
         st = self.members.setdefault(member, MemberOwnership(alive=True))
         pids = self._pids_of(partitions, True)
+        if isinstance(partitions, frozenset):
+            self._assigned_pids[member] = (partitions, pids)
         if not len(pids):
             return 0
         n = self._n_owners[pids]
+        if not n.any():   # the usual case (eager: everything was revoked first): all new, none owned
+            return self._assigned_unowned(st, m, pids, now)
         own = self._owner[pids]
         mine = own == m
         multi = np.flatnonzero(n > 1)
@@ -302,6 +342,23 @@ class PartitionLedger:
             st.empty_since = None
         return was_free
 
+    def _assigned_unowned(self, st: MemberOwnership, m: int, pids: np.ndarray, now: int) -> int:
+        """``assigned`` when none of ``pids`` has an owner: the general path with its sharing cases left out."""
+        st.gained += len(pids)
+        st.waited_ms += self._account_open_pauses(pids[self._unowned_since[pids] >= 0], now, reopen=False)
+        last = self._last_owner[pids]
+        moved = pids[(last >= 0) & (last != m)]
+        self._moves[moved] += 1
+        st.moved_in += len(moved)
+        self._last_owner[pids] = m
+        self._owner[pids] = m
+        self._n_owners[pids] = 1
+        st.owned += len(pids)
+        if st.empty_since is not None:
+            st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
+            st.empty_since = None
+        return len(pids)
+
     def _violations(self, member: str, m: int, pids: np.ndarray, now: int) -> None:
         names = self._member_names
         for pid in pids.tolist():
@@ -322,6 +379,9 @@ class PartitionLedger:
         the partitions are left without any owner."""
         self.members.setdefault(member, MemberOwnership(alive=True))
         self._member(member)
+        cached = self._assigned_pids.get(member)
+        if cached is not None and cached[0] is partitions:
+            return self._release_pids(member, cached[1], kind)
         return self._release_pids(member, self._pids_of(partitions, False), kind)
 
     def _owned_pids(self, member: str) -> np.ndarray:

@@ -11,6 +11,7 @@ from kafkagroup.client.ledger import OwnershipLedger
 from kafkagroup.client.listener import CallbackSet, FirstError, RebalanceCallbackError
 from kafkagroup.assignors import GroupAssignment, get_assignor
 from kafkagroup.client.ownership import (
+    AssignedPartitions,
     CooperativeAssignmentViolation,
     assignment_delta,
     cooperative_violations,
@@ -22,7 +23,7 @@ from kafkagroup.client.wire import build_subscription_bytes
 from kafkagroup.messages.clock import ManualClock
 from kafkagroup.errors import InvalidGroupError, InvariantError
 from kafkagroup.model import build_group
-from kafkagroup.protocol import Assignment, decode_subscription
+from kafkagroup.protocol import Assignment, decode_assignment, decode_subscription, encode_assignment
 from kafkagroup.structs import TopicPartition as TP
 
 
@@ -66,6 +67,26 @@ def test_assignment_delta_and_subscription_filters():
     assert (d.added, d.revoked, d.kept) == ({TP("t", 2)}, {TP("t", 0)}, {TP("t", 1)})
     assert partitions_of_unsubscribed_topics({TP("a", 0), TP("b", 1)}, {"a"}) == {TP("b", 1)}
     assert topics_outside_subscription({TP("a", 0), TP("b", 1)}, {"a"}) == {"b"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 5)), max_size=8),
+       st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 5)), max_size=8),
+       st.sets(st.sampled_from("abc")), st.booleans())
+def test_delta_and_filters_of_a_decoded_assignment_are_the_set_algebra(owned, assigned, topics, owned_decoded):
+    """A member's decoded assignment (AssignedPartitions, with its per-topic numbers) gives what plain sets give,
+    fed back as the next owned set; its shortcuts (owning nothing, nothing changed) included."""
+    def decoded(pairs):
+        return AssignedPartitions.of(decode_assignment(encode_assignment(Assignment([TP(*p) for p in pairs]))))
+
+    plain_owned, plain_assigned = frozenset(TP(*p) for p in owned), frozenset(TP(*p) for p in assigned)
+    mine = decoded(owned) if owned_decoded else plain_owned
+    for new in (decoded(assigned), decoded(owned)):
+        d = assignment_delta(mine, new)
+        assert d == (new - mine, mine - new, mine & new)
+        assert partitions_of_unsubscribed_topics(mine, frozenset(topics)) == {tp for tp in mine if tp.topic not in topics}
+        mine = new
+    assert plain_assigned == decoded(assigned)
 
 
 def _claimed_group(claims: dict[str, list[int]], total: int):

@@ -51,7 +51,19 @@ def test_subscription_vector(v):
 def test_assignment_vector(v):
     data = bytes.fromhex(v["hex"])
     assert encode_assignment(_asg(v["input"]), v["requested_version"]) == data
-    assert decode_assignment(data) == _asg(v["decoded"])
+    decoded = decode_assignment(data)
+    assert decoded == _asg(v["decoded"])
+    # the topics the decoder records (per topic, only those with a partition) are the partitions' topics
+    assert decoded.topics == _asg(v["decoded"]).topics == frozenset(tp.topic for tp in decoded.partitions)
+
+
+def test_assignment_topics_skip_a_topic_sent_without_partitions():
+    data = encode_assignment(Assignment([TopicPartition("a", 0)]))
+    # a second topic entry with an empty partition array: [2 topics] "a" [0] "b" []
+    empty_b = data[:2] + (2).to_bytes(4, "big") + data[6:-4] + b"\x00\x01b" + (0).to_bytes(4, "big") + data[-4:]
+    decoded = decode_assignment(empty_b)
+    assert decoded.partitions == (TopicPartition("a", 0),)
+    assert decoded.topics == frozenset({"a"}) == Assignment(decoded.partitions).topics
 
 
 def test_forward_compatible_versions():

@@ -119,7 +119,7 @@ def test_shipped_examples_are_valid_and_documented():
     names = example_names()
     assert {"rolling-restart", "rolling-restart-static", "scale-out", "crash-session-10s", "crash-session-45s",
             "partitions-added"} <= set(names)
-    readme = (EXAMPLES_DIR.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     for name in names:
         data = json.loads((EXAMPLES_DIR / f"{name}.json").read_text())
         sc = parse_scenario(data)
