@@ -193,6 +193,7 @@ def _kafka_python_finish_pending_join() -> None:
         return getattr(self, "_join_task", None) is not None or shipped(self)
 
     need_rejoin.finishes_pending_join = True  # type: ignore[attr-defined]
+    need_rejoin.shipped = shipped  # type: ignore[attr-defined]
     ConsumerCoordinator.need_rejoin = need_rejoin  # type: ignore[method-assign]
 
 

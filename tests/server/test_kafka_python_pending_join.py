@@ -118,9 +118,8 @@ def test_shipped_kafka_python_strands_the_leader(scripted: tuple[Any, Hold, Hold
     """The defect itself (if this starts failing, kafka-python fixed it and the driver's workaround can go):
     after the answered round, polls never finish it; the member stays rebalancing, heartbeats off."""
     server, topic_metadata, second_sync = scripted
-    monkeypatch.setattr(ConsumerCoordinator, "need_rejoin", ConsumerCoordinator.need_rejoin)  # as shipped
-    if getattr(ConsumerCoordinator.need_rejoin, "finishes_pending_join", False):
-        pytest.skip("the workaround is already installed in this process")
+    current = ConsumerCoordinator.need_rejoin
+    monkeypatch.setattr(ConsumerCoordinator, "need_rejoin", getattr(current, "shipped", current))  # as shipped
     consumer = strand_the_leader(server, topic_metadata, second_sync, "strand-shipped")
     try:
         coordinator = consumer._coordinator
