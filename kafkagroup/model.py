@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -353,16 +353,16 @@ def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, 
  E_GENERATION) = range(1, 13)
 
 
-class BuildErrorNames:
+class BuildErrorNames(Protocol):
     """What :func:`build_error_text` asks a front end about the indices in a native BuildError."""
 
-    def member(self, i: int) -> Any: raise NotImplementedError          # member id as sent (may be None)
-    def instance(self, i: int) -> Any: raise NotImplementedError
-    def topics(self, i: int) -> Any: raise NotImplementedError          # member i's topic list
-    def claim(self, e: int) -> tuple[Any, Any]: raise NotImplementedError  # owned entry e: (topic, partition)
-    def topic(self, row: int) -> Any: raise NotImplementedError         # metadata row: name
-    def count(self, row: int) -> int: raise NotImplementedError         # metadata row: partition count
-    def generation(self, i: int) -> Any: raise NotImplementedError
+    def member(self, i: int) -> Any: ...            # member id as sent (may be None)
+    def instance(self, i: int) -> Any: ...
+    def topics(self, i: int) -> Any: ...            # member i's topic list
+    def claim(self, e: int) -> tuple[Any, Any]: ...  # owned entry e: (topic, partition)
+    def topic(self, row: int) -> Any: ...           # metadata row: name
+    def count(self, row: int) -> int: ...           # metadata row: partition count
+    def generation(self, i: int) -> Any: ...
 
 
 def _claim_text(code: int, a: int, b: int, c: int, n: BuildErrorNames) -> str:
