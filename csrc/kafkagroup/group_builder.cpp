@@ -200,8 +200,8 @@ private:
 
 class Builder {
 public:
-    Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out)
-        : cat_(cat), in_(in), strict_(strict), out_(out) {}
+    Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out, bool sub_codes_valid)
+        : cat_(cat), in_(in), strict_(strict), out_(out), sub_codes_valid_(sub_codes_valid) {}
 
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;
@@ -290,7 +290,7 @@ private:
             if (in_.member_ids.is_null(m) || in_.member_ids.at(m).empty()) error(err, BuildErrorCode::kMemberIdMissing, m);
         for (int64_t m = m0; m < m1; ++m)
             if (!in_.sub_valid.empty() && !in_.sub_valid[m]) error(err, BuildErrorCode::kTopicsNull, m);
-        if (any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
+        if (!sub_codes_valid_ && any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
             for (int64_t m = m0; m < m1; ++m)
                 for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e)
                     if (sub_code_[e] < 0) error(err, BuildErrorCode::kTopicNameNull, m, e);
@@ -343,7 +343,7 @@ private:
         for (int64_t m = m0; m < m1; ++m) {
             // a member listing the codes of the member before it (most members of a group do) adds no
             // topic and repeats that member's verdict on a topic listed twice
-            if (m > m0 && same_subscription(m - 1, m)) continue;
+            if (m > m0 && (said_same(m) || same_subscription(m - 1, m))) continue;
             for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                 const int32_t c = sub_code_[e];
                 if (c < 0) continue;
@@ -392,7 +392,7 @@ private:
         for (int64_t m : order_) {
             out_.member_perm.push_back(m);
             const std::size_t at = out_.sub_topics.size();
-            if (prev >= 0 && same_subscription(prev, m)) {   // the previous member's output again
+            if (prev >= 0 && ((prev == m - 1 && said_same(m)) || same_subscription(prev, m))) {   // the previous member's output again
                 const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[out_.sub_offsets.size() - 2]);
                 out_.sub_topics.resize(at + (at - from));
                 std::copy(out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(from),
@@ -490,6 +490,9 @@ private:
         return low < 0;
     }
 
+    // The caller said member m lists the codes of member m - 1 (NamedGroups::sub_same).
+    bool said_same(int64_t m) const { return !in_.sub_same.empty() && in_.sub_same[m]; }
+
     // Members a and b list the same name codes in the same order.
     bool same_subscription(int64_t a, int64_t b) const {
         const int64_t a0 = in_.sub_offsets[a], n = in_.sub_offsets[a + 1] - a0, b0 = in_.sub_offsets[b];
@@ -511,6 +514,7 @@ private:
     const NamedGroups& in_;
     const bool strict_;
     BuiltGroups& out_;
+    const bool sub_codes_valid_;   // every sub_names entry is a dictionary code >= 0 (checked in build_groups)
     BatchNames names_;
     std::vector<int32_t> sub_store_, own_store_, local_, rack_local_;
     View<int32_t> sub_code_, own_code_;
@@ -538,13 +542,19 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
     if (!in.instance_ids.offsets.empty()) check_strings(in.instance_ids, M, "instance_ids");
     check_csr(in.sub_offsets, M, in.sub_names.size(), "sub_offsets");
     if (!in.sub_valid.empty() && in.sub_valid.size != M) fail("sub_valid: expected one byte per member");
+    if (!in.sub_same.empty() && in.sub_same.size != M) fail("sub_same: expected one byte per member");
+    // Returns whether every code is >= 0 (no null entry): the builder then skips looking for nulls.
     auto check_names = [](const NameColumn& c, const char* what) {
         check_strings(c.strings, c.strings.size(), what);
-        int32_t high = -1;   // a max reduction, then one test: this scan runs over every entry
-        for (int32_t k : c.codes) high = std::max(high, k);
+        int32_t high = -1, low = 0;   // min / max reductions, then one test: this scan runs over every entry
+        for (int32_t k : c.codes) {
+            high = std::max(high, k);
+            low = std::min(low, k);
+        }
         if (high >= static_cast<int64_t>(c.strings.size())) fail(std::string(what) + ": code past the dictionary");
+        return c.dictionary && c.strings.valid.empty() && low >= 0;
     };
-    check_names(in.sub_names, "sub_names");
+    const bool sub_codes_valid = check_names(in.sub_names, "sub_names");
     if (!in.owned_offsets.empty()) {
         check_csr(in.owned_offsets, M, in.owned_names.size(), "owned_offsets");
         check_names(in.owned_names, "owned_names");
@@ -561,7 +571,7 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
             if (catalog.row_group(catalog.repeated_rows()[k]) < catalog.row_group(catalog.repeated_rows()[k - 1]))
                 fail("per-group topic rows must be grouped in ascending group order");
     BuiltGroups out;
-    Builder(catalog, in, strict, out).run();
+    Builder(catalog, in, strict, out, sub_codes_valid).run();
     return out;
 }
 

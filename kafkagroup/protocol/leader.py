@@ -59,7 +59,7 @@ from kafkagroup.errors import InvalidGroupError, InvariantError
 from kafkagroup.engine import MAX_PARTITIONS, as_index_array
 from kafkagroup.model import (E_DUPLICATE_MEMBER, E_MEMBER_ID, E_SHARED_INSTANCE, CompactGroup, Member, TopicSpec,
                               _offsets, build_error_text, check_claim, java_string_key, normalize_member,
-                              topic_catalog, topic_specs, utf8_strings)
+                              topic_catalog, topic_specs)
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
 from kafkagroup.protocol.user_data import MemberDataRule, member_owned_and_generation
 
@@ -93,6 +93,11 @@ def _checked_members(members: Sequence[JoinedMember]) -> list[JoinedMember]:
     """The JoinGroup members' Python types (the group rules on their values are the builder's); an empty
     group.instance.id reads as None (a dynamic member), as Kafka reads it."""
     out = list(members)
+    if not set(map(type, out)) - {tuple} and not set(map(len, out)) - {3}:   # the common group, at C speed
+        ids, instances, blobs = zip(*out) if out else ((), (), ())
+        if (not set(map(type, ids)) - {str} and not set(map(type, blobs)) - {bytes}
+                and not set(map(type, instances)) - {str, type(None)} and "" not in instances):
+            return out
     for k, entry in enumerate(out):
         if not isinstance(entry, tuple) or len(entry) != 3:
             raise InvalidGroupError(f"expected (member_id, group_instance_id, metadata) tuples, got {entry!r}")
@@ -172,102 +177,135 @@ class _LeaderNames:
         return None
 
 
-def _build(catalog: Any, ids: tuple, instances: tuple | None, sub_offsets: np.ndarray, sub_names: tuple,
-           owned_offsets: np.ndarray | None = None, owned_names: tuple | None = None,
-           owned_partition: np.ndarray | None = None, member_rack: np.ndarray | None = None, *,
-           strict: bool, names: _LeaderNames) -> dict:
-    """One group through the native builder; its first error raised, worded as build_group words it."""
-    from kafkagroup import _core
-
-    built = _core.build_groups(catalog, np.array([0, sub_offsets.shape[0] - 1], dtype=np.int64), ids, instances,
-                               sub_offsets, None, sub_names, owned_offsets, owned_names, owned_partition, None, None,
-                               member_rack, strict)
-    if built["errors"]:
-        _, code, a, b, c = built["errors"][0]
-        raise InvalidGroupError(build_error_text(code, a, b, c, names))
-    return built
-
-
 def _decode_group_native(entries: list[JoinedMember], specs: Mapping[str, tuple[int, Any]], rule: MemberDataRule,
                          strict: bool) -> CompactGroup:
     from kafkagroup.batch import USES_MEMBER_RACK, USES_REPLICA_RACKS
 
-    catalog, rack_code = topic_catalog(specs)
+    catalog, rack_code = _catalog(specs)
     m = len(entries)
-    # 1. ids: MemberInfo order and its errors, before any byte is read (the bytes are parsed in that order)
+    ids = [e[0] for e in entries]
     instances = [e[1] for e in entries]
-    any_static = any(i is not None for i in instances)
-    names = _LeaderNames([e[0] for e in entries], instances, specs)
-    built = _build(catalog, utf8_strings(names.ids), utf8_strings(instances) if any_static else None,
-                   np.zeros(m + 1, dtype=np.int64), _NO_NAMES, strict=strict, names=names)
-    ordered = [entries[i] for i in built["member_perm"].tolist()]
-    names.ids = ids = [e[0] for e in ordered]
-    names.instances = instances = [e[1] for e in ordered]
-    id_strings = utf8_strings(ids)
-    instance_strings = utf8_strings(instances) if any_static else None
-
+    names = _LeaderNames(ids, instances, specs)
+    id_strings = _codec.utf8_strings(ids)
+    instance_strings = _codec.utf8_strings(instances) if instances.count(None) != m else None
     decoder = _take_decoder()
     try:
-        # 2. subscribed names -> the group's topics and subscriptions (the bytes' own errors come first)
-        head = decoder.parse_topics(ids, [e[2] for e in ordered], int(rule), strict)
+        # 1. version, topics, user data of every member (JoinGroup order), then the builder: ids (MemberInfo
+        #    order and its errors, which come before the bytes' own), the group's topics and subscriptions
+        head = decoder.parse_topics(ids, [e[2] for e in entries], int(rule), strict)
         names.names, names.sub_offsets, names.sub_codes = head["names"], head["sub_offsets"], head["sub_codes"]
-        sub_names = (*head["dictionary"], None, head["sub_codes"])
-        plan, refusal = None, None
-        if head["complete"]:
-            try:
-                plan = _build(catalog, id_strings, instance_strings, head["sub_offsets"], sub_names,
-                              strict=strict, names=names)
-            except InvalidGroupError as exc:
-                refusal = exc
-        codes = head["sub_codes"][plan["topic_entries"]] if plan is not None else None
-        tail = decoder.parse_claims(None if plan is None else plan["partition_count"], codes)
+        if not head["complete"]:
+            decoder.release()   # a malformed member: find the first in MemberInfo order, after the id errors
+            return _first_malformed(decoder, catalog, entries, id_strings, instance_strings, names, rule, strict)
+        plan = _core().build_groups(catalog, np.array([0, m], dtype=np.int64), id_strings, instance_strings,
+                                    head["sub_offsets"], None, (*head["dictionary"], None, head["sub_codes"]),
+                                    None, None, None, None, None, None, strict, head["sub_same"])
+        refusal = _refusal(plan, names)
+        if refusal is not None and refusal[0] in _ID_ERRORS:
+            raise InvalidGroupError(refusal[1])
+        order = plan["member_perm"]
+        codes = head["sub_codes"][plan["topic_entries"]]
+        # 2. the rest of every member in MemberInfo order, claims placed with the builder's layout
+        tail = decoder.parse_claims(None if refusal else plan["partition_count"], None if refusal else codes, order)
         if refusal is not None:
-            raise refusal
+            raise InvalidGroupError(refusal[1])
         topics = [head["names"][c] for c in codes.tolist()]
-        unknown = [head["names"][c] for c in head["sub_codes"][plan["unknown_entries"]].tolist()]
-
-        # 3. claims the layout did not place, and racks: the builder again, only when there are any
         group = CompactGroup(
-            topics=topics, members=ids, racks=[None], partition_count=plan["partition_count"],
-            topic_base=_offsets(plan["partition_count"].tolist(), len(topics)),
+            topics=topics, members=[ids[i] for i in order.tolist()], racks=[None],
+            partition_count=plan["partition_count"], topic_base=_offsets(plan["partition_count"].tolist(), len(topics)),
             sub_offsets=plan["sub_offsets"], sub_topics=plan["sub_topics"],
             owned_offsets=tail["owned_offsets"], owned_partitions=tail["owned_partitions"],
-            generation=tail["generation"], unknown_topics=unknown, dropped_claims=0)
+            generation=tail["generation"], dropped_claims=0,
+            unknown_topics=[head["names"][c] for c in head["sub_codes"][plan["unknown_entries"]].tolist()])
+
+        # 3. claims the layout did not place, and racks: the builder again, only when there are any
         others = tail["others"]
         replica = any(specs[t][1] is not None for t in topics)
-        if others is not None or tail["member_rack"] is not None or replica:
-            names.names, names.others = tail["names"], others
-            dictionary = tail["dictionary"] if others is not None else head["dictionary"]
-            member_rack = None
-            if tail["member_rack"] is not None:
-                remap = np.array([rack_code.setdefault(r, len(rack_code)) for r in tail["rack_names"]] + [-1],
-                                 dtype=np.int32)
-                member_rack = remap[tail["member_rack"]]
-            owned_offsets = owned_names = owned_partition = None
-            if others is not None:
-                owned_offsets = _offsets(np.bincount(others[0], minlength=m).tolist(), m)
-                owned_names, owned_partition = (*dictionary, None, others[1]), others[2]
-            final = _build(catalog, id_strings, instance_strings,
-                           head["sub_offsets"] if replica else np.zeros(m + 1, dtype=np.int64),
-                           (*dictionary, None, head["sub_codes"]) if replica else _NO_NAMES,
-                           owned_offsets, owned_names, owned_partition, member_rack, strict=strict, names=names)
-            if final["owned_partitions"].size:
-                raise InvariantError("the group builder kept a claim outside its own layout")
-            group.dropped_claims = int(final["dropped_claims"][0])
-            if group.owned_offsets is None and others is not None:   # every claim was dropped
-                group.owned_offsets = np.zeros(m + 1, dtype=np.int64)
-                group.owned_partitions = np.zeros(0, dtype=np.int32)
-            rack_names = list(rack_code)
-            group.racks += [rack_names[c] for c in final["rack_codes"].tolist()]
-            inputs = int(final["group_inputs"][0])
-            if inputs & USES_MEMBER_RACK:
-                group.member_rack = final["member_rack"]
-            if inputs & USES_REPLICA_RACKS:
-                group.replica_offsets, group.replica_racks = final["replica_offsets"], final["replica_racks"]
+        if others is None and tail["member_rack"] is None and not replica:
+            return group
+        dictionary = tail["dictionary"] if others is not None else head["dictionary"]
+        member_rack = owned_offsets = owned_names = owned_partition = None
+        if tail["member_rack"] is not None:   # MemberInfo order -> rows; rack names -> the catalog's codes
+            remap = np.array([rack_code.setdefault(r, len(rack_code)) for r in tail["rack_names"]] + [-1], dtype=np.int32)
+            member_rack = np.empty(m, dtype=np.int32)
+            member_rack[order] = remap[tail["member_rack"]]
+        if others is not None:   # by member row, each member's in wire order
+            by_row = np.argsort(others[0], kind="stable")
+            names.names = tail["names"]
+            names.others = tuple(x[by_row] for x in others)
+            owned_offsets = _offsets(np.bincount(others[0], minlength=m).tolist(), m)
+            owned_names, owned_partition = (*dictionary, None, names.others[1]), names.others[2]
+        final = _core().build_groups(
+            catalog, np.array([0, m], dtype=np.int64), id_strings, instance_strings,
+            head["sub_offsets"] if replica else np.zeros(m + 1, dtype=np.int64), None,
+            (*dictionary, None, head["sub_codes"]) if replica else _NO_NAMES,
+            owned_offsets, owned_names, owned_partition, None, None, member_rack, strict)
+        refusal = _refusal(final, names)
+        if refusal is not None:
+            raise InvalidGroupError(refusal[1])
+        if final["owned_partitions"].size:
+            raise InvariantError("the group builder kept a claim outside its own layout")
+        group.dropped_claims = int(final["dropped_claims"][0])
+        rack_names = list(rack_code)
+        group.racks += [rack_names[c] for c in final["rack_codes"].tolist()]
+        inputs = int(final["group_inputs"][0])
+        if inputs & USES_MEMBER_RACK:
+            group.member_rack = final["member_rack"]
+        if inputs & USES_REPLICA_RACKS:
+            group.replica_offsets, group.replica_racks = final["replica_offsets"], final["replica_racks"]
         return group
     finally:
         decoder.release()
         _give_back(decoder)
+
+
+_ID_ERRORS = (E_MEMBER_ID, E_SHARED_INSTANCE, E_DUPLICATE_MEMBER)
+
+
+def _refusal(built: dict, names: _LeaderNames) -> tuple[int, str] | None:
+    """The builder's first error as (code, message), worded as build_group words it, or None."""
+    if not built["errors"]:
+        return None
+    _, code, a, b, c = built["errors"][0]
+    return code, build_error_text(code, a, b, c, names)
+
+
+def _first_malformed(decoder: Any, catalog: Any, entries: list[JoinedMember], id_strings: tuple,
+                     instance_strings: tuple | None, names: _LeaderNames, rule: MemberDataRule, strict: bool) -> Any:
+    """A member's bytes are malformed: raise the id errors, else the first malformed member in MemberInfo
+    order (the members are parsed again in that order; an error path)."""
+    m = len(entries)
+    ids_only = _core().build_groups(catalog, np.array([0, m], dtype=np.int64), id_strings, instance_strings,
+                                    np.zeros(m + 1, dtype=np.int64), None, _NO_NAMES, None, None, None, None, None,
+                                    None, strict)
+    refusal = _refusal(ids_only, names)
+    if refusal is not None:
+        raise InvalidGroupError(refusal[1])
+    ordered = [entries[i] for i in ids_only["member_perm"].tolist()]
+    decoder.parse_topics([e[0] for e in ordered], [e[2] for e in ordered], int(rule), strict)
+    decoder.parse_claims(None, None)   # raises
+    raise InvariantError("a member's bytes failed to parse once but not twice")  # pragma: no cover
+
+
+def _core() -> Any:
+    from kafkagroup import _core
+    return _core
+
+
+# The catalog of the last metadata seen (a leader sees the same topics rebalance after rebalance): a
+# TopicCatalog is immutable once built, so callers may share it.
+_LAST_CATALOG: list = [None, None]
+
+
+def _catalog(specs: Mapping[str, tuple[int, Any]]) -> tuple[Any, dict[str, int]]:
+    if any(racks is not None for _, racks in specs.values()):
+        return topic_catalog(specs)   # replica racks: not compared, built each time
+    key = tuple((t, c) for t, (c, _) in specs.items())
+    last_key, last = _LAST_CATALOG
+    if key != last_key:
+        last = topic_catalog(specs)[0]
+        _LAST_CATALOG[:] = [key, last]
+    return last, {}
 
 
 # Decoders keep their buffers between calls (a leader decodes every rebalance); a small pool gives each

@@ -6,8 +6,7 @@
 # Java order, which claims are kept, dropped or refused, topics listed twice, the partition bound,
 # rack numbering -- are the builder's; kafkagroup.protocol.leader calls it between the two phases:
 #
-# - parse_topics (phase 1), members in the MemberInfo order the builder gave: version, topic names,
-#   user data. Names become interned codes (a dictionary of distinct names). Java members send their
+# - parse_topics (phase 1), members in the order given: version, topic names, user data. Names become interned codes (a dictionary of distinct names). Java members send their
 #   topic list sorted, so most members of a group send the same bytes: a member whose topic array
 #   (count and bytes) equals the previous member's gets its codes copied after one memcmp; otherwise
 #   each name is matched against a hint (the previous member's list at a cursor advanced as in a merge)
@@ -16,7 +15,8 @@
 # - parse_claims (phase 2), after the builder laid out the group's topics: owned partitions or sticky
 #   previous_assignment, generation, rack. The builder's layout is a table per code: the partition count
 #   while the code is a topic of the group (0 otherwise) and the group id of its partition 0; a claim
-#   p < count is written straight as base + p (the builder's own definition of a kept claim), anything
+#   p < count is written straight as base + p (the builder's own definition of a kept claim), members
+#   in the MemberInfo order the builder gave, anything
 #   else goes to a short list of other claims that the builder classifies (dropped, or refused when
 #   strict). Each claim topic is compared, length prefix included, with the member's own subscription
 #   entry at a cursor (claims are a sorted subset of the sorted subscription); a group claiming one
@@ -71,8 +71,8 @@ cdef class GroupDecoder:
     (one group at a time per instance, parse_topics -> parse_claims -> release:
     kafkagroup.protocol.leader keeps a pool).
 
-    Errors keep the single-pass order: the first malformed member in MemberInfo order (a phase-1
-    failure of member f is raised by parse_claims after it has checked the members before f)."""
+    Errors keep the single-pass order when both phases run in one order: the first malformed member (a
+    phase-1 failure of member f is raised by parse_claims after it has checked the members before f)."""
     cdef _Interner topics
     cdef _Interner racks
     cdef I32Vec sub_ids       # interned topic codes, all members concatenated (wire order)
@@ -384,7 +384,7 @@ cdef class GroupDecoder:
         return True
 
     cdef int rest(self, Py_ssize_t m, list member_ids, const uint8_t* p, Py_ssize_t n,
-                  Py_ssize_t sub_start, Py_ssize_t sub_end, bint record,
+                  Py_ssize_t sub_start, Py_ssize_t sub_end, bint same, bint record,
                   int32_t* generation, int32_t* rack_out) except -1:
         cdef Cur c
         cdef Err e
@@ -397,7 +397,7 @@ cdef class GroupDecoder:
         c.n = n
         c.pos = st.rest
         vec_reserve(&self.owned, self.owned.size + n // 4)   # a partition takes 4 bytes
-        self.prepare_expect(sub_start, sub_end, st.same_topics)
+        self.prepare_expect(sub_start, sub_end, same)
         if st.version >= 1:
             ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, m, record and self.mode != MODE_STICKY)
         if ok and st.version >= 2:
@@ -445,7 +445,8 @@ cdef class GroupDecoder:
         ``names`` (the dictionary of distinct topic names, list of str), ``dictionary`` (the same as
         (offsets int64, UTF-8 bytes uint8), the builder's string layout), ``sub_offsets`` int64[M+1],
         ``sub_codes`` int32 (a view of the decoder's buffer, valid until release()) and ``complete``
-        (False when a member's bytes failed: parse_claims raises that error). ``mode`` says where
+        (False when a member's bytes failed: parse_claims raises that error), ``sub_same`` uint8[M] (1
+        where a member's topic bytes are the previous member's: the builder's NamedGroups::sub_same). ``mode`` says where
         claims come from (leader.member_data_rule)."""
         cdef Py_ssize_t m_count = len(blobs), m
         cdef bytes blob
@@ -478,6 +479,8 @@ cdef class GroupDecoder:
             self.state_cap = m_count
         sub_end_arr = np.zeros(m_count + 1, dtype=np.int64)
         cdef cnp.int64_t[::1] sub_end = sub_end_arr
+        same_arr = np.zeros(m_count, dtype=np.uint8)
+        cdef cnp.uint8_t[::1] same = same_arr
         self.failed_at = m_count
         for m in range(m_count):
             blob = <bytes> blobs[m]
@@ -485,6 +488,7 @@ cdef class GroupDecoder:
                 self.failed_at = m
                 break
             sub_end[m + 1] = self.sub_ids.size
+            same[m] = self.state[m].same_topics
         self.sub_end = sub_end_arr
         cdef Py_ssize_t n_sub = self.sub_ids.size
         return {
@@ -492,19 +496,22 @@ cdef class GroupDecoder:
             "dictionary": self.topics.dictionary(),
             "sub_offsets": sub_end_arr,
             "sub_codes": np.asarray(<int32_t[:n_sub]> self.sub_ids.data) if n_sub else np.zeros(0, np.int32),
+            "sub_same": same_arr,
             "complete": self.failed_at == m_count,
         }
 
-    def parse_claims(self, partition_count, codes):
-        """Phase 2, after parse_topics, with the builder's layout of the group's topics: ``codes``
-        int32[T] (the name code of each topic of the group, in the group's order) and
-        ``partition_count`` int32[T]; None when the group is refused anyway (the bytes are still
-        checked: their errors come first). Raises the first ProtocolError in member order. Returns
-        ``owned_offsets`` int64[M+1] and ``owned_partitions`` int32 (the claims placed, None when nobody
-        claims anything), ``others`` (member int64, code int32, partition int64 of the claims left to
-        the builder), ``generation`` int32[M] (None when all -1), ``member_rack`` int32[M] (-1 none;
-        codes into ``rack_names``, None when nobody has a rack), ``rack_names``, ``names`` and
-        ``dictionary`` (phase 2 may add names: claims on topics nobody subscribes to)."""
+    def parse_claims(self, partition_count, codes, order=None):
+        """Phase 2, after a complete parse_topics (or, to find a malformed member, after any), with the
+        builder's layout of the group's topics: ``codes`` int32[T] (the name code of each topic of the
+        group, in the group's order) and ``partition_count`` int32[T]; None when the group is refused
+        anyway (the bytes are still checked: their errors come first). ``order`` (int64[M], default the
+        parse order) is the order members are read and their results laid out in: MemberInfo order.
+        Raises the first ProtocolError in that order. Returns ``owned_offsets`` int64[M+1] and
+        ``owned_partitions`` int32 (the claims placed, None when nobody claims anything), ``others``
+        (member int64 -- the parse_topics index --, code int32, partition int64 of the claims left to
+        the builder, in ``order``), ``generation`` int32[M] (None when all -1), ``member_rack``
+        int32[M] (-1 none; codes into ``rack_names``, None when nobody has a rack), ``rack_names``,
+        ``names`` and ``dictionary`` (phase 2 may add names: claims on topics nobody subscribes to)."""
         if not self.busy or self.blobs is None:
             raise RuntimeError("parse_claims needs parse_topics first")
         cdef _Interner it = self.topics
@@ -514,6 +521,19 @@ cdef class GroupDecoder:
         cdef bint record = codes is not None and self.failed_at == m_count
         cdef cnp.int32_t[::1] code_view
         cdef cnp.int32_t[::1] count_view
+        cdef cnp.int64_t[::1] order_view
+        cdef cnp.uint8_t[::1] seen
+        cdef Py_ssize_t n_run = self.failed_at
+        if order is not None:
+            order_view = np.ascontiguousarray(order, dtype=np.int64)
+            if self.failed_at < m_count or order_view.shape[0] != m_count:
+                raise ValueError("an order needs a complete parse_topics and one entry per member")
+            seen_arr = np.zeros(m_count, dtype=np.uint8)
+            seen = seen_arr
+            for k in range(m_count):
+                if not 0 <= order_view[k] < m_count or seen[order_view[k]]:
+                    raise ValueError("order must be a permutation of the members")
+                seen[order_view[k]] = 1
         for k in range(it.n):
             it.limit[k] = 0
             it.base_of[k] = -1
@@ -539,16 +559,21 @@ cdef class GroupDecoder:
         own_off_arr = np.zeros(m_count + 1, dtype=np.int64)
         cdef cnp.int64_t[::1] own_off = own_off_arr
         cdef cnp.int64_t[::1] sub_end = self.sub_end
-        cdef bint any_claims = False, any_generation = False, any_rack = False
+        cdef bint any_claims = False, any_generation = False, any_rack = False, same
         cdef bytes blob
+        cdef Py_ssize_t j, prev = -2
         # members before a phase-1 failure are still checked: their errors come first
-        for m in range(self.failed_at):
-            blob = <bytes> self.blobs[m]
-            any_claims |= self.rest(m, self.member_ids, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob),
-                                    sub_end[m], sub_end[m + 1], record, &generation[m], &member_rack[m])
-            own_off[m + 1] = self.owned.size
-            any_generation |= generation[m] != -1
-            any_rack |= member_rack[m] >= 0
+        for k in range(n_run):
+            j = k if order is None else order_view[k]
+            blob = <bytes> self.blobs[j]
+            # its topic bytes equal those of the member parsed before it, which was read just before
+            same = self.state[j].same_topics and prev == j - 1
+            any_claims |= self.rest(j, self.member_ids, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob),
+                                    sub_end[j], sub_end[j + 1], same, record, &generation[k], &member_rack[k])
+            own_off[k + 1] = self.owned.size
+            any_generation |= generation[k] != -1
+            any_rack |= member_rack[k] >= 0
+            prev = j
         if self.failed_at < m_count:
             raise protocol_error(f"member {self.member_ids[self.failed_at]!r} subscription", &self.head_err)
         owned_arr = None

@@ -113,3 +113,51 @@ cdef class _Interner:
             memcpy(data + offsets[i], self.ptrs[i], self.lens[i])
             offsets[i + 1] = offsets[i] + self.lens[i]
         return offsets_arr, data_arr
+
+
+from cpython.unicode cimport PyUnicode_Check
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t* size) except NULL
+
+
+def utf8_strings(list values):
+    """kafkagroup.model.utf8_strings at C speed (the leader's member ids): str or None values -> the
+    builder's string layout (offsets int64[n+1], UTF-8 bytes uint8, valid uint8[n] or None). A str with
+    lone surrogates is encoded with surrogatepass, as model.utf8_strings does."""
+    cdef Py_ssize_t n = len(values), i, size, total = 0
+    cdef const char* data
+    cdef list encoded = [None] * n
+    cdef bint any_null = False
+    for i in range(n):
+        v = values[i]
+        if v is None:
+            any_null = True
+            continue
+        if not PyUnicode_Check(v):
+            raise TypeError(f"expected str or None, got {v!r}")
+        try:
+            PyUnicode_AsUTF8AndSize(v, &size)   # cached in the str object; free for ASCII
+        except UnicodeEncodeError:
+            encoded[i] = (<str> v).encode("utf-8", "surrogatepass")
+            size = len(encoded[i])
+        total += size
+    offsets_arr = np.empty(n + 1, dtype=np.int64)
+    cdef cnp.int64_t[::1] offsets = offsets_arr
+    data_arr = np.empty(total, dtype=np.uint8)
+    cdef char* out = <char*> cnp.PyArray_DATA(data_arr)
+    valid_arr = np.ones(n, dtype=np.uint8) if any_null else None
+    offsets[0] = 0
+    for i in range(n):
+        v = values[i]
+        size = 0
+        if v is None:
+            valid_arr[i] = 0
+        elif encoded[i] is not None:
+            size = PyBytes_GET_SIZE(encoded[i])
+            memcpy(out + offsets[i], PyBytes_AS_STRING(encoded[i]), size)
+        else:
+            data = PyUnicode_AsUTF8AndSize(v, &size)
+            memcpy(out + offsets[i], data, size)
+        offsets[i + 1] = offsets[i] + size
+    return offsets_arr, data_arr, valid_arr
