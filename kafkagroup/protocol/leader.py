@@ -57,7 +57,7 @@ import numpy as np
 
 from kafkagroup.errors import InvalidGroupError, InvariantError
 from kafkagroup.engine import MAX_PARTITIONS, as_index_array
-from kafkagroup.model import (E_DUPLICATE_MEMBER, E_MEMBER_ID, E_SHARED_INSTANCE, CompactGroup, Member, TopicSpec,
+from kafkagroup.model import (E_DUPLICATE_MEMBER, E_MEMBER_ID, E_SHARED_INSTANCE, E_TOPIC_TWICE, CompactGroup, Member, TopicSpec,
                               _offsets, build_error_text, check_claim, java_string_key, normalize_member,
                               topic_catalog, topic_specs)
 from kafkagroup.protocol.consumer_protocol import MAX_VERSION, decode_subscription
@@ -207,6 +207,13 @@ def _decode_group_native(entries: list[JoinedMember], specs: Mapping[str, tuple[
         codes = head["sub_codes"][plan["topic_entries"]]
         # 2. the rest of every member in MemberInfo order, claims placed with the builder's layout
         tail = decoder.parse_claims(None if refusal else plan["partition_count"], None if refusal else codes, order)
+        if refusal is not None and refusal[0] == E_TOPIC_TWICE:
+            # the builder names the first such member in its row order; the leader's rows are in JoinGroup
+            # order, its errors in MemberInfo order: ask again with the rows in that order (an error path)
+            refusal = _refusal(_core().build_groups(
+                catalog, np.array([0, m], dtype=np.int64), _codec.utf8_strings([ids[i] for i in order.tolist()]),
+                None if instance_strings is None else _codec.utf8_strings([instances[i] for i in order.tolist()]),
+                *_rows_in(order, names), strict), names)
         if refusal is not None:
             raise InvalidGroupError(refusal[1])
         topics = [head["names"][c] for c in codes.tolist()]
@@ -270,6 +277,24 @@ def _refusal(built: dict, names: _LeaderNames) -> tuple[int, str] | None:
     return code, build_error_text(code, a, b, c, names)
 
 
+def _rows_in(order: np.ndarray, names: _LeaderNames) -> tuple:
+    """build_groups' subscription arguments (sub_offsets .. member_rack) with the members' rows in ``order``;
+    ``names`` is switched to name rows in that order."""
+    lengths = np.diff(names.sub_offsets)[order]
+    offsets = _offsets(lengths.tolist(), len(lengths))
+    starts = names.sub_offsets[:-1][order]
+    codes = (np.concatenate([names.sub_codes[a:a + n] for a, n in zip(starts.tolist(), lengths.tolist())])
+             if len(lengths) else names.sub_codes[:0]).astype(np.int32)
+    names.ids = [names.ids[i] for i in order.tolist()]
+    names.instances = [names.instances[i] for i in order.tolist()]
+    names.sub_offsets, names.sub_codes = offsets, codes
+    return offsets, None, (*_dictionary(names.names), None, codes), None, None, None, None, None, None
+
+
+def _dictionary(strings: list[str]) -> tuple:
+    return _codec.utf8_strings(strings)[:2]
+
+
 def _first_malformed(decoder: Any, catalog: Any, entries: list[JoinedMember], id_strings: tuple,
                      instance_strings: tuple | None, names: _LeaderNames, rule: MemberDataRule, strict: bool) -> Any:
     """A member's bytes are malformed: raise the id errors, else the first malformed member in MemberInfo
@@ -293,19 +318,20 @@ def _core() -> Any:
 
 
 # The catalog of the last metadata seen (a leader sees the same topics rebalance after rebalance): a
-# TopicCatalog is immutable once built, so callers may share it.
-_LAST_CATALOG: list = [None, None]
+# TopicCatalog is immutable once built, so concurrent callers may share it; the pair is replaced whole.
+_last_catalog: tuple = ((), None)
 
 
 def _catalog(specs: Mapping[str, tuple[int, Any]]) -> tuple[Any, dict[str, int]]:
+    global _last_catalog
     if any(racks is not None for _, racks in specs.values()):
         return topic_catalog(specs)   # replica racks: not compared, built each time
     key = tuple((t, c) for t, (c, _) in specs.items())
-    last_key, last = _LAST_CATALOG
-    if key != last_key:
-        last = topic_catalog(specs)[0]
-        _LAST_CATALOG[:] = [key, last]
-    return last, {}
+    last_key, catalog = _last_catalog
+    if catalog is None or key != last_key:
+        catalog = topic_catalog(specs)[0]
+        _last_catalog = (key, catalog)
+    return catalog, {}
 
 
 # Decoders keep their buffers between calls (a leader decodes every rebalance); a small pool gives each
