@@ -40,14 +40,13 @@ Example::
 from __future__ import annotations
 
 import struct
-from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from kafkagroup.errors import ProtocolError
 from kafkagroup.protocol._wire import INT16_MAX, INT32_MAX, INT32_MIN, Reader, Writer
 from kafkagroup.java_order import java_string_key
-from kafkagroup.structs import TopicPartition
+from kafkagroup.structs import TopicPartition, topic_partitions
 
 __all__ = [
     "MAX_VERSION", "NO_GENERATION", "MAX_STRING_BYTES", "MAX_BYTES_LENGTH", "Subscription", "Assignment",
@@ -133,7 +132,12 @@ class Assignment:
     user_data: Optional[bytes] = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "partitions", tuple(TopicPartition(t, p) for t, p in self.partitions))
+        partitions = self.partitions
+        if type(partitions) in (tuple, list) and set(map(type, partitions)) <= _ONLY_TOPIC_PARTITIONS:
+            partitions = tuple(partitions)   # already TopicPartitions (an assignor's result): no second construction
+        else:
+            partitions = tuple(TopicPartition(t, p) for t, p in partitions)
+        object.__setattr__(self, "partitions", partitions)
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
 
     @property
@@ -199,9 +203,8 @@ def read_topic_partitions(reader: Reader, field: str,
     for i in range(count):
         topic = reader.string(f"{field}[{i}].topic")
         numbers = reader.int32_array(f"{field}[{i}].partitions")
-        # tuple.__new__ over zip/repeat builds the TopicPartitions in C loops (a member decodes every partition
-        # it is assigned, at every rebalance)
-        result.extend(map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), numbers)))
+        # a member decodes every partition it is assigned, at every rebalance: made in C loops
+        result.extend(topic_partitions(topic, numbers))
         if by_topic is not None and numbers:
             by_topic.append((topic, numbers))
     return result

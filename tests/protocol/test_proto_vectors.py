@@ -96,3 +96,17 @@ def test_vector_file_is_complete():
     # The suite must keep covering every vector the file holds.
     assert len(V["subscription"]) == 55 and len(V["assignment"]) == 30
     assert len(V["sticky_user_data"]) == 6 and len(V["cooperative_sticky_user_data"]) == 5
+
+
+def test_partition_lists_become_topic_partitions_once():
+    """Assignment and Subscription hold TopicPartitions whatever pairs they are given; a list of them is
+    taken as it is (an assignor's result), anything else is converted, and a mix converts the rest."""
+    TP = TopicPartition
+    own = [TP("b", 1), TP("a", 0)]
+    for value in (Assignment(own).partitions, Subscription(["a"], owned_partitions=own).owned_partitions):
+        assert value == tuple(own) and all(a is b for a, b in zip(value, own))
+    for given in ([("b", 1), ("a", 0)], [TP("b", 1), ("a", 0)], (["b", 1], ("a", 0)), iter([("b", 1), TP("a", 0)])):
+        value = Assignment(given).partitions
+        assert value == (TP("b", 1), TP("a", 0)) and all(type(tp) is TP for tp in value)
+    again = decode_assignment(encode_assignment(Assignment([("b", 1), ("a", 0), ("b", 0)])))
+    assert again.partitions == (TP("b", 1), TP("b", 0), TP("a", 0)) and all(type(tp) is TP for tp in again.partitions)
