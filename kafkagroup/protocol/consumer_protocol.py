@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from kafkagroup.errors import ProtocolError
 from kafkagroup.protocol._wire import INT16_MAX, INT32_MAX, INT32_MIN, Reader, Writer
@@ -112,12 +112,7 @@ class Subscription:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(self.topics))
-        owned = self.owned_partitions
-        if type(owned) in (tuple, list) and set(map(type, owned)) <= _ONLY_TOPIC_PARTITIONS:
-            owned = tuple(owned)   # already TopicPartitions (a member's own): no second construction
-        else:
-            owned = tuple(TopicPartition(t, p) for t, p in owned)
-        object.__setattr__(self, "owned_partitions", owned)
+        object.__setattr__(self, "owned_partitions", _as_topic_partitions(self.owned_partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolSubscription"))
 
 
@@ -132,12 +127,7 @@ class Assignment:
     user_data: Optional[bytes] = None
 
     def __post_init__(self) -> None:
-        partitions = self.partitions
-        if type(partitions) in (tuple, list) and set(map(type, partitions)) <= _ONLY_TOPIC_PARTITIONS:
-            partitions = tuple(partitions)   # already TopicPartitions (an assignor's result): no second construction
-        else:
-            partitions = tuple(TopicPartition(t, p) for t, p in partitions)
-        object.__setattr__(self, "partitions", partitions)
+        object.__setattr__(self, "partitions", _as_topic_partitions(self.partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
 
     @property
@@ -167,6 +157,15 @@ class Assignment:
         if by_topic is not None:
             object.__setattr__(assignment, "_by_topic", by_topic)
         return assignment
+
+
+def _as_topic_partitions(values: Iterable[Any]) -> tuple[TopicPartition, ...]:
+    """``values`` as a tuple of TopicPartitions.  A list or tuple of TopicPartitions (a member's own, an
+    assignor's result) is taken as it is, checked by one C-level pass over the types; anything else is built
+    pair by pair."""
+    if type(values) in (tuple, list) and set(map(type, values)) <= _ONLY_TOPIC_PARTITIONS:
+        return tuple(values)
+    return tuple(TopicPartition(t, p) for t, p in values)
 
 
 def _user_data(value: object, message: str) -> Optional[bytes]:
