@@ -135,3 +135,30 @@ def test_grid_judges_withholding_by_the_assignors_protocols():
     eager_view = check(group, split_owner(kafkagroup.assign_arrays("cooperative-sticky", **group.arrays()).owner,
                                           len(group.members)))
     assert not eager_view.valid and "unassigned" in eager_view.problem
+
+
+def test_a_cap_holds_when_its_first_alarm_is_lost():
+    """Python drops an exception raised inside a weakref / __del__ callback: here the peer swallows the first
+    alarm the same way, and the cap must still stop it (bounded busy loops: a failure ends, never hangs)."""
+    import time
+
+    from kafkagroup.bench.peers import _Timeout, capped
+
+    swallowed = []
+
+    def peer():
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            try:
+                while time.monotonic() < end:
+                    pass
+            except _Timeout:
+                if swallowed:
+                    raise
+                swallowed.append(1)   # the first alarm is lost, as in a weakref callback
+        return "ran to the end"
+
+    with pytest.raises(_Timeout):
+        capped(peer, 0.05)
+    assert swallowed == [1]
+    assert capped(lambda: 7, 0.05)[0] == 7   # no alarm outlives its call
