@@ -34,11 +34,14 @@ give identical results and identical error messages (the tests compare them).
 
 One statement of the rules: the native path parses with the Cython codec and leaves every rule to the
 native group builder (csrc/kafkagroup/group_builder.hpp, ``kafkagroup._core.build_groups``, the builder
-behind :func:`kafkagroup.build_group` and the Spark / fleet batches), in three steps: the members' ids
-(MemberInfo order, before any byte is read, so the bytes are parsed in that order), the subscribed
-names (the group's topics, in Java order, and its subscription arrays), then the claims the parser
-could not place with the builder's layout and the racks (only when there are any). Errors are worded by
-:func:`kafkagroup.model.build_error_text`, as build_group words them. The pure-Python twin
+behind :func:`kafkagroup.build_group` and the Spark / fleet batches). The parser reads every member's
+topics; the builder takes the ids and those names (MemberInfo order and the id errors, the group's
+topics in Java order, its subscription arrays, a topic listed twice, the partition bound) and lays the
+topics out; the parser reads the rest of every member in MemberInfo order and writes each claim on a
+partition of the group's topics straight into that layout; only when a claim was left over (a stale or
+invalid one), or there are racks, does the builder run again, to drop or refuse those claims and to
+number the racks. Errors are worded by :func:`kafkagroup.model.build_error_text`, as build_group words
+them. The pure-Python twin
 (:func:`reference_build_group`) states the rules again, as the test oracle.
 
 Speed and memory: the Cython decoders are pooled here (at most two, one per concurrent caller) and keep
@@ -147,7 +150,7 @@ _NO_NAMES = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8), None, np.
 
 class _LeaderNames:
     """build_error_text's view of a JoinGroup (model.BuildErrorNames): members by the builder's row
-    (MemberInfo order after the first step), topic names by code, the claims left to the builder."""
+    (JoinGroup order, or the order _rows_in sets), topic names by code, the claims left to the builder."""
 
     def __init__(self, ids: list[str], instances: list[str | None], specs: Mapping[str, tuple[int, Any]]) -> None:
         self.ids, self.instances, self.rows = ids, instances, list(specs.items())

@@ -178,8 +178,24 @@ def test_build_groups_same_arrays_whatever_the_name_encoding(drawn, rng):
                                    partition, None, np.asarray([m.generation for m in members], dtype=np.int64),
                                    None, drawn[0][2])
         results[way] = {k: (v if isinstance(v, list) else np.asarray(v).tolist()) for k, v in built.items()}
+    # sub_same: the front end says which members list the codes of the member before them (the codec
+    # knows it from the bytes); said or not, the arrays are the same
+    codes = subs["interned"][3]
+    lists = [codes[a:b].tolist() for a, b in zip(sub_offsets[:-1], sub_offsets[1:])]
+    firsts = set(member_offsets[:-1].tolist())
+    for way, same_flags in (("said", [int(m not in firsts and bool(lists[m]) and lists[m] == lists[m - 1])
+                                       for m in range(len(members))]),
+                            ("unsaid", [0] * len(members))):
+        built = _core.build_groups(catalog, member_offsets, utf8_strings([m.member_id for m in members]),
+                                   utf8_strings(instances), sub_offsets, None, subs["interned"], owned_offsets,
+                                   owned["interned"], partition, None,
+                                   np.asarray([m.generation for m in members], dtype=np.int64), None, drawn[0][2],
+                                   np.asarray(same_flags, dtype=np.uint8))
+        results[way] = {k: (v if isinstance(v, list) else np.asarray(v).tolist()) for k, v in built.items()}
     assert results["interned"] == results["strings"]
     assert results["remapped"] == results["strings"]
+    assert results["said"] == results["strings"]
+    assert results["unsaid"] == results["strings"]
 
 
 def test_members_repeating_the_previous_subscription_keep_every_verdict():
