@@ -304,18 +304,20 @@ private:
         order_.resize(static_cast<std::size_t>(m1 - m0));
         keys_.resize(order_.size());
         statics_.resize(order_.size());
-        bool any_static = false;
+        bool any_static = false, astral = false;
         for (int64_t m = m0; m < m1; ++m) {
             bool s = false;
             keys_[m - m0] = member_key(m, s);
             statics_[m - m0] = s;
             any_static |= s;
+            astral |= has_astral(keys_[m - m0]);
             order_[m - m0] = m;
         }
         std::stable_sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
             const bool sa = statics_[a - m0], sb = statics_[b - m0];
             if (sa != sb) return sa;
-            return java_compare(keys_[a - m0], keys_[b - m0]) < 0;
+            // without a character beyond U+FFFF, UTF-8 byte order is Java's (UTF-16) order
+            return (astral ? java_compare(keys_[a - m0], keys_[b - m0]) : keys_[a - m0].compare(keys_[b - m0])) < 0;
         });
         for (std::size_t k = 1; k < order_.size(); ++k) {
             const int64_t a = order_[k - 1], b = order_[k];
@@ -484,6 +486,13 @@ private:
         return has_replica_racks;
     }
 
+    // A character beyond U+FFFF: a 4-byte UTF-8 sequence, whose lead byte is 0xF0..0xF4.
+    static bool has_astral(std::string_view s) {
+        uint8_t high = 0;
+        for (char ch : s) high = std::max(high, static_cast<uint8_t>(ch));
+        return high >= 0xF0;
+    }
+
     static bool any_negative(const View<int32_t>& codes, int64_t from, int64_t to) {
         int32_t low = 0;
         for (int64_t e = from; e < to; ++e) low = std::min(low, codes[e]);
@@ -546,7 +555,17 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
     // Returns whether every code is >= 0 (no null entry): the builder then skips looking for nulls.
     auto check_names = [](const NameColumn& c, const char* what) {
         check_strings(c.strings, c.strings.size(), what);
-        int32_t high = -1, low = 0;   // min / max reductions, then one test: this scan runs over every entry
+        // This scan runs over every entry: first two branch-free OR reductions (they vectorize), which settle
+        // the common case -- no null (no negative code), none past the dictionary; then min / max otherwise.
+        const uint32_t size = static_cast<uint32_t>(std::min<std::size_t>(c.strings.size(), INT32_MAX));
+        int32_t signs = 0;
+        uint32_t past = 0;
+        for (int32_t k : c.codes) {
+            signs |= k;
+            past |= static_cast<uint32_t>(static_cast<uint32_t>(k) >= size);
+        }
+        if (signs >= 0 && !past) return c.dictionary && c.strings.valid.empty();
+        int32_t high = -1, low = 0;
         for (int32_t k : c.codes) {
             high = std::max(high, k);
             low = std::min(low, k);

@@ -370,13 +370,23 @@ cdef class GroupDecoder:
                     fail(e, E_ARRAY_SIZE, f_parts, g, start, count, <int64_t>count * 4, n - pos)
                 return False
             if record:   # limit is 0 for a code that is not a topic of the group
-                for k in range(count):
-                    part = be32(p + pos + 4 * k)
+                if count == 1:   # the common shape of a large group (one per topic)
+                    part = be32(p + pos)
                     if <uint32_t>part < limit:
                         w[0] = <int32_t>(base + part)
                         w += 1
                     else:
                         self.other_claim(m, t, part)
+                elif limit > 0:
+                    for k in range(count):
+                        part = be32(p + pos + 4 * k)
+                        w[0] = <int32_t>(base + part)
+                        w += <uint32_t>part < limit   # kept, or overwritten by the next write
+                        if <uint32_t>part >= limit:
+                            self.other_claim(m, t, part)
+                else:
+                    for k in range(count):
+                        self.other_claim(m, t, be32(p + pos + 4 * k))
             pos += 4 * <Py_ssize_t>count
             g += 1
         c.pos = pos
