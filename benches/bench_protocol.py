@@ -80,7 +80,9 @@ MALLOC_TRIM_THRESHOLD_ / MALLOC_TOP_PAD_; pytest-benchmark keeps the previous ro
 so it does not see it either.
 
 Repeatable instruction counts for one call: ``valgrind --tool=callgrind --toggle-collect=<the Cython
-wrapper symbol, e.g. __pyx_pw_10kafkagroup_6_codec_12GroupDecoder_5decode>`` on a script that decodes once.
+wrapper symbol, e.g. __pyx_pw_10kafkagroup_6_codec_12GroupDecoder_7parse_claims>`` on a script that decodes
+once, or the difference between scripts that decode 2 and 6 times (OPENBLAS_NUM_THREADS=1: idle BLAS
+threads spin and their instructions are counted).
 """
 from __future__ import annotations
 

@@ -183,7 +183,7 @@ public:
         storage.assign(column.size(), -1);
         for (std::size_t i = 0; i < storage.size(); ++i) {
             const int32_t k = column.codes[i];
-            if (k >= 0) storage[i] = dict[k];
+            if (k >= 0 && static_cast<std::size_t>(k) < D) storage[i] = dict[k];   // bounds: see sub_same
         }
         return View<int32_t>{storage.data(), storage.size()};
     }
@@ -403,7 +403,8 @@ private:
             } else {
                 for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                     const int32_t c = sub_code_[e];
-                    if (c >= 0 && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
+                    // a code is checked here too: a member said to repeat another's was not (sub_same)
+                    if (static_cast<std::size_t>(c) < local_.size() && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
                 }
             }
             prev = m;
@@ -552,31 +553,55 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
     check_csr(in.sub_offsets, M, in.sub_names.size(), "sub_offsets");
     if (!in.sub_valid.empty() && in.sub_valid.size != M) fail("sub_valid: expected one byte per member");
     if (!in.sub_same.empty() && in.sub_same.size != M) fail("sub_same: expected one byte per member");
-    // Returns whether every code is >= 0 (no null entry): the builder then skips looking for nulls.
-    auto check_names = [](const NameColumn& c, const char* what) {
+    // Codes past the dictionary are refused. Returns whether every code checked is >= 0 (no null entry):
+    // the builder then skips looking for nulls. `skip(e0)` says an entry range [e0, e1) need not be read
+    // (entries of a member the caller said repeats the previous member's: the builder never reads them).
+    auto check_names = [](const NameColumn& c, const char* what, auto&& ranges) {
         check_strings(c.strings, c.strings.size(), what);
-        // This scan runs over every entry: first two branch-free OR reductions (they vectorize), which settle
-        // the common case -- no null (no negative code), none past the dictionary; then min / max otherwise.
+        // first two branch-free OR reductions (they vectorize), which settle the common case -- no null (no
+        // negative code), none past the dictionary; then min / max otherwise
         const uint32_t size = static_cast<uint32_t>(std::min<std::size_t>(c.strings.size(), INT32_MAX));
         int32_t signs = 0;
         uint32_t past = 0;
-        for (int32_t k : c.codes) {
-            signs |= k;
-            past |= static_cast<uint32_t>(static_cast<uint32_t>(k) >= size);
-        }
+        ranges([&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                signs |= c.codes[e];
+                past |= static_cast<uint32_t>(static_cast<uint32_t>(c.codes[e]) >= size);
+            }
+        });
         if (signs >= 0 && !past) return c.dictionary && c.strings.valid.empty();
         int32_t high = -1, low = 0;
-        for (int32_t k : c.codes) {
-            high = std::max(high, k);
-            low = std::min(low, k);
-        }
+        ranges([&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                high = std::max(high, c.codes[e]);
+                low = std::min(low, c.codes[e]);
+            }
+        });
         if (high >= static_cast<int64_t>(c.strings.size())) fail(std::string(what) + ": code past the dictionary");
         return c.dictionary && c.strings.valid.empty() && low >= 0;
     };
-    const bool sub_codes_valid = check_names(in.sub_names, "sub_names");
+    auto every_entry = [](const NameColumn& c) {
+        return [&c](auto&& scan) { scan(0, static_cast<int64_t>(c.codes.size)); };
+    };
+    // Sub codes of a member said to repeat the previous member's (NamedGroups::sub_same) are never read
+    // (the builder copies that member's output), unless the dictionary is remapped (then each is read and
+    // bounds-checked in BatchNames) or the member opens its group: skip them.
+    const bool skip_said = !in.sub_same.empty() && in.sub_names.dictionary;
+    std::vector<uint8_t> opens;
+    if (skip_said) {
+        opens.assign(M, 0);
+        for (std::size_t g = 0; g < G; ++g)
+            if (in.member_offsets[g] < in.member_offsets[g + 1]) opens[static_cast<std::size_t>(in.member_offsets[g])] = 1;
+    }
+    const bool sub_codes_valid = skip_said
+        ? check_names(in.sub_names, "sub_names", [&](auto&& scan) {
+              for (std::size_t m = 0; m < M; ++m)
+                  if (!in.sub_same[m] || opens[m]) scan(in.sub_offsets[m], in.sub_offsets[m + 1]);
+          })
+        : check_names(in.sub_names, "sub_names", every_entry(in.sub_names));
     if (!in.owned_offsets.empty()) {
         check_csr(in.owned_offsets, M, in.owned_names.size(), "owned_offsets");
-        check_names(in.owned_names, "owned_names");
+        check_names(in.owned_names, "owned_names", every_entry(in.owned_names));
         if (in.owned_partition.size != in.owned_names.size()) fail("owned_partition: expected one per claim");
         if (!in.owned_partition_valid.empty() && in.owned_partition_valid.size != in.owned_names.size())
             fail("owned_partition_valid: expected one byte per claim");

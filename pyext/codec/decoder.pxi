@@ -77,7 +77,7 @@ cdef class GroupDecoder:
     cdef _Interner racks
     cdef I32Vec sub_ids       # interned topic codes, all members concatenated (wire order)
     cdef I32Vec owned         # group ids of claims placed here, all members concatenated
-    cdef I32Vec other_member  # claims left to the builder: member (MemberInfo position),
+    cdef I32Vec other_member  # claims left to the builder: member (parse_topics index),
     cdef I32Vec other_code    # topic code,
     cdef I32Vec other_part    # partition
     cdef MemberState* state
@@ -309,7 +309,7 @@ cdef class GroupDecoder:
                 if n - pos < head + 4 or not bytes_equal(x.single, p + pos, head):
                     break
                 part = be32(p + pos + head)
-                if <uint32_t>part >= x.limit:   # limit 0 outside the metadata
+                if <uint32_t>part >= x.limit:   # limit 0 outside the group's topics
                     break
                 if record:
                     w[0] = <int32_t>(x.base + part)
@@ -451,7 +451,7 @@ cdef class GroupDecoder:
     # ---- the calls
 
     def parse_topics(self, list member_ids, list blobs, int mode, bint strict):
-        """Phase 1 over the members (in MemberInfo order; ``blobs`` their metadata bytes): returns
+        """Phase 1 over the members (in the order given; ``blobs`` their metadata bytes): returns
         ``names`` (the dictionary of distinct topic names, list of str), ``dictionary`` (the same as
         (offsets int64, UTF-8 bytes uint8), the builder's string layout), ``sub_offsets`` int64[M+1],
         ``sub_codes`` int32 (a view of the decoder's buffer, valid until release()) and ``complete``
