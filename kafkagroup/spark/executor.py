@@ -31,7 +31,7 @@ from kafkagroup.batch import SKIP_GROUP, GroupBatch, run_group_batch
 from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
-from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch
+from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch, string_arg
 
 # ---------------------------------------------------------------------------------------------
 # output schemas (kafkagroup.spark.schema holds the matching Spark types)
@@ -247,19 +247,25 @@ def _gather(strings: pa.Array, rows: np.ndarray) -> pa.Array:
     return pc.take(strings, pa.array(rows), memory_pool=OUTPUT_POOL)
 
 
+def _string_column(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """A string array over native output buffers (no copy: Arrow keeps the numpy arrays alive)."""
+    return pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
 def assignment_columns(plan: BatchPlan, g0: int = 0, g1: int | None = None) -> list[pa.Array]:
     """group_id, member_id, topic, partition of every assigned partition of groups ``g0 .. g1-1``
-    (default: the whole batch), in (group, topic, partition) order."""
+    (default: the whole batch), in (group, topic, partition) order: one native pass over owner[] that
+    writes the Arrow buffers (csrc/kafkagroup/output_rows.hpp)."""
+    from kafkagroup import _core
+
     problems = plan.problems
     if g1 is None:
         g1 = problems.num_groups
-    p0 = int(problems.part_off[problems.topic_off[g0]])
-    p1 = int(problems.part_off[problems.topic_off[g1]])
-    parts = np.flatnonzero(plan.owner[p0:p1] >= 0) + p0
-    group_ids, topics, partitions, group = _partition_rows(problems, parts, g0, g1)
-    sorted_member = plan.owner[parts].astype(np.int64) + problems.member_off[group]
-    member_ids = _gather(problems.member_ids, problems.member_perm[sorted_member])
-    return [group_ids, member_ids, topics, partitions]
+    _, group_ids, member_ids, topics, partitions = _core.assignment_rows(
+        string_arg(problems.group_ids), string_arg(problems.member_ids), string_arg(problems.topic_names),
+        problems.member_off, problems.member_perm, problems.topic_off, problems.part_off, plan.owner, g0, g1)
+    return [_string_column(*group_ids), _string_column(*member_ids), _string_column(*topics),
+            pa.Array.from_buffers(pa.int32(), len(partitions), [None, pa.py_buffer(partitions)])]
 
 
 def assignment_batches_of(plan: BatchPlan) -> Iterator[pa.RecordBatch]:
