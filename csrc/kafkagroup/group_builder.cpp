@@ -106,11 +106,17 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
     for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offsets[k] - base;
     names_ = StringTable(K);
     if (per_group_) by_group_.reserve(K);
+    auto name_of = [&](std::size_t k) {
+        return std::string_view(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
+    };
+    std::vector<uint64_t> hashes(K);   // hashed first, inserted with the slot a few rows ahead prefetched
+    for (std::size_t k = 0; k < K; ++k) hashes[k] = hash_bytes(name_of(k));
+    constexpr std::size_t kAhead = 16;
     for (std::size_t k = 0; k < K; ++k) {
+        if (k + kAhead < K) names_.touch(hashes[k + kAhead]);
         if (rows.names.is_null(k) || count_[k] < 0) continue;   // the caller reports the row; it matches nothing
-        std::string_view name(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
         bool fresh_name = false;
-        const int32_t id = names_.insert(name, fresh_name);
+        const int32_t id = names_.insert_hashed(name_of(k), hashes[k], fresh_name);
         bool fresh = true;
         if (per_group_) {
             const uint64_t key = (static_cast<uint64_t>(group_[k]) << 32) | static_cast<uint32_t>(id);
@@ -130,6 +136,28 @@ int64_t TopicCatalog::find(int64_t group, std::string_view name) const {
     if (!per_group_) return row_of_name_[id];
     auto it = by_group_.find((static_cast<uint64_t>(group) << 32) | static_cast<uint32_t>(id));
     return it == by_group_.end() ? -1 : it->second;
+}
+
+void TopicCatalog::find_all(const std::vector<std::string_view>& names, int64_t* rows) const {
+    const std::size_t n = names.size();
+    if (per_group_) {
+        for (std::size_t i = 0; i < n; ++i) rows[i] = find(-1, names[i]);
+        return;
+    }
+    std::vector<uint64_t> hashes(n);
+    for (std::size_t i = 0; i < n; ++i) hashes[i] = hash_bytes(names[i]);
+    // three steps ahead of the lookup: its slot, then (slot cached) the key and row it names, then the key's bytes
+    constexpr std::size_t kSlot = 16, kKey = 8, kBytes = 4;
+    std::vector<int32_t> guess(n, -1);
+    for (std::size_t i = 0; i < std::min(n, kSlot); ++i) names_.touch(hashes[i]);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i + kSlot < n) names_.touch(hashes[i + kSlot]);
+        if (i + kKey < n && (guess[i + kKey] = names_.touch_key(hashes[i + kKey])) >= 0) prefetch(&row_of_name_[guess[i + kKey]]);
+        if (i + kBytes < n && guess[i + kBytes] >= 0) names_.touch_bytes(guess[i + kBytes]);
+        const int32_t id = names_.find_hashed(names[i], hashes[i]);
+        rows[i] = id < 0 ? -1 : row_of_name_[id];
+        if (id >= 0) prefetch(&count_[rows[i]]);   // read when the name's group is built
+    }
 }
 
 GroupBatch BuiltGroups::view() const {
@@ -189,6 +217,7 @@ public:
     }
     std::size_t size() const { return table_.size(); }
     std::string_view name(int32_t code) const { return table_.key(code); }
+    const std::vector<std::string_view>& keys() const { return table_.keys(); }
 
 private:
     int32_t code_of(std::string_view s) {
@@ -211,8 +240,7 @@ public:
         const std::size_t D = names_.size();
         row_.assign(D, -1);
         row_stamp_.assign(D, -1);
-        if (!cat_.per_group())
-            for (std::size_t d = 0; d < D; ++d) row_[d] = cat_.find(-1, names_.name(static_cast<int32_t>(d)));
+        if (!cat_.per_group()) cat_.find_all(names_.keys(), row_.data());
         topic_stamp_.assign(D, -1);
         local_.assign(D, -1);
         seen_.assign(D, -1);
