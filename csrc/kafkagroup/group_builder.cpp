@@ -61,6 +61,14 @@ uint32_t lead_unit(uint32_t c) { return c >= 0x10000 ? 0xD800 + ((c - 0x10000) >
 int java_compare(std::string_view a, std::string_view b) {
     const std::size_t n = std::min(a.size(), b.size());
     std::size_t i = 0;
+    // the first differing byte, 8 at a time (names of one group share long prefixes: "consumer-<group>-...")
+    while (i + 8 <= n) {
+        uint64_t wa, wb;
+        std::memcpy(&wa, a.data() + i, 8);
+        std::memcpy(&wb, b.data() + i, 8);
+        if (wa != wb) break;
+        i += 8;
+    }
     while (i < n && a[i] == b[i]) ++i;
     if (i == n) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
     // The strings agree up to byte i, so they agree up to the start of the code point holding it. UTF-8
@@ -191,11 +199,29 @@ public:
     // distinct non-null names whose dictionary index k is batch code k (the first dictionary column of a
     // batch holding distinct names, or a later one with the same names in the same order: what the
     // protocol codec and build_group send). Then the cost is one hash per distinct name, nothing per entry.
-    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage) {
+    // `lists` (CSR over the entries, e.g. members' subscriptions) lets a list whose names are byte for
+    // byte those of the list before it (every member of most groups subscribes alike) copy its codes
+    // instead of hashing them again.
+    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage, const View<int64_t>& lists = {}) {
         if (!column.dictionary) {
             storage.assign(column.size(), -1);
-            for (std::size_t i = 0; i < storage.size(); ++i)
-                if (!column.strings.is_null(i)) storage[i] = code_of(column.strings.at(i));
+            const StringColumn& s = column.strings;
+            auto hash_range = [&](std::size_t from, std::size_t to) {
+                for (std::size_t i = from; i < to; ++i)
+                    if (!s.is_null(i)) storage[i] = code_of(s.at(i));
+            };
+            if (lists.size < 2 || !s.valid.empty()) {
+                hash_range(0, storage.size());
+            } else {
+                for (std::size_t l = 0; l + 1 < lists.size; ++l) {
+                    const auto e0 = static_cast<std::size_t>(lists[l]), e1 = static_cast<std::size_t>(lists[l + 1]);
+                    if (l > 0 && same_names(s, static_cast<std::size_t>(lists[l - 1]), e0, e1))
+                        std::copy(storage.begin() + static_cast<std::ptrdiff_t>(lists[l - 1]),
+                                  storage.begin() + static_cast<std::ptrdiff_t>(e0), storage.begin() + static_cast<std::ptrdiff_t>(e0));
+                    else
+                        hash_range(e0, e1);
+                }
+            }
             return View<int32_t>{storage.data(), storage.size()};
         }
         // hash each distinct dictionary string once; map entries through one vector per dictionary entry
@@ -220,6 +246,14 @@ public:
     const std::vector<std::string_view>& keys() const { return table_.keys(); }
 
 private:
+    // Entries [a, b) and [b, c) (consecutive lists) hold the same strings: same lengths, same bytes.
+    static bool same_names(const StringColumn& s, std::size_t a, std::size_t b, std::size_t c) {
+        if (c - b != b - a || b == a) return false;
+        for (std::size_t k = 1; k <= b - a; ++k)
+            if (s.offsets[a + k] - s.offsets[a] != s.offsets[b + k] - s.offsets[b]) return false;
+        return std::memcmp(s.bytes.data + (s.offsets[a] - s.offsets[0]), s.bytes.data + (s.offsets[b] - s.offsets[0]),
+                           static_cast<std::size_t>(s.offsets[b] - s.offsets[a])) == 0;
+    }
     int32_t code_of(std::string_view s) {
         bool fresh = false;
         return table_.insert(s, fresh);
@@ -235,7 +269,7 @@ public:
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;
         const std::size_t M = static_cast<std::size_t>(in_.member_offsets[G]);
-        sub_code_ = names_.intern(in_.sub_names, sub_store_);
+        sub_code_ = names_.intern(in_.sub_names, sub_store_, in_.sub_offsets);
         own_code_ = names_.intern(in_.owned_names, own_store_);
         const std::size_t D = names_.size();
         row_.assign(D, -1);
