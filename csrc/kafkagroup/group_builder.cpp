@@ -206,22 +206,31 @@ public:
         if (!column.dictionary) {
             storage.assign(column.size(), -1);
             const StringColumn& s = column.strings;
-            auto hash_range = [&](std::size_t from, std::size_t to) {
-                for (std::size_t i = from; i < to; ++i)
-                    if (!s.is_null(i)) storage[i] = code_of(s.at(i));
-            };
+            // entries to hash (nulls and copied lists left out), hashed first, then inserted in entry order
+            // (codes are first-appearance order) with the slot a few entries ahead prefetched
+            pending_.clear();
+            copied_.clear();
             if (lists.size < 2 || !s.valid.empty()) {
-                hash_range(0, storage.size());
+                for (std::size_t i = 0; i < storage.size(); ++i)
+                    if (!s.is_null(i)) pending_.push_back(i);
             } else {
                 for (std::size_t l = 0; l + 1 < lists.size; ++l) {
                     const auto e0 = static_cast<std::size_t>(lists[l]), e1 = static_cast<std::size_t>(lists[l + 1]);
-                    if (l > 0 && same_names(s, static_cast<std::size_t>(lists[l - 1]), e0, e1))
-                        std::copy(storage.begin() + static_cast<std::ptrdiff_t>(lists[l - 1]),
-                                  storage.begin() + static_cast<std::ptrdiff_t>(e0), storage.begin() + static_cast<std::ptrdiff_t>(e0));
-                    else
-                        hash_range(e0, e1);
+                    if (l > 0 && same_names(s, static_cast<std::size_t>(lists[l - 1]), e0, e1)) copied_.push_back(l);
+                    else for (std::size_t i = e0; i < e1; ++i) pending_.push_back(i);
                 }
             }
+            hashes_.resize(pending_.size());
+            for (std::size_t j = 0; j < pending_.size(); ++j) hashes_[j] = hash_bytes(s.at(pending_[j]));
+            constexpr std::size_t kAhead = 8;
+            for (std::size_t j = 0; j < pending_.size(); ++j) {
+                if (j + kAhead < pending_.size()) table_.touch(hashes_[j + kAhead]);
+                bool fresh = false;
+                storage[pending_[j]] = table_.insert_hashed(s.at(pending_[j]), hashes_[j], fresh);
+            }
+            for (std::size_t l : copied_)   // ascending: the list before is final when it is copied
+                std::copy(storage.begin() + static_cast<std::ptrdiff_t>(lists[l - 1]),
+                          storage.begin() + static_cast<std::ptrdiff_t>(lists[l]), storage.begin() + static_cast<std::ptrdiff_t>(lists[l]));
             return View<int32_t>{storage.data(), storage.size()};
         }
         // hash each distinct dictionary string once; map entries through one vector per dictionary entry
@@ -259,6 +268,8 @@ private:
         return table_.insert(s, fresh);
     }
     StringTable table_{1024};
+    std::vector<std::size_t> pending_, copied_;
+    std::vector<uint64_t> hashes_;
 };
 
 class Builder {

@@ -281,9 +281,10 @@ def withheld_columns(plan: BatchPlan) -> list[pa.Array]:
 
 def _errors_column(errors: dict[int, str], num_groups: int) -> pa.Array:
     """One message or null per group, without a Python loop over the groups."""
+    if not errors:
+        return pa.nulls(num_groups, pa.string())
     column = np.full(num_groups, None, dtype=object)
-    if errors:
-        column[np.fromiter(errors, dtype=np.int64, count=len(errors))] = list(errors.values())
+    column[np.fromiter(errors, dtype=np.int64, count=len(errors))] = list(errors.values())
     return pa.array(column, pa.string())
 
 
@@ -295,7 +296,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     failed[list(plan.errors)] = True
     partitions = problems.part_off[problems.topic_off[1:]] - problems.part_off[problems.topic_off[:-1]]
     columns: dict[str, pa.Array] = {
-        "strategy": pa.array([strategy] * num_groups, pa.string()),
+        "strategy": pa.repeat(pa.scalar(strategy, pa.string()), num_groups),
         "members": pa.array(np.diff(problems.member_off).astype(np.int32)),
         "topics": pa.array(np.diff(problems.topic_off).astype(np.int32)),
         "partitions": pa.array(partitions.astype(np.int64)),
@@ -311,7 +312,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     # the engine says -1 for "no bound known": null, so that a Spark sum() skips it instead of adding -1
     columns["moved_lower_bound"] = pa.array(plan.metrics["moved_lower_bound"],
                                             mask=failed | (plan.metrics["moved_lower_bound"] < 0))
-    return [columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
+    return [columns[name] if columns[name].type == dtype else columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
 
 
 def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1
