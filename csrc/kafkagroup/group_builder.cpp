@@ -155,7 +155,7 @@ void TopicCatalog::find_all(const std::vector<std::string_view>& names, int64_t*
     std::vector<uint64_t> hashes(n);
     for (std::size_t i = 0; i < n; ++i) hashes[i] = hash_bytes(names[i]);
     // three steps ahead of the lookup: its slot, then (slot cached) the key and row it names, then the key's bytes
-    constexpr std::size_t kSlot = 16, kKey = 8, kBytes = 4;
+    constexpr std::size_t kSlot = 24, kKey = 12, kBytes = 6;
     std::vector<int32_t> guess(n, -1);
     for (std::size_t i = 0; i < std::min(n, kSlot); ++i) names_.touch(hashes[i]);
     for (std::size_t i = 0; i < n; ++i) {
