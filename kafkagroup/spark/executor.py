@@ -6,7 +6,8 @@ group (one pandas DataFrame each: 9-23 s for 10,000 groups in the issue); ``mapI
 nested group rows builds Python objects per member and partition (2.3-2.7x slower than mapInArrow on the
 same 1,000 groups here); ``mapInArrow`` hands us the Arrow list offsets and string buffers directly,
 so interning is a handful of numpy / pyarrow.compute calls per batch
-(:mod:`kafkagroup.spark.arrow_builder`) and the output columns are built the same way. Many groups
+(:mod:`kafkagroup.spark.arrow_builder`, the names hashed natively), and the assignment rows are written
+straight into Arrow's string buffers by one native pass (:func:`assignment_columns`). Many groups
 travel in one batch and are assigned by one native call (:mod:`kafkagroup.batch`, GIL released);
 no Python loop runs per group or per partition. Member rows arrive sorted by group_id and are regrouped here
 (:func:`group_batches`), which is cheaper than nesting them in the JVM.
@@ -234,7 +235,8 @@ def _partition_rows(problems: BatchProblems, parts: np.ndarray, g0: int = 0, g1:
             pa.array(partition, pa.int32()), group)
 
 
-# Output columns are allocated from the system allocator, not pyarrow's default (mimalloc in pyarrow 26):
+# Output columns gathered by pyarrow (the withheld rows; the assignment rows are allocated natively, by
+# malloc, i.e. the same system allocator) come from the system allocator, not pyarrow's default (mimalloc in pyarrow 26):
 # building and keeping millions of output rows through mimalloc measured ~2x the CPU of the same work
 # through the system pool (100,000 small groups, one thread: 31 vs 16 us per group, alternated runs); most
 # of the difference was the kernel zeroing fresh huge pages. Output buffers live long (until the caller
