@@ -29,10 +29,13 @@ void check_column(const StringColumn& s, const char* what) {
     if (static_cast<uint64_t>(s.offsets[n] - s.offsets[0]) > s.bytes.size) fail(std::string(what) + ": offsets run past the bytes");
 }
 
+[[noreturn]] void null_name(const char* what, int64_t group) {
+    throw std::logic_error(std::string("assignment_rows: group ") + std::to_string(group) + " assigns a partition but its " +
+                           what + " is null");
+}
+
 std::string_view name_at(const StringColumn& s, std::size_t i, const char* what, int64_t group) {
-    if (s.is_null(i))
-        throw std::logic_error(std::string("assignment_rows: group ") + std::to_string(group) + " assigns a partition but its " +
-                               what + " is null");
+    if (s.is_null(i)) null_name(what, group);
     return s.at(i);
 }
 
@@ -127,7 +130,7 @@ AssignmentRows assignment_rows(const BatchNamesView& in, View<int32_t> owner, in
                 if (static_cast<std::size_t>(o) >= members.size())
                     fail("owner[" + std::to_string(p) + "] = " + std::to_string(o) + " but group " + std::to_string(g) +
                          " has " + std::to_string(members.size()) + " members");
-                if (member_null[o]) name_at(in.member_ids, in.member_perm[in.member_offsets[g] + o], "member id", g);
+                if (member_null[o]) null_name("member id", g);
                 member_bytes += members[o].size();
                 ++topic_rows;
             }
@@ -149,18 +152,14 @@ AssignmentRows assignment_rows(const BatchNamesView& in, View<int32_t> owner, in
     int32_t* partition = out.partition.data.get();
     for (int64_t g = g0; g < g1; ++g) {
         load_members(g);
-        const int64_t t0 = in.topic_offsets[g], t1 = in.topic_offsets[g + 1];
-        std::string_view group_name;
-        bool named = false;
-        for (int64_t t = t0; t < t1; ++t) {
+        // (a null name's view is empty and never written: pass 1 found no row under it)
+        const std::string_view group_name = in.group_ids.at(static_cast<std::size_t>(g));
+        for (int64_t t = in.topic_offsets[g]; t < in.topic_offsets[g + 1]; ++t) {
             const int64_t p0 = in.part_offsets[t], p1 = in.part_offsets[t + 1];
-            std::string_view topic_name;
-            bool topic_named = false;
+            const std::string_view topic_name = in.topic_names.at(static_cast<std::size_t>(t));
             for (int64_t p = p0; p < p1; ++p) {
                 const int32_t o = owner[p];
                 if (o < 0) continue;
-                if (!named) { group_name = in.group_ids.at(g); named = true; }
-                if (!topic_named) { topic_name = in.topic_names.at(t); topic_named = true; }
                 group_col.put(group_name);
                 member_col.put(members[o]);
                 topic_col.put(topic_name);
