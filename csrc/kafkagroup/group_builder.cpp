@@ -114,6 +114,7 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
     for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offsets[k] - base;
     names_ = StringTable(K);
     if (per_group_) by_group_.reserve(K);
+    else row_of_name_.reserve(K);
     auto name_of = [&](std::size_t k) {
         return std::string_view(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
     };

@@ -52,7 +52,10 @@ inline void prefetch(const void* p) {
 
 class StringTable {
 public:
-    explicit StringTable(std::size_t expected = 16) { rehash(expected * 2 + 16); }
+    explicit StringTable(std::size_t expected = 16) {
+        rehash(expected * 2 + 16);
+        keys_.reserve(expected);   // no regrowth (copies, fresh pages) while the expected keys arrive
+    }
 
     // Id of `s`, or -1.
     int32_t find(std::string_view s) const { return find_hashed(s, hash_bytes(s)); }
