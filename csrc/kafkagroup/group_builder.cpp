@@ -61,6 +61,14 @@ uint32_t lead_unit(uint32_t c) { return c >= 0x10000 ? 0xD800 + ((c - 0x10000) >
 int java_compare(std::string_view a, std::string_view b) {
     const std::size_t n = std::min(a.size(), b.size());
     std::size_t i = 0;
+    // the first differing byte, 8 at a time (names of one group share long prefixes: "consumer-<group>-...")
+    while (i + 8 <= n) {
+        uint64_t wa, wb;
+        std::memcpy(&wa, a.data() + i, 8);
+        std::memcpy(&wb, b.data() + i, 8);
+        if (wa != wb) break;
+        i += 8;
+    }
     while (i < n && a[i] == b[i]) ++i;
     if (i == n) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
     // The strings agree up to byte i, so they agree up to the start of the code point holding it. UTF-8
@@ -106,11 +114,18 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
     for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offsets[k] - base;
     names_ = StringTable(K);
     if (per_group_) by_group_.reserve(K);
+    else row_of_name_.reserve(K);
+    auto name_of = [&](std::size_t k) {
+        return std::string_view(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
+    };
+    std::vector<uint64_t> hashes(K);   // hashed first, inserted with the slot a few rows ahead prefetched
+    for (std::size_t k = 0; k < K; ++k) hashes[k] = hash_bytes(name_of(k));
+    constexpr std::size_t kAhead = 16;
     for (std::size_t k = 0; k < K; ++k) {
+        if (k + kAhead < K) names_.touch(hashes[k + kAhead]);
         if (rows.names.is_null(k) || count_[k] < 0) continue;   // the caller reports the row; it matches nothing
-        std::string_view name(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
         bool fresh_name = false;
-        const int32_t id = names_.insert(name, fresh_name);
+        const int32_t id = names_.insert_hashed(name_of(k), hashes[k], fresh_name);
         bool fresh = true;
         if (per_group_) {
             const uint64_t key = (static_cast<uint64_t>(group_[k]) << 32) | static_cast<uint32_t>(id);
@@ -130,6 +145,28 @@ int64_t TopicCatalog::find(int64_t group, std::string_view name) const {
     if (!per_group_) return row_of_name_[id];
     auto it = by_group_.find((static_cast<uint64_t>(group) << 32) | static_cast<uint32_t>(id));
     return it == by_group_.end() ? -1 : it->second;
+}
+
+void TopicCatalog::find_all(const std::vector<std::string_view>& names, int64_t* rows) const {
+    const std::size_t n = names.size();
+    if (per_group_) {
+        for (std::size_t i = 0; i < n; ++i) rows[i] = find(-1, names[i]);
+        return;
+    }
+    std::vector<uint64_t> hashes(n);
+    for (std::size_t i = 0; i < n; ++i) hashes[i] = hash_bytes(names[i]);
+    // three steps ahead of the lookup: its slot, then (slot cached) the key and row it names, then the key's bytes
+    constexpr std::size_t kSlot = 24, kKey = 12, kBytes = 6;
+    std::vector<int32_t> guess(n, -1);
+    for (std::size_t i = 0; i < std::min(n, kSlot); ++i) names_.touch(hashes[i]);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i + kSlot < n) names_.touch(hashes[i + kSlot]);
+        if (i + kKey < n && (guess[i + kKey] = names_.touch_key(hashes[i + kKey])) >= 0) prefetch(&row_of_name_[guess[i + kKey]]);
+        if (i + kBytes < n && guess[i + kBytes] >= 0) names_.touch_bytes(guess[i + kBytes]);
+        const int32_t id = names_.find_hashed(names[i], hashes[i]);
+        rows[i] = id < 0 ? -1 : row_of_name_[id];
+        if (id >= 0) prefetch(&count_[rows[i]]);   // read when the name's group is built
+    }
 }
 
 GroupBatch BuiltGroups::view() const {
@@ -163,11 +200,38 @@ public:
     // distinct non-null names whose dictionary index k is batch code k (the first dictionary column of a
     // batch holding distinct names, or a later one with the same names in the same order: what the
     // protocol codec and build_group send). Then the cost is one hash per distinct name, nothing per entry.
-    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage) {
+    // `lists` (CSR over the entries, e.g. members' subscriptions) lets a list whose names are byte for
+    // byte those of the list before it (every member of most groups subscribes alike) copy its codes
+    // instead of hashing them again.
+    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage, const View<int64_t>& lists = {}) {
         if (!column.dictionary) {
             storage.assign(column.size(), -1);
-            for (std::size_t i = 0; i < storage.size(); ++i)
-                if (!column.strings.is_null(i)) storage[i] = code_of(column.strings.at(i));
+            const StringColumn& s = column.strings;
+            // entries to hash (nulls and copied lists left out), hashed first, then inserted in entry order
+            // (codes are first-appearance order) with the slot a few entries ahead prefetched
+            pending_.clear();
+            copied_.clear();
+            if (lists.size < 2 || !s.valid.empty()) {
+                for (std::size_t i = 0; i < storage.size(); ++i)
+                    if (!s.is_null(i)) pending_.push_back(i);
+            } else {
+                for (std::size_t l = 0; l + 1 < lists.size; ++l) {
+                    const auto e0 = static_cast<std::size_t>(lists[l]), e1 = static_cast<std::size_t>(lists[l + 1]);
+                    if (l > 0 && same_names(s, static_cast<std::size_t>(lists[l - 1]), e0, e1)) copied_.push_back(l);
+                    else for (std::size_t i = e0; i < e1; ++i) pending_.push_back(i);
+                }
+            }
+            hashes_.resize(pending_.size());
+            for (std::size_t j = 0; j < pending_.size(); ++j) hashes_[j] = hash_bytes(s.at(pending_[j]));
+            constexpr std::size_t kAhead = 8;
+            for (std::size_t j = 0; j < pending_.size(); ++j) {
+                if (j + kAhead < pending_.size()) table_.touch(hashes_[j + kAhead]);
+                bool fresh = false;
+                storage[pending_[j]] = table_.insert_hashed(s.at(pending_[j]), hashes_[j], fresh);
+            }
+            for (std::size_t l : copied_)   // ascending: the list before is final when it is copied
+                std::copy(storage.begin() + static_cast<std::ptrdiff_t>(lists[l - 1]),
+                          storage.begin() + static_cast<std::ptrdiff_t>(lists[l]), storage.begin() + static_cast<std::ptrdiff_t>(lists[l]));
             return View<int32_t>{storage.data(), storage.size()};
         }
         // hash each distinct dictionary string once; map entries through one vector per dictionary entry
@@ -189,13 +253,24 @@ public:
     }
     std::size_t size() const { return table_.size(); }
     std::string_view name(int32_t code) const { return table_.key(code); }
+    const std::vector<std::string_view>& keys() const { return table_.keys(); }
 
 private:
+    // Entries [a, b) and [b, c) (consecutive lists) hold the same strings: same lengths, same bytes.
+    static bool same_names(const StringColumn& s, std::size_t a, std::size_t b, std::size_t c) {
+        if (c - b != b - a || b == a) return false;
+        for (std::size_t k = 1; k <= b - a; ++k)
+            if (s.offsets[a + k] - s.offsets[a] != s.offsets[b + k] - s.offsets[b]) return false;
+        return std::memcmp(s.bytes.data + (s.offsets[a] - s.offsets[0]), s.bytes.data + (s.offsets[b] - s.offsets[0]),
+                           static_cast<std::size_t>(s.offsets[b] - s.offsets[a])) == 0;
+    }
     int32_t code_of(std::string_view s) {
         bool fresh = false;
         return table_.insert(s, fresh);
     }
     StringTable table_{1024};
+    std::vector<std::size_t> pending_, copied_;
+    std::vector<uint64_t> hashes_;
 };
 
 class Builder {
@@ -206,13 +281,12 @@ public:
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;
         const std::size_t M = static_cast<std::size_t>(in_.member_offsets[G]);
-        sub_code_ = names_.intern(in_.sub_names, sub_store_);
+        sub_code_ = names_.intern(in_.sub_names, sub_store_, in_.sub_offsets);
         own_code_ = names_.intern(in_.owned_names, own_store_);
         const std::size_t D = names_.size();
         row_.assign(D, -1);
         row_stamp_.assign(D, -1);
-        if (!cat_.per_group())
-            for (std::size_t d = 0; d < D; ++d) row_[d] = cat_.find(-1, names_.name(static_cast<int32_t>(d)));
+        if (!cat_.per_group()) cat_.find_all(names_.keys(), row_.data());
         topic_stamp_.assign(D, -1);
         local_.assign(D, -1);
         seen_.assign(D, -1);

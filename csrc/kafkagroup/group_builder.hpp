@@ -90,6 +90,9 @@ public:
     std::size_t size() const { return count_.size(); }
     // Row of `name` for group g (shared catalogs ignore g), or -1.
     int64_t find(int64_t group, std::string_view name) const;
+    // rows[i] = find(-1, names[i]) for every name, in one pass that overlaps the cache misses of
+    // consecutive lookups (a shared catalog of a whole fleet's topics does not fit the cache).
+    void find_all(const std::vector<std::string_view>& names, int64_t* rows) const;
     int64_t count(int64_t row) const { return count_[row]; }
     bool has_racks(int64_t row) const { return !has_racks_.empty() && has_racks_[row]; }
     bool any_racks() const { return any_racks_; }
