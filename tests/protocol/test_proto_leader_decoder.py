@@ -10,6 +10,7 @@ import pytest
 
 from kafkagroup.errors import InvalidGroupError, ProtocolError
 from kafkagroup.protocol import Subscription, encode_subscription, sticky_user_data
+from kafkagroup.protocol.codec_harness import decode_both
 from kafkagroup.protocol.leader import decode_group, native_available
 from kafkagroup.structs import TopicPartition
 
@@ -19,15 +20,7 @@ assert native_available(), "kafkagroup._codec is not built (run make build)"
 
 def _both(members, metadata, **kw):
     """(python outcome, native outcome): the group's fields, or the error type and message."""
-    out = []
-    for codec in ("python", "native"):
-        try:
-            group = decode_group(members, metadata, codec=codec, **kw)
-        except (ProtocolError, InvalidGroupError) as exc:
-            out.append((type(exc).__name__, str(exc)))
-        else:
-            out.append(("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()}))
-    return out
+    return decode_both(members, metadata, **kw)[:2]
 
 
 def _agree(members, metadata, **kw):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +17,7 @@ import kafkagroup
 from kafkagroup.errors import InvalidGroupError, ProtocolError
 from kafkagroup.model import Member, build_group
 from kafkagroup.protocol import Subscription, decode_subscription, encode_subscription
+from kafkagroup.protocol.codec_harness import decode_both, outcome
 from kafkagroup.protocol.leader import decode_group, native_available, reference_member_info_order
 from kafkagroup.structs import TopicPartition
 
@@ -30,11 +30,7 @@ RACKS = [None, "r1", "r2", "\U0001F600r"]
 
 
 def _outcome(fn):
-    try:
-        group = fn()
-    except (ProtocolError, InvalidGroupError) as exc:
-        return (type(exc).__name__, str(exc))
-    return ("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()})
+    return outcome(fn)[0]
 
 
 @st.composite
@@ -65,10 +61,7 @@ def _joined(members):
 def test_decode_build_group_and_twin_agree(case, strict, assignor):
     members, metadata, racks = case
     joined = _joined(members)
-    native = _outcome(lambda: decode_group(joined, metadata, assignor=assignor, strict=strict, partition_racks=racks,
-                                           codec="native"))
-    twin = _outcome(lambda: decode_group(joined, metadata, assignor=assignor, strict=strict, partition_racks=racks,
-                                         codec="python"))
+    twin, native, _ = decode_both(joined, metadata, assignor=assignor, strict=strict, partition_racks=racks)
     sent = [decode_subscription(blob) for _, _, blob in joined]   # what the members send (topics sorted)
     decoded = [Member(mid, tuple(sub.topics), tuple((tp.topic, tp.partition) for tp in sub.owned_partitions),
                       sub.generation_id, sub.rack_id, inst) for (mid, inst, _), sub in zip(joined, sent)]
