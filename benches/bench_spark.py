@@ -31,8 +31,10 @@ KAFKAGROUP_SPARK_ROUNDS the small-group rounds (default 5).
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -183,30 +185,32 @@ def test_spark_small_groups_vs_local_loop(benchmark, report, small, form):
                f"{fleet.groups.num_rows / statistics.median(local) * 1000:,.0f} groups/s")
 
 
-def _floor_batches(batches: Iterator[pa.RecordBatch], meta_source, options, token: int, computed
+def _floor_batches(batches: Iterator[pa.RecordBatch], meta_source, options, folder: str, computed
                    ) -> Iterator[pa.RecordBatch]:
     """The floor's mapInArrow: consume the input, emit this partition's precomputed plan batches.
 
-    They are computed by the real executor on the first visit of a worker to a partition and kept in
-    the worker process (workers are reused) under a module that outlives the task; `computed`
-    counts those visits, so that timed rounds can be checked to contain none."""
-    import types
-
+    They are computed by the real executor on the first visit to a partition and kept in an Arrow IPC
+    file in `folder` (read back memory-mapped: no copy, whichever worker runs the task); `computed`
+    counts the visits that computed, so that timed rounds can be checked to contain none."""
     from pyspark import TaskContext
 
     from kafkagroup.spark import executor
 
-    holder = sys.modules.setdefault("_kafkagroup_bench_floor", types.ModuleType("_kafkagroup_bench_floor"))
-    store = holder.__dict__.setdefault("outputs", {})
-    key = (token, TaskContext.get().partitionId())
-    if key not in store:
-        store.clear()   # one fleet at a time
-        store[key] = list(executor.plan_batches(batches, meta_source, options))
+    path = os.path.join(folder, f"part-{TaskContext.get().partitionId()}.arrow")
+    if not os.path.exists(path):
+        out = list(executor.plan_batches(batches, meta_source, options))
+        with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, executor.PLAN_ARROW_SCHEMA) as writer:
+            for b in out:
+                writer.write_batch(b)
+        os.replace(path + ".tmp", path)
         computed.add(1)
-    else:
-        for _ in batches:
-            pass
-    yield from store[key]
+        yield from out
+        return
+    for _ in batches:
+        pass
+    reader = pa.ipc.open_file(pa.memory_map(path))
+    for i in range(reader.num_record_batches):
+        yield reader.get_batch(i)
 
 
 @pytest.mark.parametrize("form", ["group rows"])
@@ -220,18 +224,13 @@ def test_spark_small_groups_floor(benchmark, report, spark, small, form):
     computed = spark.sparkContext.accumulator(0)
     meta = spark.sparkContext.broadcast(fleet.topics)
     options = executor.AssignOptions(strategy=STRATEGY)
-    body = functools.partial(_floor_batches, meta_source=meta, options=options, token=id(small), computed=computed)
+    folder = tempfile.mkdtemp(prefix="kafkagroup-bench-floor-")
+    body = functools.partial(_floor_batches, meta_source=meta, options=options, folder=folder, computed=computed)
 
     def run():
         small.groups.mapInArrow(body, schema.PLAN_SCHEMA).write.format("noop").mode("overwrite").save()
 
-    clean = 0
-    for _ in range(12):           # until both workers hold both partitions' output (two clean runs)
-        before = computed.value
-        run()
-        clean = clean + 1 if computed.value == before else 0
-        if clean == 2:
-            break
+    run()                         # computes and stores every partition's output
     settled = computed.value
     local: list[float] = []
     benchmark.pedantic(run, setup=lambda: local.append(_local_ms(fleet.groups, fleet.topics)), rounds=SMALL_ROUNDS,
@@ -242,6 +241,7 @@ def test_spark_small_groups_floor(benchmark, report, spark, small, form):
                f"{fleet.groups.num_rows:,} groups: {fleet.groups.num_rows / benchmark.stats.stats.median:,.0f} groups/s"
                + (f"; {recomputed} task(s) recomputed during timing" if recomputed else ""))
     meta.unpersist()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 # ---- execution paths on the subset (why mapInArrow)
