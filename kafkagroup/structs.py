@@ -1,7 +1,8 @@
 """Plain value types shared by every layer."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from itertools import repeat
+from typing import Iterable, Iterator, NamedTuple
 
 
 class TopicPartition(NamedTuple):
@@ -12,3 +13,9 @@ class TopicPartition(NamedTuple):
 
     def __repr__(self) -> str:  # C0: t0-1, as Kafka prints a TopicPartition
         return f"{self.topic}-{self.partition}"
+
+
+def topic_partitions(topic: str, partitions: Iterable[int]) -> Iterator[TopicPartition]:
+    """``TopicPartition(topic, p)`` for each ``p``, made in C loops (``tuple.__new__`` over zip/repeat, no
+    Python frame per partition): for decoders, whose partition numbers are ints already (no check here)."""
+    return map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), partitions))

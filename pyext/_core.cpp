@@ -14,6 +14,7 @@
 #include "kafkagroup/batch.hpp"
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/group_builder.hpp"
+#include "kafkagroup/output_rows.hpp"
 
 namespace py = pybind11;
 using namespace kafkagroup;
@@ -198,7 +199,8 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
                              const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
                              const std::optional<Array<uint8_t>>& owned_partition_valid,
                              const std::optional<Array<int64_t>>& generation,
-                             const std::optional<Array<int32_t>>& member_rack, bool strict) {
+                             const std::optional<Array<int32_t>>& member_rack, bool strict,
+                             const std::optional<Array<uint8_t>>& sub_same) {
     const StringsArg ids = StringsArg::from(member_ids, "member_ids", false);
     std::optional<StringsArg> instances;
     if (!instance_ids.is_none()) instances = StringsArg::from(instance_ids, "instance_ids", false);
@@ -211,6 +213,7 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     if (instances) in.instance_ids = instances->column("instance_ids");
     in.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
     in.sub_valid = view_of(sub_valid, "sub_valid");
+    in.sub_same = view_of(sub_same, "sub_same");
     in.sub_names = subs.names("sub_names");
     in.owned_offsets = view_of(owned_offsets, "owned_offsets");
     if (owned) in.owned_names = owned->names("owned_names");
@@ -267,11 +270,56 @@ void bind_group_builder(py::module_& m) {
           py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
           py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
           py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
+          py::arg("sub_same") = py::none(),
           "Names -> the GroupBatch arrays of many groups (csrc/kafkagroup/group_builder.hpp), GIL released.\n"
           "String columns are (offsets int64, bytes uint8, valid uint8 or None[, codes int32 or None]).\n"
+          "sub_same uint8[M] (optional): 1 where a member lists the codes of the member before it.\n"
           "Returns a dict of numpy arrays plus 'errors': [(group, code, a, b, c)].");
     m.def("java_compare", [](const std::string& a, const std::string& b) { return java_compare(a, b); },
           py::arg("a"), py::arg("b"), "Java's String.compareTo sign over two UTF-8 strings.");
+}
+
+// ---- assignment rows in Arrow's layout (csrc/kafkagroup/output_rows.hpp)
+
+// Hands an uninitialised-then-filled output buffer to numpy without a copy (numpy frees it).
+template <class T>
+py::array_t<T> out_array(OutBuffer<T>&& b) {
+    T* data = b.data.release();
+    py::capsule owner(data, [](void* p) { delete[] static_cast<T*>(p); });
+    return py::array_t<T>({static_cast<py::ssize_t>(b.size)}, {sizeof(T)}, data, owner);
+}
+
+py::tuple string_out(StringOut&& s) {
+    return py::make_tuple(out_array(std::move(s.offsets)), out_array(std::move(s.bytes)));
+}
+
+py::tuple assignment_rows_arrays(const py::object& group_ids, const py::object& member_ids, const py::object& topic_names,
+                                 const Array<int64_t>& member_offsets, const Array<int64_t>& member_perm,
+                                 const Array<int64_t>& topic_offsets, const Array<int64_t>& part_offsets,
+                                 const Array<int32_t>& owner, int64_t g0, int64_t g1) {
+    const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
+    const StringsArg members = StringsArg::from(member_ids, "member_ids", false);
+    const StringsArg topics = StringsArg::from(topic_names, "topic_names", false);
+    BatchNamesView in{groups.column("group_ids"), members.column("member_ids"), topics.column("topic_names"),
+                      view_of<int64_t>(member_offsets, "member_offsets"), view_of<int64_t>(member_perm, "member_perm"),
+                      view_of<int64_t>(topic_offsets, "topic_offsets"), view_of<int64_t>(part_offsets, "part_offsets")};
+    const View<int32_t> owners = view_of<int32_t>(owner, "owner");
+    AssignmentRows r;
+    {
+        py::gil_scoped_release release;
+        r = assignment_rows(in, owners, g0, g1);
+    }
+    return py::make_tuple(r.rows, string_out(std::move(r.group_id)), string_out(std::move(r.member_id)),
+                          string_out(std::move(r.topic)), out_array(std::move(r.partition)));
+}
+
+void bind_output_rows(py::module_& m) {
+    m.def("assignment_rows", &assignment_rows_arrays, py::arg("group_ids"), py::arg("member_ids"), py::arg("topic_names"),
+          py::arg("member_offsets"), py::arg("member_perm"), py::arg("topic_offsets"), py::arg("part_offsets"),
+          py::arg("owner"), py::arg("g0"), py::arg("g1"),
+          "Assignment rows of groups g0..g1-1 of a built batch (GIL released): (rows, (group_id offsets int32,\n"
+          "bytes uint8), (member_id ...), (topic ...), partition int32[rows]), Arrow string layout.\n"
+          "String columns in are (offsets int64, bytes uint8, valid uint8 or None).");
 }
 
 }  // namespace
@@ -318,4 +366,5 @@ PYBIND11_MODULE(_core, m) {
           "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
     bind_batch(m);
     bind_group_builder(m);
+    bind_output_rows(m);
 }

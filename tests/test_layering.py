@@ -1,25 +1,32 @@
-"""Layers import downward only (DESIGN.md's picture): a table of which layer may import which, checked on
-every ``import`` statement of every module of the package, function-level imports included.
+"""Layers import downward only (README's architecture table, DESIGN.md's layer picture): a table of which layer
+may import which, checked on every ``import`` statement of every module of the package, function-level and
+relative imports included.
 
-    cli                      may import anything
+    top                      may import anything: cli.py, groupfile.py, plots.py, bench/, and the command-line
+                             module of each package (sim/cli.py, spark/cli.py, server/cli.py)
     sim                      client, coordinator, messages, base
     server                   coordinator, messages, base
     client / coordinator     messages, base   (neither imports the other)
-    spark / compat           base
+    spark / compat / examples  base
     messages                 base             (the shared message layer: requests, ErrorCode, clock)
-    base                     the engine and everything below it: model, engine, api, assignors,
+    base                     the engine and everything below it: model, engine, api, batch, assignors,
                              protocol, errors, structs, java_order, scenarios, the native modules
+    native (csrc/)           no Python at all: no Python.h, no pybind11 (pyext/ is the glue)
+
+Limits: an import spelled as a string (``importlib.import_module(name)``) is not seen; none exists today.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import kafkagroup
 
 PACKAGE = Path(kafkagroup.__file__).parent
-BASE = "base"
-ALLOWED = {
+CSRC = Path(__file__).resolve().parents[1] / "csrc"
+BASE, TOP = "base", "top"
+ALLOWED: dict[str, set[str] | None] = {
     BASE: {BASE},
     "messages": {BASE, "messages"},
     "coordinator": {BASE, "messages", "coordinator"},
@@ -28,8 +35,10 @@ ALLOWED = {
     "sim": {BASE, "messages", "coordinator", "client", "sim"},
     "spark": {BASE, "spark"},
     "compat": {BASE, "compat"},
-    "cli": None,  # the command line sits on top of everything
+    "examples": {BASE, "examples"},
+    TOP: None,  # the command line sits on top of everything
 }
+TOP_MODULES = {"cli", "groupfile", "plots", "bench"}   # kafkagroup.<name> (a module or a package)
 
 
 def layer_of(module: str) -> str:
@@ -37,11 +46,13 @@ def layer_of(module: str) -> str:
     if parts[0] != "kafkagroup":
         raise ValueError(module)
     name = parts[1] if len(parts) > 1 else ""
+    if name in TOP_MODULES or (len(parts) == 3 and parts[2] == "cli"):
+        return TOP
     return name if name in ALLOWED else BASE
 
 
-def module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+def module_name(path: Path, package: Path) -> str:
+    rel = path.relative_to(package.parent).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -62,29 +73,82 @@ def imported_modules(path: Path, module: str) -> list[tuple[int, str]]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            found.append((node.lineno, target))
+            # ``from kafkagroup import client``: each name may be a subpackage, in a layer of its own
+            names = [f"{target}.{alias.name}" for alias in node.names] if target == "kafkagroup" else [target]
+            found += [(node.lineno, name) for name in names]
     return [(line, name) for line, name in found if name == "kafkagroup" or name.startswith("kafkagroup.")]
 
 
-def test_every_import_points_down_or_sideways_within_its_layer() -> None:
+def layering_violations(package: Path) -> list[str]:
     violations = []
-    files = sorted(PACKAGE.rglob("*.py"))
-    assert len(files) > 50, "the package's sources were not found"
-    for path in files:
-        module = module_name(path)
+    for path in sorted(package.rglob("*.py")):
+        module = module_name(path, package)
         allowed = ALLOWED[layer_of(module)]
         if allowed is None:
             continue
         for line, target in imported_modules(path, module):
             if layer_of(target) not in allowed:
-                violations.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module} ({layer_of(module)}) "
+                violations.append(f"{path.relative_to(package.parent)}:{line}: {module} ({layer_of(module)}) "
                                   f"imports {target} ({layer_of(target)})")
+    return violations
+
+
+_PYTHON_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](Python\.h|pybind11/[^>"]*|numpy/[^>"]*)[>"]', re.M)
+
+
+def native_violations(csrc: Path) -> list[str]:
+    return [f"{path.relative_to(csrc.parent)}: includes {m.group(1)}"
+            for path in sorted(csrc.rglob("*")) if path.suffix in {".h", ".hpp", ".cpp", ".cc"}
+            for m in _PYTHON_INCLUDE.finditer(path.read_text(encoding="utf-8"))]
+
+
+def test_every_import_points_down_or_sideways_within_its_layer() -> None:
+    assert len(list(PACKAGE.rglob("*.py"))) > 50, "the package's sources were not found"
+    violations = layering_violations(PACKAGE)
     assert not violations, "imports that point up or across:\n" + "\n".join(violations)
 
 
-def test_the_checker_sees_a_violation() -> None:
-    # The table itself: a coordinator module importing the client would be reported.
-    assert layer_of("kafkagroup.client.member") not in ALLOWED[layer_of("kafkagroup.coordinator.group")]
-    assert layer_of("kafkagroup.coordinator.group") not in ALLOWED[layer_of("kafkagroup.client.member")]
-    assert layer_of("kafkagroup.sim") not in ALLOWED["server"]
-    assert layer_of("kafkagroup.model") == BASE
+def test_the_native_core_has_no_python() -> None:
+    assert len(list(CSRC.rglob("*.cpp"))) > 5, "csrc/ was not found next to tests/"
+    violations = native_violations(CSRC)
+    assert not violations, "csrc/ must stay Python-free:\n" + "\n".join(violations)
+
+
+def test_the_checker_sees_violations(tmp_path: Path) -> None:
+    """A package in which every layer reaches up or across once: each import is reported, and nothing else."""
+    pkg = tmp_path / "kafkagroup"
+    files = {
+        "__init__.py": "",
+        "model.py": "from kafkagroup.plots import draw\n",                               # base -> top
+        "coordinator/__init__.py": "",
+        "coordinator/group.py": "def f():\n    from ..client import member\n",           # across, relative
+        "client/__init__.py": "from kafkagroup import coordinator\n",                   # across, package
+        "client/member.py": "import kafkagroup.sim.harness as h\n",                     # client -> sim
+        "messages/api.py": "from kafkagroup.coordinator.errors import E\n",             # messages -> coordinator
+        "server/app.py": "from kafkagroup.client.member import GroupMember\n",          # server -> client
+        "spark/executor.py": "from kafkagroup.messages import clock\n",                 # spark -> messages
+        "sim/harness.py": "from kafkagroup.client import member\nfrom kafkagroup import cli\n",  # ok, then -> top
+        "spark/cli.py": "from kafkagroup.plots import plot\nfrom kafkagroup.sim import x\n",    # top: anything
+        "examples/a.py": "from kafkagroup.compat import kafka_python\n",                # examples -> compat
+    }
+    for name, text in files.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    found = sorted(v.split(": ", 1)[1] for v in layering_violations(pkg))
+    assert found == sorted([
+        "kafkagroup.model (base) imports kafkagroup.plots (top)",
+        "kafkagroup.coordinator.group (coordinator) imports kafkagroup.client (client)",
+        "kafkagroup.client (client) imports kafkagroup.coordinator (coordinator)",
+        "kafkagroup.client.member (client) imports kafkagroup.sim.harness (sim)",
+        "kafkagroup.messages.api (messages) imports kafkagroup.coordinator.errors (coordinator)",
+        "kafkagroup.server.app (server) imports kafkagroup.client.member (client)",
+        "kafkagroup.spark.executor (spark) imports kafkagroup.messages (messages)",
+        "kafkagroup.sim.harness (sim) imports kafkagroup.cli (top)",
+        "kafkagroup.examples.a (examples) imports kafkagroup.compat (compat)",
+    ]), found
+    native = tmp_path / "csrc" / "kafkagroup"
+    native.mkdir(parents=True)
+    (native / "a.cpp").write_text('#include <vector>\n#include "problem.hpp"\n  # include <pybind11/numpy.h>\n')
+    (native / "b.hpp").write_text("#include <Python.h>\n// #include <Python.h> in a comment is not an include\n")
+    assert native_violations(tmp_path / "csrc") == ["csrc/kafkagroup/a.cpp: includes pybind11/numpy.h",
+                                                   "csrc/kafkagroup/b.hpp: includes Python.h"]

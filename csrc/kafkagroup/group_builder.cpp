@@ -61,6 +61,14 @@ uint32_t lead_unit(uint32_t c) { return c >= 0x10000 ? 0xD800 + ((c - 0x10000) >
 int java_compare(std::string_view a, std::string_view b) {
     const std::size_t n = std::min(a.size(), b.size());
     std::size_t i = 0;
+    // the first differing byte, 8 at a time (names of one group share long prefixes: "consumer-<group>-...")
+    while (i + 8 <= n) {
+        uint64_t wa, wb;
+        std::memcpy(&wa, a.data() + i, 8);
+        std::memcpy(&wb, b.data() + i, 8);
+        if (wa != wb) break;
+        i += 8;
+    }
     while (i < n && a[i] == b[i]) ++i;
     if (i == n) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
     // The strings agree up to byte i, so they agree up to the start of the code point holding it. UTF-8
@@ -106,11 +114,18 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
     for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offsets[k] - base;
     names_ = StringTable(K);
     if (per_group_) by_group_.reserve(K);
+    else row_of_name_.reserve(K);
+    auto name_of = [&](std::size_t k) {
+        return std::string_view(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
+    };
+    std::vector<uint64_t> hashes(K);   // hashed first, inserted with the slot a few rows ahead prefetched
+    for (std::size_t k = 0; k < K; ++k) hashes[k] = hash_bytes(name_of(k));
+    constexpr std::size_t kAhead = 16;
     for (std::size_t k = 0; k < K; ++k) {
+        if (k + kAhead < K) names_.touch(hashes[k + kAhead]);
         if (rows.names.is_null(k) || count_[k] < 0) continue;   // the caller reports the row; it matches nothing
-        std::string_view name(bytes_.data() + offsets_[k], static_cast<std::size_t>(offsets_[k + 1] - offsets_[k]));
         bool fresh_name = false;
-        const int32_t id = names_.insert(name, fresh_name);
+        const int32_t id = names_.insert_hashed(name_of(k), hashes[k], fresh_name);
         bool fresh = true;
         if (per_group_) {
             const uint64_t key = (static_cast<uint64_t>(group_[k]) << 32) | static_cast<uint32_t>(id);
@@ -130,6 +145,28 @@ int64_t TopicCatalog::find(int64_t group, std::string_view name) const {
     if (!per_group_) return row_of_name_[id];
     auto it = by_group_.find((static_cast<uint64_t>(group) << 32) | static_cast<uint32_t>(id));
     return it == by_group_.end() ? -1 : it->second;
+}
+
+void TopicCatalog::find_all(const std::vector<std::string_view>& names, int64_t* rows) const {
+    const std::size_t n = names.size();
+    if (per_group_) {
+        for (std::size_t i = 0; i < n; ++i) rows[i] = find(-1, names[i]);
+        return;
+    }
+    std::vector<uint64_t> hashes(n);
+    for (std::size_t i = 0; i < n; ++i) hashes[i] = hash_bytes(names[i]);
+    // three steps ahead of the lookup: its slot, then (slot cached) the key and row it names, then the key's bytes
+    constexpr std::size_t kSlot = 24, kKey = 12, kBytes = 6;
+    std::vector<int32_t> guess(n, -1);
+    for (std::size_t i = 0; i < std::min(n, kSlot); ++i) names_.touch(hashes[i]);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i + kSlot < n) names_.touch(hashes[i + kSlot]);
+        if (i + kKey < n && (guess[i + kKey] = names_.touch_key(hashes[i + kKey])) >= 0) prefetch(&row_of_name_[guess[i + kKey]]);
+        if (i + kBytes < n && guess[i + kBytes] >= 0) names_.touch_bytes(guess[i + kBytes]);
+        const int32_t id = names_.find_hashed(names[i], hashes[i]);
+        rows[i] = id < 0 ? -1 : row_of_name_[id];
+        if (id >= 0) prefetch(&count_[rows[i]]);   // read when the name's group is built
+    }
 }
 
 GroupBatch BuiltGroups::view() const {
@@ -163,11 +200,38 @@ public:
     // distinct non-null names whose dictionary index k is batch code k (the first dictionary column of a
     // batch holding distinct names, or a later one with the same names in the same order: what the
     // protocol codec and build_group send). Then the cost is one hash per distinct name, nothing per entry.
-    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage) {
+    // `lists` (CSR over the entries, e.g. members' subscriptions) lets a list whose names are byte for
+    // byte those of the list before it (every member of most groups subscribes alike) copy its codes
+    // instead of hashing them again.
+    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage, const View<int64_t>& lists = {}) {
         if (!column.dictionary) {
             storage.assign(column.size(), -1);
-            for (std::size_t i = 0; i < storage.size(); ++i)
-                if (!column.strings.is_null(i)) storage[i] = code_of(column.strings.at(i));
+            const StringColumn& s = column.strings;
+            // entries to hash (nulls and copied lists left out), hashed first, then inserted in entry order
+            // (codes are first-appearance order) with the slot a few entries ahead prefetched
+            pending_.clear();
+            copied_.clear();
+            if (lists.size < 2 || !s.valid.empty()) {
+                for (std::size_t i = 0; i < storage.size(); ++i)
+                    if (!s.is_null(i)) pending_.push_back(i);
+            } else {
+                for (std::size_t l = 0; l + 1 < lists.size; ++l) {
+                    const auto e0 = static_cast<std::size_t>(lists[l]), e1 = static_cast<std::size_t>(lists[l + 1]);
+                    if (l > 0 && same_names(s, static_cast<std::size_t>(lists[l - 1]), e0, e1)) copied_.push_back(l);
+                    else for (std::size_t i = e0; i < e1; ++i) pending_.push_back(i);
+                }
+            }
+            hashes_.resize(pending_.size());
+            for (std::size_t j = 0; j < pending_.size(); ++j) hashes_[j] = hash_bytes(s.at(pending_[j]));
+            constexpr std::size_t kAhead = 8;
+            for (std::size_t j = 0; j < pending_.size(); ++j) {
+                if (j + kAhead < pending_.size()) table_.touch(hashes_[j + kAhead]);
+                bool fresh = false;
+                storage[pending_[j]] = table_.insert_hashed(s.at(pending_[j]), hashes_[j], fresh);
+            }
+            for (std::size_t l : copied_)   // ascending: the list before is final when it is copied
+                std::copy(storage.begin() + static_cast<std::ptrdiff_t>(lists[l - 1]),
+                          storage.begin() + static_cast<std::ptrdiff_t>(lists[l]), storage.begin() + static_cast<std::ptrdiff_t>(lists[l]));
             return View<int32_t>{storage.data(), storage.size()};
         }
         // hash each distinct dictionary string once; map entries through one vector per dictionary entry
@@ -183,36 +247,46 @@ public:
         storage.assign(column.size(), -1);
         for (std::size_t i = 0; i < storage.size(); ++i) {
             const int32_t k = column.codes[i];
-            if (k >= 0) storage[i] = dict[k];
+            if (k >= 0 && static_cast<std::size_t>(k) < D) storage[i] = dict[k];   // bounds: see sub_same
         }
         return View<int32_t>{storage.data(), storage.size()};
     }
     std::size_t size() const { return table_.size(); }
     std::string_view name(int32_t code) const { return table_.key(code); }
+    const std::vector<std::string_view>& keys() const { return table_.keys(); }
 
 private:
+    // Entries [a, b) and [b, c) (consecutive lists) hold the same strings: same lengths, same bytes.
+    static bool same_names(const StringColumn& s, std::size_t a, std::size_t b, std::size_t c) {
+        if (c - b != b - a || b == a) return false;
+        for (std::size_t k = 1; k <= b - a; ++k)
+            if (s.offsets[a + k] - s.offsets[a] != s.offsets[b + k] - s.offsets[b]) return false;
+        return std::memcmp(s.bytes.data + (s.offsets[a] - s.offsets[0]), s.bytes.data + (s.offsets[b] - s.offsets[0]),
+                           static_cast<std::size_t>(s.offsets[b] - s.offsets[a])) == 0;
+    }
     int32_t code_of(std::string_view s) {
         bool fresh = false;
         return table_.insert(s, fresh);
     }
     StringTable table_{1024};
+    std::vector<std::size_t> pending_, copied_;
+    std::vector<uint64_t> hashes_;
 };
 
 class Builder {
 public:
-    Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out)
-        : cat_(cat), in_(in), strict_(strict), out_(out) {}
+    Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out, bool sub_codes_valid)
+        : cat_(cat), in_(in), strict_(strict), out_(out), sub_codes_valid_(sub_codes_valid) {}
 
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;
         const std::size_t M = static_cast<std::size_t>(in_.member_offsets[G]);
-        sub_code_ = names_.intern(in_.sub_names, sub_store_);
+        sub_code_ = names_.intern(in_.sub_names, sub_store_, in_.sub_offsets);
         own_code_ = names_.intern(in_.owned_names, own_store_);
         const std::size_t D = names_.size();
         row_.assign(D, -1);
         row_stamp_.assign(D, -1);
-        if (!cat_.per_group())
-            for (std::size_t d = 0; d < D; ++d) row_[d] = cat_.find(-1, names_.name(static_cast<int32_t>(d)));
+        if (!cat_.per_group()) cat_.find_all(names_.keys(), row_.data());
         topic_stamp_.assign(D, -1);
         local_.assign(D, -1);
         seen_.assign(D, -1);
@@ -290,7 +364,7 @@ private:
             if (in_.member_ids.is_null(m) || in_.member_ids.at(m).empty()) error(err, BuildErrorCode::kMemberIdMissing, m);
         for (int64_t m = m0; m < m1; ++m)
             if (!in_.sub_valid.empty() && !in_.sub_valid[m]) error(err, BuildErrorCode::kTopicsNull, m);
-        if (any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
+        if (!sub_codes_valid_ && any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
             for (int64_t m = m0; m < m1; ++m)
                 for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e)
                     if (sub_code_[e] < 0) error(err, BuildErrorCode::kTopicNameNull, m, e);
@@ -304,18 +378,20 @@ private:
         order_.resize(static_cast<std::size_t>(m1 - m0));
         keys_.resize(order_.size());
         statics_.resize(order_.size());
-        bool any_static = false;
+        bool any_static = false, astral = false;
         for (int64_t m = m0; m < m1; ++m) {
             bool s = false;
             keys_[m - m0] = member_key(m, s);
             statics_[m - m0] = s;
             any_static |= s;
+            astral |= has_astral(keys_[m - m0]);
             order_[m - m0] = m;
         }
         std::stable_sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
             const bool sa = statics_[a - m0], sb = statics_[b - m0];
             if (sa != sb) return sa;
-            return java_compare(keys_[a - m0], keys_[b - m0]) < 0;
+            // without a character beyond U+FFFF, UTF-8 byte order is Java's (UTF-16) order
+            return (astral ? java_compare(keys_[a - m0], keys_[b - m0]) : keys_[a - m0].compare(keys_[b - m0])) < 0;
         });
         for (std::size_t k = 1; k < order_.size(); ++k) {
             const int64_t a = order_[k - 1], b = order_[k];
@@ -343,7 +419,7 @@ private:
         for (int64_t m = m0; m < m1; ++m) {
             // a member listing the codes of the member before it (most members of a group do) adds no
             // topic and repeats that member's verdict on a topic listed twice
-            if (m > m0 && same_subscription(m - 1, m)) continue;
+            if (m > m0 && (said_same(m) || same_subscription(m - 1, m))) continue;
             for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                 const int32_t c = sub_code_[e];
                 if (c < 0) continue;
@@ -392,7 +468,7 @@ private:
         for (int64_t m : order_) {
             out_.member_perm.push_back(m);
             const std::size_t at = out_.sub_topics.size();
-            if (prev >= 0 && same_subscription(prev, m)) {   // the previous member's output again
+            if (prev >= 0 && ((prev == m - 1 && said_same(m)) || same_subscription(prev, m))) {   // the previous member's output again
                 const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[out_.sub_offsets.size() - 2]);
                 out_.sub_topics.resize(at + (at - from));
                 std::copy(out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(from),
@@ -401,7 +477,8 @@ private:
             } else {
                 for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                     const int32_t c = sub_code_[e];
-                    if (c >= 0 && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
+                    // a code is checked here too: a member said to repeat another's was not (sub_same)
+                    if (static_cast<std::size_t>(c) < local_.size() && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
                 }
             }
             prev = m;
@@ -484,11 +561,21 @@ private:
         return has_replica_racks;
     }
 
+    // A character beyond U+FFFF: a 4-byte UTF-8 sequence, whose lead byte is 0xF0..0xF4.
+    static bool has_astral(std::string_view s) {
+        uint8_t high = 0;
+        for (char ch : s) high = std::max(high, static_cast<uint8_t>(ch));
+        return high >= 0xF0;
+    }
+
     static bool any_negative(const View<int32_t>& codes, int64_t from, int64_t to) {
         int32_t low = 0;
         for (int64_t e = from; e < to; ++e) low = std::min(low, codes[e]);
         return low < 0;
     }
+
+    // The caller said member m lists the codes of member m - 1 (NamedGroups::sub_same).
+    bool said_same(int64_t m) const { return !in_.sub_same.empty() && in_.sub_same[m]; }
 
     // Members a and b list the same name codes in the same order.
     bool same_subscription(int64_t a, int64_t b) const {
@@ -511,6 +598,7 @@ private:
     const NamedGroups& in_;
     const bool strict_;
     BuiltGroups& out_;
+    const bool sub_codes_valid_;   // every sub_names entry is a dictionary code >= 0 (checked in build_groups)
     BatchNames names_;
     std::vector<int32_t> sub_store_, own_store_, local_, rack_local_;
     View<int32_t> sub_code_, own_code_;
@@ -538,16 +626,56 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
     if (!in.instance_ids.offsets.empty()) check_strings(in.instance_ids, M, "instance_ids");
     check_csr(in.sub_offsets, M, in.sub_names.size(), "sub_offsets");
     if (!in.sub_valid.empty() && in.sub_valid.size != M) fail("sub_valid: expected one byte per member");
-    auto check_names = [](const NameColumn& c, const char* what) {
+    if (!in.sub_same.empty() && in.sub_same.size != M) fail("sub_same: expected one byte per member");
+    // Codes past the dictionary are refused. Returns whether every code checked is >= 0 (no null entry):
+    // the builder then skips looking for nulls. `skip(e0)` says an entry range [e0, e1) need not be read
+    // (entries of a member the caller said repeats the previous member's: the builder never reads them).
+    auto check_names = [](const NameColumn& c, const char* what, auto&& ranges) {
         check_strings(c.strings, c.strings.size(), what);
-        int32_t high = -1;   // a max reduction, then one test: this scan runs over every entry
-        for (int32_t k : c.codes) high = std::max(high, k);
+        // first two branch-free OR reductions (they vectorize), which settle the common case -- no null (no
+        // negative code), none past the dictionary; then min / max otherwise
+        const uint32_t size = static_cast<uint32_t>(std::min<std::size_t>(c.strings.size(), INT32_MAX));
+        int32_t signs = 0;
+        uint32_t past = 0;
+        ranges([&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                signs |= c.codes[e];
+                past |= static_cast<uint32_t>(static_cast<uint32_t>(c.codes[e]) >= size);
+            }
+        });
+        if (signs >= 0 && !past) return c.dictionary && c.strings.valid.empty();
+        int32_t high = -1, low = 0;
+        ranges([&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                high = std::max(high, c.codes[e]);
+                low = std::min(low, c.codes[e]);
+            }
+        });
         if (high >= static_cast<int64_t>(c.strings.size())) fail(std::string(what) + ": code past the dictionary");
+        return c.dictionary && c.strings.valid.empty() && low >= 0;
     };
-    check_names(in.sub_names, "sub_names");
+    auto every_entry = [](const NameColumn& c) {
+        return [&c](auto&& scan) { scan(0, static_cast<int64_t>(c.codes.size)); };
+    };
+    // Sub codes of a member said to repeat the previous member's (NamedGroups::sub_same) are never read
+    // (the builder copies that member's output), unless the dictionary is remapped (then each is read and
+    // bounds-checked in BatchNames) or the member opens its group: skip them.
+    const bool skip_said = !in.sub_same.empty() && in.sub_names.dictionary;
+    std::vector<uint8_t> opens;
+    if (skip_said) {
+        opens.assign(M, 0);
+        for (std::size_t g = 0; g < G; ++g)
+            if (in.member_offsets[g] < in.member_offsets[g + 1]) opens[static_cast<std::size_t>(in.member_offsets[g])] = 1;
+    }
+    const bool sub_codes_valid = skip_said
+        ? check_names(in.sub_names, "sub_names", [&](auto&& scan) {
+              for (std::size_t m = 0; m < M; ++m)
+                  if (!in.sub_same[m] || opens[m]) scan(in.sub_offsets[m], in.sub_offsets[m + 1]);
+          })
+        : check_names(in.sub_names, "sub_names", every_entry(in.sub_names));
     if (!in.owned_offsets.empty()) {
         check_csr(in.owned_offsets, M, in.owned_names.size(), "owned_offsets");
-        check_names(in.owned_names, "owned_names");
+        check_names(in.owned_names, "owned_names", every_entry(in.owned_names));
         if (in.owned_partition.size != in.owned_names.size()) fail("owned_partition: expected one per claim");
         if (!in.owned_partition_valid.empty() && in.owned_partition_valid.size != in.owned_names.size())
             fail("owned_partition_valid: expected one byte per claim");
@@ -561,7 +689,7 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
             if (catalog.row_group(catalog.repeated_rows()[k]) < catalog.row_group(catalog.repeated_rows()[k - 1]))
                 fail("per-group topic rows must be grouped in ascending group order");
     BuiltGroups out;
-    Builder(catalog, in, strict, out).run();
+    Builder(catalog, in, strict, out, sub_codes_valid).run();
     return out;
 }
 

@@ -90,6 +90,9 @@ public:
     std::size_t size() const { return count_.size(); }
     // Row of `name` for group g (shared catalogs ignore g), or -1.
     int64_t find(int64_t group, std::string_view name) const;
+    // rows[i] = find(-1, names[i]) for every name, in one pass that overlaps the cache misses of
+    // consecutive lookups (a shared catalog of a whole fleet's topics does not fit the cache).
+    void find_all(const std::vector<std::string_view>& names, int64_t* rows) const;
     int64_t count(int64_t row) const { return count_[row]; }
     bool has_racks(int64_t row) const { return !has_racks_.empty() && has_racks_[row]; }
     bool any_racks() const { return any_racks_; }
@@ -126,6 +129,9 @@ struct NamedGroups {
     View<int64_t> sub_offsets;       // [M+1]
     View<uint8_t> sub_valid;         // [M] or empty: 0 = the member's topic list is null (an error)
     NameColumn sub_names;            // a null entry is an error
+    View<uint8_t> sub_same;          // [M] or empty: 1 = member m lists the codes of member m-1 (same group).
+                                     // A front end that knows it (the codec compares the members' bytes)
+                                     // spares the builder comparing them; 0 = not known (compared when needed)
     View<int64_t> owned_offsets;     // [M+1] or empty (nobody claims anything)
     NameColumn owned_names;          // a null entry is a malformed claim (an error)
     View<int64_t> owned_partition;   // [C]

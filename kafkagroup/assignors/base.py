@@ -143,7 +143,8 @@ class PartitionAssignor(ABC):
         """How this assignor reads a member: topics, and owned partitions + generation by its own rule."""
         if isinstance(subscription, Subscription):
             owned, generation = self.member_data(subscription)
-            return Member(member_id, tuple(subscription.topics), tuple((tp.topic, tp.partition) for tp in owned),
+            # a TopicPartition is a (topic, partition) pair already: no per-partition rebuild
+            return Member(member_id, tuple(subscription.topics), tuple(owned),
                           generation, subscription.rack_id or None, instance_id)
         m = normalize_member(member_id, subscription)
         return m if instance_id is None else Member(m.member_id, m.topics, m.owned, m.generation, m.rack, instance_id)

@@ -68,17 +68,25 @@ class _Timeout(Exception):
 
 
 def capped(fn: Callable[[], Any], cap_s: float) -> tuple[Any, float]:
-    """(result, ms) of fn(), raising _Timeout past `cap_s` (SIGALRM: pure-Python peers stop cleanly)."""
+    """(result, ms) of fn(), raising _Timeout past `cap_s` (SIGALRM: pure-Python peers stop cleanly).
+
+    The alarm repeats every 50 ms after the cap until fn() ends: Python drops an exception raised while it
+    runs a weakref or __del__ callback (it prints "Exception ignored in ..."), so one alarm can be lost; the
+    next one stops fn().  Once fn() has ended, a late alarm raises nothing."""
+    running = True
+
     def on_alarm(signum: int, frame: Any) -> None:
-        raise _Timeout()
+        if running:
+            raise _Timeout()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, cap_s)
+    signal.setitimer(signal.ITIMER_REAL, cap_s, 0.05)
     try:
         start = time.perf_counter()
         out = fn()
         return out, (time.perf_counter() - start) * 1000
     finally:
+        running = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 

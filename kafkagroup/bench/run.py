@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkagroup.assignors import RebalanceProtocol, get_assignor
 from kafkagroup.bench.checker import Quality, check
 from kafkagroup.bench.grid import Scenario
 from kafkagroup.bench.peers import PeerRun
@@ -38,12 +39,15 @@ def run_grid(scenarios: list[Scenario], peers: list[Any], *, strategies: tuple[s
     rows = []
     for scenario in scenarios:
         for strategy in strategies:
+            # a consumer configured with this assignor alone runs COOPERATIVE if the assignor supports it: its
+            # result may then withhold partitions that change owner
+            cooperative = RebalanceProtocol.COOPERATIVE in get_assignor(strategy).supported_protocols()
             for peer in peers:
                 if strategy not in peer.strategies:
                     continue
                 run: PeerRun = peer.run(strategy, scenario.group, racks=scenario.racks, rounds=scenario.rounds,
                                         cap_s=cap_s)
-                quality = (check(scenario.group, run.per_member, cooperative=strategy == "cooperative-sticky")
+                quality = (check(scenario.group, run.per_member, cooperative=cooperative)
                            if run.per_member is not None else None)
                 row = Row(scenario.name, scenario.partitions, len(scenario.group.members), scenario.churn,
                           scenario.racks, strategy, peer.name, run.status, run.median_ms, run.times_ms, quality)

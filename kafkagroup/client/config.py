@@ -24,12 +24,13 @@ Validation at construction, as Kafka's ``ConsumerConfig`` (``ConfigDef.parseType
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
 from kafkagroup.client.rebalance_protocol import (
     RebalanceProtocol,
     assignor_name,
+    check_assignor_names,
     select_rebalance_protocol,
 )
 from kafkagroup.errors import InvalidGroupError
@@ -79,8 +80,6 @@ class MemberConfig:
     metadata_max_age_ms: int = 300_000
     #: how long commit_offsets keeps retrying retriable errors (Kafka's commitSync() bound)
     default_api_timeout_ms: int = 60_000
-    #: derived in __post_init__ from the assignors' supported protocols (§6.1)
-    rebalance_protocol: RebalanceProtocol = field(init=False)
 
     def __post_init__(self) -> None:
         strategy = self.partition_assignment_strategy
@@ -127,7 +126,12 @@ class MemberConfig:
                 raise InvalidGroupError(
                     f"group.instance.id {gi!r} is illegal: 1..{_MAX_ID_LENGTH} characters of [a-zA-Z0-9._-]"
                 )
-        object.__setattr__(self, "rebalance_protocol", select_rebalance_protocol(strategy))
+        # The strategy list is checked here without building an assignor a class entry names: a GroupMember
+        # builds each of its assignors once and selects its rebalance protocol from those objects (as Java's
+        # consumer does in its constructor), so a class entry's protocols are checked there.
+        check_assignor_names(strategy)
+        if not any(isinstance(a, type) for a in strategy):
+            select_rebalance_protocol(strategy)
 
     # -- construction from Kafka keys ----------------------------------------------------------------
     @classmethod
@@ -159,6 +163,12 @@ class MemberConfig:
     def assignor_names(self) -> tuple[str, ...]:
         """JoinGroup protocol names, in configured (preference) order."""
         return tuple(assignor_name(a) for a in self.partition_assignment_strategy)
+
+    @property
+    def rebalance_protocol(self) -> RebalanceProtocol:
+        """EAGER or COOPERATIVE: what these assignors run (§6.1).  Asks them anew (a class entry is instantiated
+        for the question); a GroupMember asks its own assignor objects instead."""
+        return select_rebalance_protocol(self.partition_assignment_strategy)
 
     @property
     def rebalance_timeout_ms(self) -> int:

@@ -64,7 +64,7 @@ from kafkagroup.client.leader import LeaderAssignment
 from kafkagroup.client.listener import CallbackSet, FirstError, PartitionsCallback
 from kafkagroup.client.offset_commit import OffsetCommitMixin
 from kafkagroup.client.poll_loop import PollLoopMixin
-from kafkagroup.client.rebalance_protocol import RebalanceProtocol
+from kafkagroup.client.rebalance_protocol import RebalanceProtocol, select_rebalance_protocol
 from kafkagroup.client.session_guard import SessionGuardMixin
 from kafkagroup.client.subscription import subscribed_topics
 from kafkagroup.client.timers import TimerSet
@@ -142,10 +142,11 @@ class GroupMember(JoinRoundMixin, HeartbeatMixin, SessionGuardMixin, OffsetCommi
         )
         self.name = name or cfg.group_instance_id or f"{cfg.client_id}@{id(self):x}"
         self.callbacks = CallbackSet(listener, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
-        self.rebalance_protocol: RebalanceProtocol = cfg.rebalance_protocol
-        # the assignor objects, one per configured strategy: each keeps its own state between rebalances
-        # (the sticky assignors' last assignment and generation, as Java's onAssignment keeps it)
+        # the assignor objects, one per configured strategy, built once here: each keeps its own state between
+        # rebalances (the sticky assignors' last assignment and generation, as Java's onAssignment keeps it), and
+        # the rebalance protocol is the highest they all support (Java's ConsumerCoordinator constructor)
         self.assignors = [as_assignor(a) for a in cfg.partition_assignment_strategy]
+        self.rebalance_protocol: RebalanceProtocol = select_rebalance_protocol(self.assignors)
         self._assignor_by_name = {a.name: a for a in self.assignors}
         self.auto_poll = auto_poll
         self.poll_delay_ms = int(poll_delay_ms)

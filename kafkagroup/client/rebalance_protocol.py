@@ -24,6 +24,7 @@ __all__ = [
     "JAVA_ASSIGNOR_CLASSES",
     "assignor_name",
     "assignor_protocols",
+    "check_assignor_names",
     "select_rebalance_protocol",
 ]
 
@@ -33,14 +34,22 @@ def assignor_protocols(assignor: Any) -> tuple[RebalanceProtocol, ...]:
     return tuple(as_assignor(assignor).supported_protocols())
 
 
-def select_rebalance_protocol(assignors: Sequence[Any]) -> RebalanceProtocol:
-    """The highest rebalance protocol every assignor supports; ValueError when there is none."""
+def check_assignor_names(assignors: Sequence[Any]) -> list[str]:
+    """The protocol names of a ``partition.assignment.strategy`` list: at least one, none twice (no assignor
+    is built)."""
     if not assignors:
         raise InvalidGroupError("partition.assignment.strategy is empty: configure at least one assignor")
     names = [assignor_name(a) for a in assignors]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise InvalidGroupError(f"partition.assignment.strategy lists assignor(s) {sorted(dup)} more than once")
+    return names
+
+
+def select_rebalance_protocol(assignors: Sequence[Any]) -> RebalanceProtocol:
+    """The highest rebalance protocol every assignor supports; ValueError when there is none.  An entry that is
+    a class is instantiated to ask it: pass assignor objects where they exist already."""
+    names = check_assignor_names(assignors)
     supported = [(name, assignor_protocols(a)) for name, a in zip(names, assignors)]
     common = set.intersection(*(set(protocols) for _, protocols in supported))
     if not common:

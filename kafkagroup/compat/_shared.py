@@ -7,7 +7,7 @@ library's arguments and results.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from typing import Any, Optional
 
 from kafkagroup.assignors import RebalanceProtocol, get_assignor
@@ -21,8 +21,14 @@ class MemberState:
     and its generation (which the Python clients' coordinators do not pass to an assignor's ``metadata``), and
     its rack.
 
-    Owned partitions are sent only by assignors that support COOPERATIVE: a Java consumer running EAGER has
-    revoked everything before JoinGroup (the adapter cannot see which protocol the library selected).
+    The owned partitions sent are what a Java consumer still owns when it builds its JoinGroup metadata, i.e.
+    after ``ConsumerCoordinator.onJoinPrepare``: under EAGER nothing (everything was revoked); under COOPERATIVE
+    the last assignment minus the partitions of topics no longer subscribed (revoked before the JoinGroup).
+    The adapter cannot see which protocol the library selected, so it takes COOPERATIVE to mean "this assignor
+    supports it": true whenever the consumer lists only such assignors (kafka-python runs the highest protocol
+    all its listed assignors support).  Limit: listed next to an EAGER-only assignor, a cooperative one still
+    sends its last assignment under the EAGER protocol that kafka-python then runs (Java would send none);
+    the leader's assignors only read them as stickiness hints then.
     """
 
     def __init__(self, strategy: str, rack: Optional[str] = None) -> None:
@@ -32,9 +38,15 @@ class MemberState:
         self.generation = NO_GENERATION
 
     def subscription_bytes(self, topics: Iterable[str], version: int = 3) -> bytes:
-        cooperative = RebalanceProtocol.COOPERATIVE in self.assignor.supported_protocols()
-        subscription = self.assignor.metadata(topics, self.owned if cooperative else (), self.generation, self.rack)
+        topics = frozenset(topics)
+        subscription = self.assignor.metadata(topics, self.owned_at_join(topics), self.generation, self.rack)
         return encode_subscription(subscription, version)
+
+    def owned_at_join(self, topics: Set[str]) -> list[TopicPartition]:
+        """What the member still owns when it joins subscribed to ``topics`` (class docstring)."""
+        if RebalanceProtocol.COOPERATIVE not in self.assignor.supported_protocols():
+            return []
+        return [tp for tp in self.owned if tp.topic in topics]
 
     def assigned(self, partitions: Iterable[Any], generation: Optional[int]) -> None:
         self.owned = [TopicPartition(t, p) for t, p in partitions]

@@ -31,13 +31,13 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, Consume
 
 from kafkagroup.compat._shared import MemberState, adapter_classes
 from kafkagroup.protocol import Subscription
-from kafkagroup.structs import TopicPartition
+from kafkagroup.structs import topic_partitions
 
 
 def _subscription(metadata: Any) -> Subscription:
     """kafka-python's decoded ConsumerProtocolSubscription (any version) -> kafkagroup's Subscription."""
-    owned = [TopicPartition(tp.topic, p) for tp in (getattr(metadata, "owned_partitions", None) or ())
-             for p in tp.partitions]
+    owned = [tp for entry in (getattr(metadata, "owned_partitions", None) or ())
+             for tp in topic_partitions(entry.topic, entry.partitions)]
     generation = getattr(metadata, "generation_id", None)
     user_data = metadata.user_data
     if user_data is not None and not isinstance(user_data, (bytes, bytearray, memoryview)):

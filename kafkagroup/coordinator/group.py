@@ -317,11 +317,9 @@ class ClassicGroup:
 
     def complete_join(self, member: ClassicGroupMember, response: "JoinGroupResponse") -> bool:
         """Answer the member's parked JoinGroup, if any (``maybeInvokeJoinCallback``)."""
-        pending = member.awaiting_join
+        pending = self.detach_join(member)
         if pending is None:
             return False
-        member.awaiting_join = None
-        self.num_members_awaiting_join -= 1
         pending.set_result(response)
         return True
 

@@ -70,37 +70,31 @@ class Reader:
 
     def string(self, field: str, nullable: bool = False) -> Optional[str]:
         start = self.pos
-        length = self.int16(field)
-        if length < 0:
-            if nullable and length == -1:
-                return None
-            raise self.fail(field, start, f"invalid string length {length}")
-        if length > len(self.data) - self.pos:
-            raise self.fail(
-                field, start, f"string length {length} exceeds the {len(self.data) - self.pos} bytes left"
-            )
-        raw = self.data[self.pos : self.pos + length]
+        raw = self._sized(field, start, self.int16(field), "string", nullable)
+        if raw is None:
+            return None
         try:
-            text = raw.decode("utf-8")
+            return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise self.fail(field, start, f"invalid UTF-8 at byte {self.pos + exc.start}") from None
-        self.pos += length
-        return text
+            raise self.fail(field, start, f"invalid UTF-8 at byte {self.pos - len(raw) + exc.start}") from None
 
     def nullable_bytes(self, field: str) -> Optional[bytes]:
         start = self.pos
-        length = self.int32(field)
+        return self._sized(field, start, self.int32(field), "bytes", True)
+
+    def _sized(self, field: str, start: int, length: int, kind: str, nullable: bool) -> Optional[bytes]:
+        """The ``length`` bytes after the length prefix of a ``kind`` field read at ``start``; None for a null
+        (length -1) where ``nullable``; a length that is negative otherwise, or longer than what is left, fails."""
         if length < 0:
-            if length == -1:
+            if nullable and length == -1:
                 return None
-            raise self.fail(field, start, f"invalid bytes length {length}")
-        if length > len(self.data) - self.pos:
-            raise self.fail(
-                field, start, f"bytes length {length} exceeds the {len(self.data) - self.pos} bytes left"
-            )
-        value = self.data[self.pos : self.pos + length]
+            raise self.fail(field, start, f"invalid {kind} length {length}")
+        left = len(self.data) - self.pos
+        if length > left:
+            raise self.fail(field, start, f"{kind} length {length} exceeds the {left} bytes left")
+        raw = self.data[self.pos : self.pos + length]
         self.pos += length
-        return value
+        return raw
 
     def array_count(self, field: str, min_element_size: int) -> int:
         """Read an array's int32 count and check the elements can fit before anyone allocates them."""

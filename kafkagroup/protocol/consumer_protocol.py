@@ -40,14 +40,13 @@ Example::
 from __future__ import annotations
 
 import struct
-from itertools import repeat
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from kafkagroup.errors import ProtocolError
 from kafkagroup.protocol._wire import INT16_MAX, INT32_MAX, INT32_MIN, Reader, Writer
 from kafkagroup.java_order import java_string_key
-from kafkagroup.structs import TopicPartition
+from kafkagroup.structs import TopicPartition, topic_partitions
 
 __all__ = [
     "MAX_VERSION", "NO_GENERATION", "MAX_STRING_BYTES", "MAX_BYTES_LENGTH", "Subscription", "Assignment",
@@ -113,12 +112,7 @@ class Subscription:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(self.topics))
-        owned = self.owned_partitions
-        if type(owned) in (tuple, list) and set(map(type, owned)) <= _ONLY_TOPIC_PARTITIONS:
-            owned = tuple(owned)   # already TopicPartitions (a member's own): no second construction
-        else:
-            owned = tuple(TopicPartition(t, p) for t, p in owned)
-        object.__setattr__(self, "owned_partitions", owned)
+        object.__setattr__(self, "owned_partitions", _as_topic_partitions(self.owned_partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolSubscription"))
 
 
@@ -133,7 +127,7 @@ class Assignment:
     user_data: Optional[bytes] = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "partitions", tuple(TopicPartition(t, p) for t, p in self.partitions))
+        object.__setattr__(self, "partitions", _as_topic_partitions(self.partitions))
         object.__setattr__(self, "user_data", _user_data(self.user_data, "ConsumerProtocolAssignment"))
 
     @property
@@ -163,6 +157,15 @@ class Assignment:
         if by_topic is not None:
             object.__setattr__(assignment, "_by_topic", by_topic)
         return assignment
+
+
+def _as_topic_partitions(values: Iterable[Any]) -> tuple[TopicPartition, ...]:
+    """``values`` as a tuple of TopicPartitions.  A list or tuple of TopicPartitions (a member's own, an
+    assignor's result) is taken as it is, checked by one C-level pass over the types; anything else is built
+    pair by pair."""
+    if type(values) in (tuple, list) and set(map(type, values)) <= _ONLY_TOPIC_PARTITIONS:
+        return tuple(values)
+    return tuple(TopicPartition(t, p) for t, p in values)
 
 
 def _user_data(value: object, message: str) -> Optional[bytes]:
@@ -199,9 +202,8 @@ def read_topic_partitions(reader: Reader, field: str,
     for i in range(count):
         topic = reader.string(f"{field}[{i}].topic")
         numbers = reader.int32_array(f"{field}[{i}].partitions")
-        # tuple.__new__ over zip/repeat builds the TopicPartitions in C loops (a member decodes every partition
-        # it is assigned, at every rebalance)
-        result.extend(map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), numbers)))
+        # a member decodes every partition it is assigned, at every rebalance: made in C loops
+        result.extend(topic_partitions(topic, numbers))
         if by_topic is not None and numbers:
             by_topic.append((topic, numbers))
     return result

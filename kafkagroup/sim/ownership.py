@@ -318,16 +318,10 @@ class PartitionLedger:
         new = pids[~mine]
         was_free = 0
         if len(new):
-            st.gained += len(new)
             before = self._n_owners[new]
             free = new[before == 0]
             was_free = len(free)
-            st.waited_ms += self._account_open_pauses(free[self._unowned_since[free] >= 0], now, reopen=False)
-            last = self._last_owner[new]
-            moved = new[(last >= 0) & (last != m)]
-            self._moves[moved] += 1
-            st.moved_in += len(moved)
-            self._last_owner[new] = m
+            self._count_gain(st, m, new, free, now)
             self._owner[free] = m
             for pid, holder in zip(new[before >= 1].tolist(), self._owner[new[before >= 1]].tolist()):
                 owners = self._shared.get(pid)
@@ -337,27 +331,35 @@ class PartitionLedger:
             self._owner[new[before >= 1]] = _NONE
             self._n_owners[new] = before + 1
             st.owned += len(new)
-        if st.owned and st.empty_since is not None:
-            st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
-            st.empty_since = None
+        self._end_empty_stretch(st, now)
         return was_free
 
     def _assigned_unowned(self, st: MemberOwnership, m: int, pids: np.ndarray, now: int) -> int:
         """``assigned`` when none of ``pids`` has an owner: the general path with its sharing cases left out."""
-        st.gained += len(pids)
-        st.waited_ms += self._account_open_pauses(pids[self._unowned_since[pids] >= 0], now, reopen=False)
-        last = self._last_owner[pids]
-        moved = pids[(last >= 0) & (last != m)]
-        self._moves[moved] += 1
-        st.moved_in += len(moved)
-        self._last_owner[pids] = m
+        self._count_gain(st, m, pids, pids, now)
         self._owner[pids] = m
         self._n_owners[pids] = 1
         st.owned += len(pids)
-        if st.empty_since is not None:
+        self._end_empty_stretch(st, now)
+        return len(pids)
+
+    def _count_gain(self, st: MemberOwnership, m: int, new: np.ndarray, free: np.ndarray, now: int) -> None:
+        """The figures of partitions ``new`` that member ``m`` gains (``free``: those of them nobody owned):
+        gains, the waits of the free ones, moves in (their last owner was another member); ``m`` becomes
+        their last owner.  Ownership itself is the caller's."""
+        st.gained += len(new)
+        st.waited_ms += self._account_open_pauses(free[self._unowned_since[free] >= 0], now, reopen=False)
+        last = self._last_owner[new]
+        moved = new[(last >= 0) & (last != m)]
+        self._moves[moved] += 1
+        st.moved_in += len(moved)
+        self._last_owner[new] = m
+
+    def _end_empty_stretch(self, st: MemberOwnership, now: int) -> None:
+        """A member that owns something again stops counting time owning nothing."""
+        if st.owned and st.empty_since is not None:
             st.owned_nothing_ms += now - max(st.empty_since, self.window_start)
             st.empty_since = None
-        return len(pids)
 
     def _violations(self, member: str, m: int, pids: np.ndarray, now: int) -> None:
         names = self._member_names

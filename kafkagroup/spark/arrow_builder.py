@@ -66,6 +66,9 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
 
 def flatten_lists(array: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """(offsets int64[n+1], values) of a list array; a null list counts as empty."""
+    if array.null_count == 0 and hasattr(array, "offsets"):   # Arrow's own offsets, rebased to 0
+        offsets = np.asarray(array.offsets, dtype=np.int64)
+        return offsets - offsets[0], array.flatten()
     lengths = np.asarray(pc.fill_null(pc.list_value_length(array), 0), dtype=np.int64)
     return offsets_of(lengths), array.flatten()
 

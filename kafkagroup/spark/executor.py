@@ -6,7 +6,8 @@ group (one pandas DataFrame each: 9-23 s for 10,000 groups in the issue); ``mapI
 nested group rows builds Python objects per member and partition (2.3-2.7x slower than mapInArrow on the
 same 1,000 groups here); ``mapInArrow`` hands us the Arrow list offsets and string buffers directly,
 so interning is a handful of numpy / pyarrow.compute calls per batch
-(:mod:`kafkagroup.spark.arrow_builder`) and the output columns are built the same way. Many groups
+(:mod:`kafkagroup.spark.arrow_builder`, the names hashed natively), and the assignment rows are written
+straight into Arrow's string buffers by one native pass (:func:`assignment_columns`). Many groups
 travel in one batch and are assigned by one native call (:mod:`kafkagroup.batch`, GIL released);
 no Python loop runs per group or per partition. Member rows arrive sorted by group_id and are regrouped here
 (:func:`group_batches`), which is cheaper than nesting them in the JVM.
@@ -31,7 +32,7 @@ from kafkagroup.batch import SKIP_GROUP, GroupBatch, run_group_batch
 from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
-from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch
+from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch, string_arg
 
 # ---------------------------------------------------------------------------------------------
 # output schemas (kafkagroup.spark.schema holds the matching Spark types)
@@ -243,7 +244,8 @@ def _partition_rows(problems: BatchProblems, parts: np.ndarray, g0: int = 0, g1:
             pa.array(partition, pa.int32()), group)
 
 
-# Output columns are allocated from the system allocator, not pyarrow's default (mimalloc in pyarrow 26):
+# Output columns gathered by pyarrow (the withheld rows; the assignment rows are allocated natively, by
+# malloc, i.e. the same system allocator) come from the system allocator, not pyarrow's default (mimalloc in pyarrow 26):
 # building and keeping millions of output rows through mimalloc measured ~2x the CPU of the same work
 # through the system pool (100,000 small groups, one thread: 31 vs 16 us per group, alternated runs); most
 # of the difference was the kernel zeroing fresh huge pages. Output buffers live long (until the caller
@@ -256,19 +258,25 @@ def _gather(strings: pa.Array, rows: np.ndarray) -> pa.Array:
     return pc.take(strings, pa.array(rows), memory_pool=OUTPUT_POOL)
 
 
+def _string_column(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """A string array over native output buffers (no copy: Arrow keeps the numpy arrays alive)."""
+    return pa.Array.from_buffers(pa.string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
 def assignment_columns(plan: BatchPlan, g0: int = 0, g1: int | None = None) -> list[pa.Array]:
     """group_id, member_id, topic, partition of every assigned partition of groups ``g0 .. g1-1``
-    (default: the whole batch), in (group, topic, partition) order."""
+    (default: the whole batch), in (group, topic, partition) order: one native pass over owner[] that
+    writes the Arrow buffers (csrc/kafkagroup/output_rows.hpp)."""
+    from kafkagroup import _core
+
     problems = plan.problems
     if g1 is None:
         g1 = problems.num_groups
-    p0 = int(problems.part_off[problems.topic_off[g0]])
-    p1 = int(problems.part_off[problems.topic_off[g1]])
-    parts = np.flatnonzero(plan.owner[p0:p1] >= 0) + p0
-    group_ids, topics, partitions, group = _partition_rows(problems, parts, g0, g1)
-    sorted_member = plan.owner[parts].astype(np.int64) + problems.member_off[group]
-    member_ids = _gather(problems.member_ids, problems.member_perm[sorted_member])
-    return [group_ids, member_ids, topics, partitions]
+    _, group_ids, member_ids, topics, partitions = _core.assignment_rows(
+        string_arg(problems.group_ids), string_arg(problems.member_ids), string_arg(problems.topic_names),
+        problems.member_off, problems.member_perm, problems.topic_off, problems.part_off, plan.owner, g0, g1)
+    return [_string_column(*group_ids), _string_column(*member_ids), _string_column(*topics),
+            pa.Array.from_buffers(pa.int32(), len(partitions), [None, pa.py_buffer(partitions)])]
 
 
 def assignment_batches_of(plan: BatchPlan) -> Iterator[pa.RecordBatch]:
@@ -284,9 +292,10 @@ def withheld_columns(plan: BatchPlan) -> list[pa.Array]:
 
 def _errors_column(errors: dict[int, str], num_groups: int) -> pa.Array:
     """One message or null per group, without a Python loop over the groups."""
+    if not errors:
+        return pa.nulls(num_groups, pa.string())
     column = np.full(num_groups, None, dtype=object)
-    if errors:
-        column[np.fromiter(errors, dtype=np.int64, count=len(errors))] = list(errors.values())
+    column[np.fromiter(errors, dtype=np.int64, count=len(errors))] = list(errors.values())
     return pa.array(column, pa.string())
 
 
@@ -298,7 +307,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     failed[list(plan.errors)] = True
     partitions = problems.part_off[problems.topic_off[1:]] - problems.part_off[problems.topic_off[:-1]]
     columns: dict[str, pa.Array] = {
-        "strategy": pa.array([strategy] * num_groups, pa.string()),
+        "strategy": pa.repeat(pa.scalar(strategy, pa.string()), num_groups),
         "members": pa.array(np.diff(problems.member_off).astype(np.int32)),
         "topics": pa.array(np.diff(problems.topic_off).astype(np.int32)),
         "partitions": pa.array(partitions.astype(np.int64)),
@@ -314,7 +323,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     # the engine says -1 for "no bound known": null, so that a Spark sum() skips it instead of adding -1
     columns["moved_lower_bound"] = pa.array(plan.metrics["moved_lower_bound"],
                                             mask=failed | (plan.metrics["moved_lower_bound"] < 0))
-    return [columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
+    return [columns[name] if columns[name].type == dtype else columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
 
 
 def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1

@@ -114,3 +114,51 @@ def test_bench_rejects_bad_options(capsys):
                  "--out", "/tmp/kafkagroup-bench-nojars"]) == 0
     err = capsys.readouterr().err
     assert "Java: not available" in err and "make kafka-jars" in err
+
+
+def test_grid_judges_withholding_by_the_assignors_protocols():
+    """After churn, cooperative-sticky withholds the partitions changing owner: the grid asks the assignor
+    whether it runs COOPERATIVE and counts them as withheld, where the same holes from an eager assignor's
+    result would be an invalid assignment."""
+    from kafkagroup.bench.grid import Scenario
+    from kafkagroup.bench.peers import KafkagroupPeer
+    from kafkagroup.bench.run import run_grid
+
+    group = random_group(topics=6, partitions=5, members=8, seed=5)
+    before = kafkagroup.assign_arrays("sticky", **group.arrays()).owner
+    group = next_generation(group, before, remove=2, add=3, seed=2)
+    scenario = Scenario("churn", group, churn=True, racks=False)
+    rows = {r.strategy: r for r in run_grid([scenario], [KafkagroupPeer()], strategies=("sticky", "cooperative-sticky"))}
+    coop = rows["cooperative-sticky"].quality
+    assert coop.valid and coop.withheld > 0, coop
+    assert rows["sticky"].quality.valid and rows["sticky"].quality.withheld == 0
+    eager_view = check(group, split_owner(kafkagroup.assign_arrays("cooperative-sticky", **group.arrays()).owner,
+                                          len(group.members)))
+    assert not eager_view.valid and "unassigned" in eager_view.problem
+
+
+def test_a_cap_holds_when_its_first_alarm_is_lost():
+    """Python drops an exception raised inside a weakref / __del__ callback: here the peer swallows the first
+    alarm the same way, and the cap must still stop it (bounded busy loops: a failure ends, never hangs)."""
+    import time
+
+    from kafkagroup.bench.peers import _Timeout, capped
+
+    swallowed = []
+
+    def peer():
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            try:
+                while time.monotonic() < end:
+                    pass
+            except _Timeout:
+                if swallowed:
+                    raise
+                swallowed.append(1)   # the first alarm is lost, as in a weakref callback
+        return "ran to the end"
+
+    with pytest.raises(_Timeout):
+        capped(peer, 0.05)
+    assert swallowed == [1]
+    assert capped(lambda: 7, 0.05)[0] == 7   # no alarm outlives its call

@@ -477,3 +477,41 @@ def test_poll_timeout_leaves_group_and_loses_partitions(scripted, clock, protoco
     clock.advance(0)
     assert rec.lost == [frozenset({T1P})]
     assert transport.pending("join_group")[0].request.member_id == ""
+
+
+def test_an_assignor_class_is_built_once_per_member():
+    """A class entry of partition.assignment.strategy is instantiated once per member (its own state), not once
+    more to learn its protocols; protocols that do not agree fail when the member is built."""
+    from kafkagroup.assignors import PartitionAssignor
+    from kafkagroup.client import GroupMember
+    from kafkagroup.client.cluster import ClusterMetadata
+    from kafkagroup.coordinator import GroupCoordinator
+    from kafkagroup.messages.clock import ManualClock
+
+    built: list[object] = []
+
+    class Counting(PartitionAssignor):
+        name = "counting"
+
+        def __init__(self) -> None:
+            built.append(self)
+
+        def assign(self, cluster, members, *, group_instance_ids=None):
+            return {}
+
+    class CountingCooperative(Counting):
+        name = "counting-cooperative"
+
+        def supported_protocols(self):
+            return [COOP]
+
+    clock = ManualClock()
+    coordinator, cluster = GroupCoordinator(clock=clock, store=":memory:"), ClusterMetadata({"t": 4})
+    cfg = MemberConfig(group_id="g", partition_assignment_strategy=(Counting,))
+    assert built == []
+    members = [GroupMember(coordinator, clock=clock, cluster=cluster, topics=["t"], config=cfg) for _ in range(3)]
+    assert [m.assignors[0] for m in members] == built and len(set(map(id, built))) == 3
+    assert {m.rebalance_protocol for m in members} == {EAGER}
+    with pytest.raises(InvalidGroupError, match="share no rebalance protocol"):
+        GroupMember(coordinator, clock=clock, cluster=cluster, topics=["t"],
+                    config=MemberConfig(group_id="g", partition_assignment_strategy=(Counting, CountingCooperative)))

@@ -140,3 +140,28 @@ def test_cooperative_sticky_withholds_then_completes():
     assert len(round1["C0"]) == 2 and round1["C1"] == []  # the moving partitions are withheld first
     round2 = rebalance(group, subs, parts, 3)
     assert set(round2["C0"]) == set(round1["C0"]) and len(round2["C1"]) == 2
+
+
+def test_cooperative_owned_partitions_follow_javas_join_prepare():
+    """Seeded rounds of subscription changes: each JoinGroup carries what a Java consumer still owns after its
+    COOPERATIVE onJoinPrepare (its last assignment minus the partitions of topics it no longer subscribes to),
+    tracked here from the SyncGroup answers alone; an eager-only assignor carries none."""
+    import random
+
+    rng = random.Random(13)
+    parts = {"t0": 3, "t1": 2, "t2": 4}
+    group = {m: CooperativeStickyAssignor() for m in ("C0", "C1", "C2")}
+    eager = StickyAssignor()
+    held = {m: [] for m in group}
+    for generation in range(1, 30):
+        subs = {m: sorted(rng.sample(sorted(parts), rng.randint(1, 3))) for m in group}
+        for m, assignor in group.items():
+            sent = decode_subscription(assignor.metadata(set(subs[m])).encode())
+            expected = sorted(tp for tp in held[m] if tp.topic in subs[m])
+            assert sorted(sent.owned_partitions) == expected, (generation, m)
+        eager.on_assignment(ConsumerProtocolAssignment(version=3, assigned_partitions=[("t0", [0])], user_data=None),
+                            generation)
+        assert decode_subscription(eager.metadata({"t1"}).encode()).owned_partitions == ()
+        held = rebalance(group, subs, parts, generation)
+        owners = [tp for a in held.values() for tp in a]
+        assert len(owners) == len(set(owners)), generation  # no partition handed to two members

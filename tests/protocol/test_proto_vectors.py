@@ -16,6 +16,7 @@ from kafkagroup.protocol import (
     encode_sticky_user_data,
     encode_subscription,
 )
+from kafkagroup.errors import ProtocolError
 from kafkagroup.structs import TopicPartition
 
 V = load_vectors()
@@ -96,3 +97,35 @@ def test_vector_file_is_complete():
     # The suite must keep covering every vector the file holds.
     assert len(V["subscription"]) == 55 and len(V["assignment"]) == 30
     assert len(V["sticky_user_data"]) == 6 and len(V["cooperative_sticky_user_data"]) == 5
+
+
+def test_partition_lists_become_topic_partitions_once():
+    """Assignment and Subscription hold TopicPartitions whatever pairs they are given; a list of them is
+    taken as it is (an assignor's result), anything else is converted, and a mix converts the rest."""
+    TP = TopicPartition
+    own = [TP("b", 1), TP("a", 0)]
+    for value in (Assignment(own).partitions, Subscription(["a"], owned_partitions=own).owned_partitions):
+        assert value == tuple(own) and all(a is b for a, b in zip(value, own))
+    for given in ([("b", 1), ("a", 0)], [TP("b", 1), ("a", 0)], (["b", 1], ("a", 0)), iter([("b", 1), TP("a", 0)])):
+        value = Assignment(given).partitions
+        assert value == (TP("b", 1), TP("a", 0)) and all(type(tp) is TP for tp in value)
+    again = decode_assignment(encode_assignment(Assignment([("b", 1), ("a", 0), ("b", 0)])))
+    assert again.partitions == (TP("b", 1), TP("b", 0), TP("a", 0)) and all(type(tp) is TP for tp in again.partitions)
+
+
+@pytest.mark.parametrize("data, message", [
+    (bytes.fromhex("0000 00000001 0003 61ff62 ffffffff"), "topics[0] at byte offset 6: invalid UTF-8 at byte 9"),
+    (bytes.fromhex("0000 00000001 0005 61"), "topics[0] at byte offset 6: string length 5 exceeds the 1 bytes left"),
+    (bytes.fromhex("0000 00000001 ffff ffffffff"), "topics[0] at byte offset 6: invalid string length -1"),
+    (bytes.fromhex("0000 00000000 fffffffe"), "user_data at byte offset 6: invalid bytes length -2"),
+    (bytes.fromhex("0000 00000000 00000005 01"), "user_data at byte offset 6: bytes length 5 exceeds the 1 bytes left"),
+])
+def test_length_prefixed_fields_fail_naming_field_and_offset(data, message):
+    with pytest.raises(ProtocolError) as info:
+        decode_subscription(data)
+    assert str(info.value) == f"ConsumerProtocolSubscription: {message}"
+
+
+def test_null_user_data_and_rack_read_as_none():
+    sub = decode_subscription(bytes.fromhex("0003 00000001 0001 61 ffffffff 00000000 ffffffff ffff"))
+    assert (sub.topics, sub.user_data, sub.generation_id, sub.rack_id) == (("a",), None, -1, None)

@@ -33,6 +33,21 @@ def test_native_java_order_is_utf16_code_unit_order():
     assert _core.java_compare("\uff5e", "\U0001f600") > 0
 
 
+def test_native_java_order_of_long_names_differing_anywhere():
+    """Names sharing prefixes of every length (the comparison skips equal prefixes 8 bytes at a time)."""
+    rng = random.Random(3)
+    alphabet = ["a", "b", "\u00e9", "\uff5e", "\U0001f600", "\ue000"]
+    names = []
+    for _ in range(300):
+        prefix = "consumer-group-0001-"[:rng.randint(0, 20)]
+        names.append(prefix + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))))
+    java = lambda s: s.encode("utf-16-be", "surrogatepass")
+    for a, b in zip(names, names[1:] + names[:1]):
+        want = (java(a) > java(b)) - (java(a) < java(b))
+        assert _core.java_compare(a, b) == want, (a, b)
+        assert _core.java_compare(a, a) == 0
+
+
 def test_concat_ranges():
     starts, lengths = np.array([5, 0, 9, 2]), np.array([2, 0, 3, 1])
     assert concat_ranges(starts, lengths).tolist() == [5, 6, 9, 10, 11, 2]
