@@ -15,8 +15,7 @@ rules; tests/spark/test_spark_assign.py checks it row for row).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Tuple
 
 import numpy as np
@@ -35,7 +34,6 @@ from kafkagroup.spark.change import Change
 TopicsArg = DataFrame | pa.Table | pd.DataFrame | Mapping[str, Any] | None
 
 
-@dataclass(frozen=True)
 class FleetAssignment:
     """assign_groups' result. Unpacks as ``assignments, metrics = assign_groups(...)``.
 
@@ -47,42 +45,75 @@ class FleetAssignment:
     ``withheld``: group_id, topic, partition (cooperative assignors: held back this round).
 
     ``plan`` is one ``mapInArrow`` that interns and assigns each batch once and emits every output
-    (PLAN_SCHEMA: an ``output`` column names the output of each row): :meth:`save` writes all of them in
-    one job. ``assignments``, ``metrics`` and ``withheld`` are each their own ``mapInArrow`` (the
-    cheapest way to get one output: its rows carry no other output's columns), or, with
-    ``persist=True``, views of the cached ``plan``, so that the engine runs once for all of them.
+    (schema.PLAN_SCHEMA, a compact form: ``output`` is a code, ``executor.OUTPUTS[code]`` names it, and
+    a metrics row holds its metrics as a one-element array): :meth:`save` writes all of them in one
+    job, in a readable form. ``assignments``, ``metrics`` and ``withheld`` are each their own
+    ``mapInArrow`` (the cheapest way to get one output: its rows carry no other output's columns),
+    built when first read, or, with ``persist=True``, views of the cached ``plan``, so that the
+    engine runs once for all of them.
     """
 
-    assignments: DataFrame
-    metrics: DataFrame
-    withheld: DataFrame
-    groups: DataFrame
-    plan: DataFrame
+    def __init__(self, plan: DataFrame, groups: DataFrame,
+                 single_output: Callable[[str], DataFrame] | None = None) -> None:
+        self.plan = plan
+        self.groups = groups
+        self._single_output = single_output
+        self._outputs: dict[str, DataFrame] = {}
+
+    def _output(self, name: str) -> DataFrame:
+        df = self._outputs.get(name)
+        if df is None:
+            df = self._single_output(name) if self._single_output is not None else self._view(name)
+            self._outputs[name] = df
+        return df
+
+    def _view(self, name: str) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        rows = self.plan.where(F.col("output") == executor.OUTPUTS.index(name))
+        if name == executor.OUTPUT_METRICS:
+            return rows.select("group_id", F.inline("metrics"))
+        return rows.select(*schema.ASSIGNMENT_SCHEMA.names if name == executor.OUTPUT_ASSIGNMENTS
+                           else schema.WITHHELD_SCHEMA.names)
+
+    @property
+    def assignments(self) -> DataFrame:
+        return self._output(executor.OUTPUT_ASSIGNMENTS)
+
+    @property
+    def metrics(self) -> DataFrame:
+        return self._output(executor.OUTPUT_METRICS)
+
+    @property
+    def withheld(self) -> DataFrame:
+        return self._output(executor.OUTPUT_WITHHELD)
 
     def __iter__(self) -> Iterator[DataFrame]:
         return iter((self.assignments, self.metrics))
+
+    def readable_plan(self) -> DataFrame:
+        """``plan`` with the output's name (``output``: "assignments", "metrics", "withheld") and the
+        metrics as a struct (``metrics``, null on other rows): what :meth:`save` writes."""
+        from pyspark.sql import functions as F
+
+        code = F.col("output")
+        name = F.when(code == 0, executor.OUTPUTS[0]).when(code == 1, executor.OUTPUTS[1]).otherwise(executor.OUTPUTS[2])
+        return self.plan.select(name.alias("output"), "group_id", "member_id", "topic", "partition",
+                                F.col("metrics").getItem(0).alias("metrics"))
 
     def save(self, path: str, format: str = "parquet", mode: str = "overwrite") -> None:
         """Every output in one job: ``path/output=assignments``, ``.../output=metrics``,
         ``.../output=withheld`` (Spark's partitioned layout; each folder holds its output's columns,
         the others are null)."""
-        self.plan.write.partitionBy("output").format(format).mode(mode).save(path)
+        self.readable_plan().write.partitionBy("output").format(format).mode(mode).save(path)
 
     def unpersist(self) -> None:
         self.plan.unpersist()
 
     @staticmethod
     def of(plan: DataFrame, groups: DataFrame) -> "FleetAssignment":
-        from pyspark.sql import functions as F
-
-        def rows(output: str) -> DataFrame:
-            return plan.where(F.col("output") == output)
-
-        return FleetAssignment(
-            assignments=rows(executor.OUTPUT_ASSIGNMENTS).select("group_id", "member_id", "topic", "partition"),
-            metrics=rows(executor.OUTPUT_METRICS).select("group_id", "metrics.*"),
-            withheld=rows(executor.OUTPUT_WITHHELD).select("group_id", "topic", "partition"),
-            groups=groups, plan=plan)
+        """The outputs as views of `plan` (filters of one row set; cache it to run the engine once)."""
+        return FleetAssignment(plan, groups)
 
 
 def _check_strategy(strategy: str) -> None:
@@ -96,8 +127,10 @@ def _check_on_error(on_error: str) -> None:
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
 
 
-def _shared_meta_table(topics: TopicsArg) -> pa.Table:
-    """The shared topic table as Arrow (collected to the driver: it is small) and checked there."""
+def _shared_meta_table(topics: TopicsArg, check: bool = True) -> pa.Table:
+    """The shared topic table as Arrow (collected to the driver: it is small), checked there when
+    `check` (decoding and hashing it costs ~0.3 s per million topics; otherwise each worker's own
+    decoding checks it, executor.resolve_meta)."""
     if isinstance(topics, DataFrame):
         table = schema.normalize_topics(topics).toArrow()
     elif isinstance(topics, pa.Table):
@@ -108,9 +141,10 @@ def _shared_meta_table(topics: TopicsArg) -> pa.Table:
         table = TopicMeta.mapping_table(topics)
     else:
         raise TypeError(f"topics must be a DataFrame, a pyarrow / pandas table or a dict, got {type(topics).__name__}")
-    meta = TopicMeta.from_arrow(table)
-    if meta.row_errors:
-        raise InvalidGroupError(f"topic metadata: {meta.row_errors[0][1]}")
+    if check:
+        meta = TopicMeta.from_arrow(table)
+        if meta.row_errors:
+            raise InvalidGroupError(f"topic metadata: {meta.row_errors[0][1]}")
     return table
 
 
@@ -138,7 +172,7 @@ def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[D
         tables = schema.per_group_topic_tables(schema.normalize_topics(topics))
         groups = groups.drop("topic_table").join(tables, "group_id", "left")
     else:
-        table = _shared_meta_table(topics)
+        table = _shared_meta_table(topics, check=validate)
         meta_source = groups.sparkSession.sparkContext.broadcast(table)
         groups = groups.drop("topic_table")
     if form == executor.SORTED_MEMBER_ROWS:
@@ -149,17 +183,25 @@ def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[D
 
 
 def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: str = "range", strict: bool = True,
-                  on_error: str = "raise", validate: bool = True, persist: bool = False) -> FleetAssignment:
+                  on_error: str = "raise", validate: bool = False, persist: bool = False) -> FleetAssignment:
     """Assign every group of `groups_df` with `strategy`; see :class:`FleetAssignment` for the output.
 
     `groups_df`: one row per member, or one row per group with the members nested
     (:mod:`kafkagroup.spark.schema`). `topics`: shared or per-group metadata (module docstring).
     `strict`: an owned claim on an unknown topic / partition is an error (True) or dropped and counted.
     `on_error`: "raise" fails the job with a message naming the group; "record" puts the message in
-    ``metrics.error`` and assigns the other groups. `validate`: run the input checks (one aggregate
-    query) before the job. Schema errors always raise here, before any job. `persist`: cache the
-    plan that the three outputs are views of, so the engine runs once for all of them (see
-    :class:`FleetAssignment`; :meth:`FleetAssignment.save` needs no cache).
+    ``metrics.error`` and assigns the other groups.
+
+    Schema errors (a missing column, a wrong type, an unknown strategy) always raise here, before any
+    job. Data errors (a null group_id or member_id, a null topic list or topic name, a null claim, a
+    bad topic-metadata row) are found by the assignment job itself, which fails naming the first
+    offending group and member of its batch, or the topic row (with ``on_error="record"`` a group's
+    data error is recorded in its metrics row instead). `validate=True` checks them before the job
+    instead: one extra aggregate query over the groups (it counts every offending row) and the shared
+    topic table decoded on the driver -- an extra Spark job (~0.3 s on 10,000 small groups, local[2])
+    and ~0.3 s of driver time per million topics. `persist`: cache the plan that the three outputs are
+    views of, so the engine runs once for all of them (see :class:`FleetAssignment`;
+    :meth:`FleetAssignment.save` needs no cache).
     """
     _check_strategy(strategy)
     _check_on_error(on_error)
@@ -172,14 +214,15 @@ def assign_groups(groups_df: DataFrame, topics: TopicsArg = None, *, strategy: s
     plan = run(executor.plan_batches, schema.PLAN_SCHEMA)
     if persist:
         return FleetAssignment.of(plan.persist(StorageLevel.MEMORY_AND_DISK), groups)
-    return FleetAssignment(assignments=run(executor.assignment_batches, schema.ASSIGNMENT_SCHEMA),
-                           metrics=run(executor.metrics_batches, schema.METRICS_SCHEMA),
-                           withheld=run(executor.withheld_batches, schema.WITHHELD_SCHEMA), groups=groups, plan=plan)
+    single = {executor.OUTPUT_ASSIGNMENTS: (executor.assignment_batches, schema.ASSIGNMENT_SCHEMA),
+              executor.OUTPUT_METRICS: (executor.metrics_batches, schema.METRICS_SCHEMA),
+              executor.OUTPUT_WITHHELD: (executor.withheld_batches, schema.WITHHELD_SCHEMA)}
+    return FleetAssignment(plan, groups, lambda name: run(*single[name]))
 
 
 def compare_strategies(groups_df: DataFrame, topics: TopicsArg = None, *, strategies: Sequence[str] | None = None,
                        change: Change | None = None, baseline: str = "fresh", strict: bool = True,
-                       on_error: str = "raise", validate: bool = True) -> DataFrame:
+                       on_error: str = "raise", validate: bool = False) -> DataFrame:
     """Per group and strategy: balance and moves of the rebalance after `change`.
 
     For each strategy, the group is first assigned as it is (``baseline="fresh"``: from scratch;

@@ -1,4 +1,4 @@
-"""Spark schemas of the inputs and outputs, and the checks that run before any job starts.
+"""Spark schemas of the inputs and outputs, and the checks that can run before any job starts.
 
 Input forms (column types; integer columns may be any of tinyint/smallint/int/bigint)::
 
@@ -11,9 +11,10 @@ Input forms (column types; integer columns may be any of tinyint/smallint/int/bi
 
 :func:`normalize_groups` checks the schema (a missing column or a wrong type raises
 :class:`SchemaError` naming the column) and returns group rows with every optional field present
-and cast to the exact types the executor reads. :func:`check_group_rows` then runs one cheap
-aggregate query for the data errors a schema cannot express (null group or member ids, null topic
-names, null claims), so they fail before the assignment job, naming the first offending group.
+and cast to the exact types the executor reads. The data errors a schema cannot express (null group
+or member ids, null topic names, null claims) are found by the batch builder inside the assignment
+job, which names the first offending group and member; :func:`check_input` (``assign_groups(...,
+validate=True)``) finds them before the job instead, with one aggregate query that counts them all.
 """
 from __future__ import annotations
 
@@ -58,12 +59,14 @@ WITHHELD_SCHEMA = T.StructType([
     T.StructField("partition", T.IntegerType()),
 ])
 METRICS_SCHEMA = T.StructType([T.StructField("group_id", T.StringType())] + list(METRICS_STRUCT.fields))
-# assign_groups' one mapInArrow: every output in one row set, told apart by `output` ("assignments",
-# "metrics", "withheld"); the columns an output does not use are null.
+# assign_groups' one mapInArrow: every output in one row set, told apart by `output` (a code:
+# executor.OUTPUTS names it); a metrics row holds its metrics as a one-element array; the columns an output
+# does not use are null (executor.PLAN_ARROW_SCHEMA says why this shape). FleetAssignment.save()
+# writes the readable form: the output's name and the metrics struct.
 PLAN_SCHEMA = T.StructType([
-    T.StructField("output", T.StringType()), T.StructField("group_id", T.StringType()),
+    T.StructField("output", T.ByteType()), T.StructField("group_id", T.StringType()),
     T.StructField("member_id", T.StringType()), T.StructField("topic", T.StringType()),
-    T.StructField("partition", T.IntegerType()), T.StructField("metrics", METRICS_STRUCT),
+    T.StructField("partition", T.IntegerType()), T.StructField("metrics", T.ArrayType(METRICS_STRUCT)),
 ])
 _LONG = ("partitions_before", "partitions_after", "balance_gap_before", "balance_gap", "moved", "moved_lower_bound",
          "withheld", "unassigned", "max_load", "min_load")

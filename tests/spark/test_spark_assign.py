@@ -10,6 +10,7 @@ import os
 import random
 import sys
 
+import pyarrow as pa
 import pytest
 
 import kafkagroup
@@ -199,21 +200,50 @@ def test_schema_errors_raise_before_any_job(spark):
     assert "topics.partitions: expected an integer type" in _no_new_jobs(spark, lambda: assign_groups(ok, bad_topics))
 
 
-def test_null_member_id_raises_before_the_assignment_job(spark):
+def test_validate_raises_data_errors_before_the_assignment_job(spark):
     from kafkagroup.spark import assign_groups
 
     rows = spark.createDataFrame([("g1", "a", ["t"]), ("g2", None, ["t"]), ("g3", "", ["t"])],
                                  "group_id string, member_id string, topics array<string>")
     with pytest.raises(InvalidGroupError, match=r"2 member row\(s\) with a null or empty member_id \(first in group 'g[23]'\)"):
-        assign_groups(rows, {"t": 3})       # raised by the call itself: no assignment job has run
+        assign_groups(rows, {"t": 3}, validate=True)       # raised by the call itself: no assignment job has run
     nested = spark.createDataFrame([("g9", [("x", ["t"]), (None, ["t"])])],
                                    "group_id string, members array<struct<member_id: string, topics: array<string>>>")
     with pytest.raises(InvalidGroupError, match="first in group 'g9'"):
-        assign_groups(nested, {"t": 3})
+        assign_groups(nested, {"t": 3}, validate=True)
     null_topics = spark.createDataFrame([("g1", "a", ["t"]), ("g4", "b", None)],
                                         "group_id string, member_id string, topics array<string>")
     with pytest.raises(InvalidGroupError, match=r"1 member row\(s\) with a null topics list \(first in group 'g4'\)"):
-        assign_groups(null_topics, {"t": 3})
+        assign_groups(null_topics, {"t": 3}, validate=True)
+    twice = pa.table({"topic": ["t", "u", "t"], "partitions": [3, 1, 2]})
+    assert "topic 't' appears twice" in _no_new_jobs(spark, lambda: assign_groups(null_topics, twice, validate=True))
+
+
+def test_data_errors_fail_the_assignment_job_naming_group_and_member(spark):
+    """By default the checks run in the assignment job itself (no extra query): every output's job
+    fails naming the offending group and member; on_error="record" records them per group."""
+    from kafkagroup.spark import assign_groups
+
+    member_rows = spark.createDataFrame([("g1", "a", ["t"]), ("g2", None, ["t"]), ("g4", "b", None)],
+                                        "group_id string, member_id string, topics array<string>")
+    nested = spark.createDataFrame([("g1", [("a", ["t"])]), ("g9", [("x", ["t"]), ("y", ["t", None])])],
+                                   "group_id string, members array<struct<member_id: string, topics: array<string>>>")
+    plan = assign_groups(member_rows, {"t": 3})            # no job yet: the errors come with the outputs
+    for output in (plan.assignments, plan.metrics, plan.plan, plan.readable_plan()):
+        with pytest.raises(Exception, match=r"group 'g2': member id must be a non-empty string, got None"
+                                            r"|group 'g4': member 'b': topics must be a list, got None"):
+            output.collect()
+    with pytest.raises(Exception, match=r"group 'g9': member 'y': topic names must be strings, got None"):
+        assign_groups(nested, {"t": 3}).metrics.collect()
+    recorded = assign_groups(member_rows, {"t": 3}, on_error="record", persist=True)
+    errors = {r["group_id"]: r["error"] for r in recorded.metrics.collect()}
+    assert errors["g1"] is None and "member id must be a non-empty string" in errors["g2"]
+    assert "topics must be a list" in errors["g4"]
+    assert {r["group_id"] for r in recorded.assignments.collect()} == {"g1"}
+    recorded.unpersist()
+    twice = pa.table({"topic": ["t", "u", "t"], "partitions": [3, 1, 2]})
+    with pytest.raises(Exception, match=r"topic metadata: topic 't' appears twice in the topic metadata"):
+        assign_groups(nested, twice, on_error="record").assignments.collect()
 
 
 def test_bad_group_fails_the_job_naming_the_group(spark):
