@@ -19,7 +19,7 @@ import atheris
 import numpy as np
 
 with atheris.instrument_imports(include=["kafkagroup"]):
-    from kafkagroup.errors import InvalidGroupError, ProtocolError
+    from kafkagroup.errors import ProtocolError
     from kafkagroup.protocol import (
         Subscription,
         decode_assignment,
@@ -30,20 +30,13 @@ with atheris.instrument_imports(include=["kafkagroup"]):
         encode_subscription,
     )
     from kafkagroup.java_order import java_string_key
-    from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
+    from kafkagroup.protocol.codec_harness import decode_both
+    from kafkagroup.protocol.leader import encode_assignments, native_available
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 # How far inputs get (printed at exit): leader groups compared, of which decoded, of which encoded.
 REACHED = {"groups": 0, "decoded": 0, "encoded": 0}
 METADATA = {"t0": 3, "t1": 1, "foo": 2, "bar": 0}
-
-
-def _outcome(fn):
-    try:
-        group = fn()
-    except (ProtocolError, InvalidGroupError) as exc:
-        return (type(exc).__name__, str(exc)), None
-    return ("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()}), group
 
 
 def test_one_input(data: bytes) -> None:
@@ -74,8 +67,7 @@ def test_one_input(data: bytes) -> None:
         members = [(f"m{i}", "i1" if (selector >> 2) % 5 == i else None, b) for i, b in enumerate(blobs)]
         assignor = ASSIGNORS[(selector >> 4) % 4]
         strict = bool(selector & 0x40)
-        py, _ = _outcome(lambda: decode_group(members, METADATA, assignor=assignor, strict=strict, codec="python"))
-        nat, group = _outcome(lambda: decode_group(members, METADATA, assignor=assignor, strict=strict, codec="native"))
+        py, nat, group = decode_both(members, METADATA, assignor=assignor, strict=strict)
         assert py == nat, (py, nat)
         REACHED["groups"] += 1
         if group is not None:

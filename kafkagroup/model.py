@@ -269,24 +269,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                 topic = _claim_at(owned[m], i - int(owned_offsets[m]))[0]
                 owned_codes[i] = code.setdefault(topic, len(code))
 
-    # Racks: one code space for replica racks (metadata) and member racks.
-    rack_code: dict[str, int] = {}
-    catalog_racks: dict[str, Any] = {}
-    if any(racks is not None for _, racks in specs.values()):
-        has_racks = np.fromiter((racks is not None for _, racks in specs.values()), dtype=np.uint8, count=len(specs))
-        part_lengths = [count if racks is not None else 0 for count, racks in specs.values()]
-        lengths: list[int] = []
-        flat: list[int] = []
-        for topic, (count, racks) in specs.items():
-            for p, replicas in enumerate(racks or ()):
-                kept = [r for r in (replicas or ()) if r is not None]
-                for r in kept:
-                    if not isinstance(r, str):
-                        raise InvalidGroupError(f"topic {topic!r} partition {p}: rack names must be strings, got {r!r}")
-                    flat.append(rack_code.setdefault(r, len(rack_code)))
-                lengths.append(len(kept))
-        catalog_racks = dict(has_racks=has_racks, part_start=_offsets(part_lengths, len(part_lengths)),
-                             rack_off=_offsets(lengths, len(lengths)), rack_codes=np.asarray(flat, dtype=np.int32))
+    catalog, rack_code = topic_catalog(specs)
     member_rack = None
     if any(m.rack for m in members):
         member_rack = np.fromiter((rack_code.setdefault(m.rack, len(rack_code)) if m.rack else -1 for m in members),
@@ -296,9 +279,6 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         generation = np.fromiter((m.generation for m in members), dtype=np.int64, count=len(members))
 
     names = list(code)
-    catalog = _core.TopicCatalog(utf8_strings(names[:len(specs)]),
-                                 np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs)),
-                                 **catalog_racks)
     instances = [m.instance_id for m in members]
     dictionary = utf8_strings(names)
     built = _core.build_groups(
@@ -332,6 +312,35 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         replica_racks=built["replica_racks"] if inputs & USES_REPLICA_RACKS else None,
         unknown_topics=[sub_names[e] for e in built["unknown_entries"].tolist()],
         dropped_claims=int(built["dropped_claims"][0]))
+
+
+def topic_catalog(specs: Mapping[str, tuple[int, Any]]) -> tuple[Any, dict[str, int]]:
+    """The native TopicCatalog of a group's metadata (:func:`topic_specs`; row k is the k-th topic) and
+    the rack code space it starts: replica rack names coded in order of appearance. Member racks
+    continue that space (``rack_code.setdefault(rack, len(rack_code))``): one code space for both."""
+    from kafkagroup import _core
+
+    rack_code: dict[str, int] = {}
+    catalog_racks: dict[str, Any] = {}
+    if any(racks is not None for _, racks in specs.values()):
+        has_racks = np.fromiter((racks is not None for _, racks in specs.values()), dtype=np.uint8, count=len(specs))
+        part_lengths = [count if racks is not None else 0 for count, racks in specs.values()]
+        lengths: list[int] = []
+        flat: list[int] = []
+        for topic, (count, racks) in specs.items():
+            for p, replicas in enumerate(racks or ()):
+                kept = [r for r in (replicas or ()) if r is not None]
+                for r in kept:
+                    if not isinstance(r, str):
+                        raise InvalidGroupError(f"topic {topic!r} partition {p}: rack names must be strings, got {r!r}")
+                    flat.append(rack_code.setdefault(r, len(rack_code)))
+                lengths.append(len(kept))
+        catalog_racks = dict(has_racks=has_racks, part_start=_offsets(part_lengths, len(part_lengths)),
+                             rack_off=_offsets(lengths, len(lengths)), rack_codes=np.asarray(flat, dtype=np.int32))
+    catalog = _core.TopicCatalog(utf8_strings(list(specs)),
+                                 np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs)),
+                                 **catalog_racks)
+    return catalog, rack_code
 
 
 def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -443,38 +452,3 @@ def _member_at(owned: list[Sequence[Any]], flat_index: int) -> tuple[int, int]:
 
 def _claim_at(claims: Sequence[Any], k: int) -> Any:
     return claims[k] if isinstance(claims, Sequence) else list(claims)[k]
-
-
-def add_racks(group: CompactGroup, members: list[Member], specs: Mapping[str, tuple[int, Any]]) -> None:
-    has_member_racks = any(m.rack for m in members)
-    has_replica_racks = any(specs[t][1] is not None for t in group.topics)
-    if not (has_member_racks or has_replica_racks):
-        return
-    rack_id: dict[str, int] = {}
-
-    def intern(rack: str) -> int:
-        if rack not in rack_id:
-            rack_id[rack] = len(rack_id) + 1
-            group.racks.append(rack)
-        return rack_id[rack]
-
-    if has_member_racks:
-        group.member_rack = np.fromiter((intern(m.rack) if m.rack else 0 for m in members),
-                                        dtype=np.int32, count=len(members))
-    if has_replica_racks:
-        lengths: list[int] = []
-        flat: list[int] = []
-        for t in group.topics:
-            count, racks = specs[t]
-            if racks is None:
-                lengths.extend([0] * count)
-                continue
-            for p, replicas in enumerate(racks):
-                replicas = [r for r in (replicas or ()) if r is not None]
-                for r in replicas:
-                    if not isinstance(r, str):
-                        raise InvalidGroupError(f"topic {t!r} partition {p}: rack names must be strings, got {r!r}")
-                lengths.append(len(replicas))
-                flat.extend(intern(r) for r in replicas)
-        group.replica_offsets = _offsets(lengths, len(lengths))
-        group.replica_racks = np.asarray(flat, dtype=np.int32)

@@ -2,8 +2,9 @@
 """kafkagroup._codec: the group leader's hot path between Kafka wire bytes and the engine's arrays.
 
 Called through kafkagroup.protocol.leader (decode_group / encode_assignments), which validates the
-arguments, orders the members and documents the rules; its pure-Python twin is the reference this
-module must equal, error messages included.
+arguments and feeds the parsed names to the native group builder (kafkagroup._core.build_groups: the
+one statement of Kafka's group rules); its pure-Python twin is the reference the whole path must
+equal, error messages included. This module only parses and writes bytes.
 
 Files (one concern each, included below; Cython `include` is textual, so this stays one module and the
 hot loops keep their inlined calls across files):
@@ -12,7 +13,8 @@ hot loops keep their inlined calls across files):
 - codec/bytes.pxi     keyed hashing, short-string equality, big-endian loads/stores, short copies
 - codec/interner.pxi  byte strings -> dense ids, decoded to str once
 - codec/reader.pxi    bounds-checked field reads and the ProtocolError they raise
-- codec/decoder.pxi   GroupDecoder: member subscriptions -> the engine's arrays
+- codec/decoder.pxi   GroupDecoder: member subscriptions -> the group builder's input (names, codes,
+                      claims placed with the builder's layout)
 - codec/encoder.pxi   encode_assignments: owner[] -> one assignment per member
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -23,8 +25,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 import numpy as np
 cimport numpy as cnp
 
-from kafkagroup.errors import InvalidGroupError, InvariantError, ProtocolError
-from kafkagroup.java_order import java_sort
+from kafkagroup.errors import InvariantError, ProtocolError
 
 cnp.import_array()
 

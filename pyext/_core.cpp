@@ -199,7 +199,8 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
                              const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
                              const std::optional<Array<uint8_t>>& owned_partition_valid,
                              const std::optional<Array<int64_t>>& generation,
-                             const std::optional<Array<int32_t>>& member_rack, bool strict) {
+                             const std::optional<Array<int32_t>>& member_rack, bool strict,
+                             const std::optional<Array<uint8_t>>& sub_same) {
     const StringsArg ids = StringsArg::from(member_ids, "member_ids", false);
     std::optional<StringsArg> instances;
     if (!instance_ids.is_none()) instances = StringsArg::from(instance_ids, "instance_ids", false);
@@ -212,6 +213,7 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     if (instances) in.instance_ids = instances->column("instance_ids");
     in.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
     in.sub_valid = view_of(sub_valid, "sub_valid");
+    in.sub_same = view_of(sub_same, "sub_same");
     in.sub_names = subs.names("sub_names");
     in.owned_offsets = view_of(owned_offsets, "owned_offsets");
     if (owned) in.owned_names = owned->names("owned_names");
@@ -268,8 +270,10 @@ void bind_group_builder(py::module_& m) {
           py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
           py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
           py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
+          py::arg("sub_same") = py::none(),
           "Names -> the GroupBatch arrays of many groups (csrc/kafkagroup/group_builder.hpp), GIL released.\n"
           "String columns are (offsets int64, bytes uint8, valid uint8 or None[, codes int32 or None]).\n"
+          "sub_same uint8[M] (optional): 1 where a member lists the codes of the member before it.\n"
           "Returns a dict of numpy arrays plus 'errors': [(group, code, a, b, c)].");
     m.def("java_compare", [](const std::string& a, const std::string& b) { return java_compare(a, b); },
           py::arg("a"), py::arg("b"), "Java's String.compareTo sign over two UTF-8 strings.");

@@ -17,9 +17,9 @@ import sys
 
 import numpy as np
 
-from kafkagroup.errors import InvalidGroupError, ProtocolError
 from kafkagroup.protocol import Subscription, encode_subscription, sticky_user_data
-from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
+from kafkagroup.protocol.codec_harness import decode_both
+from kafkagroup.protocol.leader import encode_assignments, native_available
 from kafkagroup.structs import TopicPartition as TP
 
 from garbage_loop import CaseLoop, parser
@@ -91,14 +91,6 @@ def corrupt(rng: np.random.Generator, b: bytes) -> bytes:
     return bytes(b)
 
 
-def outcome(fn):
-    try:
-        group = fn()
-    except (ProtocolError, InvalidGroupError) as e:
-        return (type(e).__name__, str(e)), None
-    return ("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()}), group
-
-
 def one_case(seed: int, index: int):
     rng = np.random.default_rng([seed, index])
     assignor = ASSIGNORS[int(rng.integers(0, 4))]
@@ -120,8 +112,7 @@ def one_case(seed: int, index: int):
 
 def run(seed: int, index: int) -> str:
     rng, assignor, meta, members, strict = one_case(seed, index)
-    py, _ = outcome(lambda: decode_group(members, meta, assignor=assignor, strict=strict, codec="python"))
-    nat, group = outcome(lambda: decode_group(members, meta, assignor=assignor, strict=strict, codec="native"))
+    py, nat, group = decode_both(members, meta, assignor=assignor, strict=strict)
     assert py == nat, f"codecs differ:\n python {py}\n native {nat}"
     if group is None:
         return "rejected"

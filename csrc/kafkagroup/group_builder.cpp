@@ -247,7 +247,7 @@ public:
         storage.assign(column.size(), -1);
         for (std::size_t i = 0; i < storage.size(); ++i) {
             const int32_t k = column.codes[i];
-            if (k >= 0) storage[i] = dict[k];
+            if (k >= 0 && static_cast<std::size_t>(k) < D) storage[i] = dict[k];   // bounds: see sub_same
         }
         return View<int32_t>{storage.data(), storage.size()};
     }
@@ -275,8 +275,8 @@ private:
 
 class Builder {
 public:
-    Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out)
-        : cat_(cat), in_(in), strict_(strict), out_(out) {}
+    Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out, bool sub_codes_valid)
+        : cat_(cat), in_(in), strict_(strict), out_(out), sub_codes_valid_(sub_codes_valid) {}
 
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;
@@ -364,7 +364,7 @@ private:
             if (in_.member_ids.is_null(m) || in_.member_ids.at(m).empty()) error(err, BuildErrorCode::kMemberIdMissing, m);
         for (int64_t m = m0; m < m1; ++m)
             if (!in_.sub_valid.empty() && !in_.sub_valid[m]) error(err, BuildErrorCode::kTopicsNull, m);
-        if (any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
+        if (!sub_codes_valid_ && any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
             for (int64_t m = m0; m < m1; ++m)
                 for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e)
                     if (sub_code_[e] < 0) error(err, BuildErrorCode::kTopicNameNull, m, e);
@@ -378,18 +378,20 @@ private:
         order_.resize(static_cast<std::size_t>(m1 - m0));
         keys_.resize(order_.size());
         statics_.resize(order_.size());
-        bool any_static = false;
+        bool any_static = false, astral = false;
         for (int64_t m = m0; m < m1; ++m) {
             bool s = false;
             keys_[m - m0] = member_key(m, s);
             statics_[m - m0] = s;
             any_static |= s;
+            astral |= has_astral(keys_[m - m0]);
             order_[m - m0] = m;
         }
         std::stable_sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
             const bool sa = statics_[a - m0], sb = statics_[b - m0];
             if (sa != sb) return sa;
-            return java_compare(keys_[a - m0], keys_[b - m0]) < 0;
+            // without a character beyond U+FFFF, UTF-8 byte order is Java's (UTF-16) order
+            return (astral ? java_compare(keys_[a - m0], keys_[b - m0]) : keys_[a - m0].compare(keys_[b - m0])) < 0;
         });
         for (std::size_t k = 1; k < order_.size(); ++k) {
             const int64_t a = order_[k - 1], b = order_[k];
@@ -417,7 +419,7 @@ private:
         for (int64_t m = m0; m < m1; ++m) {
             // a member listing the codes of the member before it (most members of a group do) adds no
             // topic and repeats that member's verdict on a topic listed twice
-            if (m > m0 && same_subscription(m - 1, m)) continue;
+            if (m > m0 && (said_same(m) || same_subscription(m - 1, m))) continue;
             for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                 const int32_t c = sub_code_[e];
                 if (c < 0) continue;
@@ -466,7 +468,7 @@ private:
         for (int64_t m : order_) {
             out_.member_perm.push_back(m);
             const std::size_t at = out_.sub_topics.size();
-            if (prev >= 0 && same_subscription(prev, m)) {   // the previous member's output again
+            if (prev >= 0 && ((prev == m - 1 && said_same(m)) || same_subscription(prev, m))) {   // the previous member's output again
                 const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[out_.sub_offsets.size() - 2]);
                 out_.sub_topics.resize(at + (at - from));
                 std::copy(out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(from),
@@ -475,7 +477,8 @@ private:
             } else {
                 for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                     const int32_t c = sub_code_[e];
-                    if (c >= 0 && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
+                    // a code is checked here too: a member said to repeat another's was not (sub_same)
+                    if (static_cast<std::size_t>(c) < local_.size() && local_[c] >= 0) out_.sub_topics.push_back(local_[c]);
                 }
             }
             prev = m;
@@ -558,11 +561,21 @@ private:
         return has_replica_racks;
     }
 
+    // A character beyond U+FFFF: a 4-byte UTF-8 sequence, whose lead byte is 0xF0..0xF4.
+    static bool has_astral(std::string_view s) {
+        uint8_t high = 0;
+        for (char ch : s) high = std::max(high, static_cast<uint8_t>(ch));
+        return high >= 0xF0;
+    }
+
     static bool any_negative(const View<int32_t>& codes, int64_t from, int64_t to) {
         int32_t low = 0;
         for (int64_t e = from; e < to; ++e) low = std::min(low, codes[e]);
         return low < 0;
     }
+
+    // The caller said member m lists the codes of member m - 1 (NamedGroups::sub_same).
+    bool said_same(int64_t m) const { return !in_.sub_same.empty() && in_.sub_same[m]; }
 
     // Members a and b list the same name codes in the same order.
     bool same_subscription(int64_t a, int64_t b) const {
@@ -585,6 +598,7 @@ private:
     const NamedGroups& in_;
     const bool strict_;
     BuiltGroups& out_;
+    const bool sub_codes_valid_;   // every sub_names entry is a dictionary code >= 0 (checked in build_groups)
     BatchNames names_;
     std::vector<int32_t> sub_store_, own_store_, local_, rack_local_;
     View<int32_t> sub_code_, own_code_;
@@ -612,16 +626,56 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
     if (!in.instance_ids.offsets.empty()) check_strings(in.instance_ids, M, "instance_ids");
     check_csr(in.sub_offsets, M, in.sub_names.size(), "sub_offsets");
     if (!in.sub_valid.empty() && in.sub_valid.size != M) fail("sub_valid: expected one byte per member");
-    auto check_names = [](const NameColumn& c, const char* what) {
+    if (!in.sub_same.empty() && in.sub_same.size != M) fail("sub_same: expected one byte per member");
+    // Codes past the dictionary are refused. Returns whether every code checked is >= 0 (no null entry):
+    // the builder then skips looking for nulls. `skip(e0)` says an entry range [e0, e1) need not be read
+    // (entries of a member the caller said repeats the previous member's: the builder never reads them).
+    auto check_names = [](const NameColumn& c, const char* what, auto&& ranges) {
         check_strings(c.strings, c.strings.size(), what);
-        int32_t high = -1;   // a max reduction, then one test: this scan runs over every entry
-        for (int32_t k : c.codes) high = std::max(high, k);
+        // first two branch-free OR reductions (they vectorize), which settle the common case -- no null (no
+        // negative code), none past the dictionary; then min / max otherwise
+        const uint32_t size = static_cast<uint32_t>(std::min<std::size_t>(c.strings.size(), INT32_MAX));
+        int32_t signs = 0;
+        uint32_t past = 0;
+        ranges([&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                signs |= c.codes[e];
+                past |= static_cast<uint32_t>(static_cast<uint32_t>(c.codes[e]) >= size);
+            }
+        });
+        if (signs >= 0 && !past) return c.dictionary && c.strings.valid.empty();
+        int32_t high = -1, low = 0;
+        ranges([&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e) {
+                high = std::max(high, c.codes[e]);
+                low = std::min(low, c.codes[e]);
+            }
+        });
         if (high >= static_cast<int64_t>(c.strings.size())) fail(std::string(what) + ": code past the dictionary");
+        return c.dictionary && c.strings.valid.empty() && low >= 0;
     };
-    check_names(in.sub_names, "sub_names");
+    auto every_entry = [](const NameColumn& c) {
+        return [&c](auto&& scan) { scan(0, static_cast<int64_t>(c.codes.size)); };
+    };
+    // Sub codes of a member said to repeat the previous member's (NamedGroups::sub_same) are never read
+    // (the builder copies that member's output), unless the dictionary is remapped (then each is read and
+    // bounds-checked in BatchNames) or the member opens its group: skip them.
+    const bool skip_said = !in.sub_same.empty() && in.sub_names.dictionary;
+    std::vector<uint8_t> opens;
+    if (skip_said) {
+        opens.assign(M, 0);
+        for (std::size_t g = 0; g < G; ++g)
+            if (in.member_offsets[g] < in.member_offsets[g + 1]) opens[static_cast<std::size_t>(in.member_offsets[g])] = 1;
+    }
+    const bool sub_codes_valid = skip_said
+        ? check_names(in.sub_names, "sub_names", [&](auto&& scan) {
+              for (std::size_t m = 0; m < M; ++m)
+                  if (!in.sub_same[m] || opens[m]) scan(in.sub_offsets[m], in.sub_offsets[m + 1]);
+          })
+        : check_names(in.sub_names, "sub_names", every_entry(in.sub_names));
     if (!in.owned_offsets.empty()) {
         check_csr(in.owned_offsets, M, in.owned_names.size(), "owned_offsets");
-        check_names(in.owned_names, "owned_names");
+        check_names(in.owned_names, "owned_names", every_entry(in.owned_names));
         if (in.owned_partition.size != in.owned_names.size()) fail("owned_partition: expected one per claim");
         if (!in.owned_partition_valid.empty() && in.owned_partition_valid.size != in.owned_names.size())
             fail("owned_partition_valid: expected one byte per claim");
@@ -635,7 +689,7 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
             if (catalog.row_group(catalog.repeated_rows()[k]) < catalog.row_group(catalog.repeated_rows()[k - 1]))
                 fail("per-group topic rows must be grouped in ascending group order");
     BuiltGroups out;
-    Builder(catalog, in, strict, out).run();
+    Builder(catalog, in, strict, out, sub_codes_valid).run();
     return out;
 }
 

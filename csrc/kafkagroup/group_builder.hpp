@@ -129,6 +129,9 @@ struct NamedGroups {
     View<int64_t> sub_offsets;       // [M+1]
     View<uint8_t> sub_valid;         // [M] or empty: 0 = the member's topic list is null (an error)
     NameColumn sub_names;            // a null entry is an error
+    View<uint8_t> sub_same;          // [M] or empty: 1 = member m lists the codes of member m-1 (same group).
+                                     // A front end that knows it (the codec compares the members' bytes)
+                                     // spares the builder comparing them; 0 = not known (compared when needed)
     View<int64_t> owned_offsets;     // [M+1] or empty (nobody claims anything)
     NameColumn owned_names;          // a null entry is a malformed claim (an error)
     View<int64_t> owned_partition;   // [C]

@@ -1,21 +1,27 @@
-# The group decoder: every member's ConsumerProtocolSubscription -> the engine's arrays
-# (pyext/_codec.pyx includes this file; it holds the module's cimports).
+# The group decoder: every member's ConsumerProtocolSubscription -> what the native group builder
+# (csrc/kafkagroup/group_builder.hpp, kafkagroup._core.build_groups) needs, and claims placed straight
+# as group partition ids (pyext/_codec.pyx includes this file; it holds the module's cimports).
 #
-# GroupDecoder.decode reads every member's ConsumerProtocolSubscription in place (no Python object per
-# member, per topic occurrence or per partition), in two phases over the members (see the class):
+# This is a parser only. Kafka's group rules -- MemberInfo order, which topics a group has and their
+# Java order, which claims are kept, dropped or refused, topics listed twice, the partition bound,
+# rack numbering -- are the builder's; kafkagroup.protocol.leader calls it between the two phases:
 #
-# - Subscribed topics (phase 1): Java members send their topic list sorted, so most members of a group
-#   send the same bytes. When a member's topic array (count and bytes) equals the previous member's,
-#   its ids are copied wholesale after one memcmp. Otherwise each name is matched against a hint (the
-#   previous member's list at a cursor advanced as in a merge) and, failing that, looked up in an
-#   open-addressing table keyed by CPython's seeded hash of the raw bytes; a name is decoded to str
-#   (strict UTF-8) once, when first seen, and its partition count looked up in the metadata then.
-# - Owned partitions or sticky previous_assignment (phase 2, after the topic universe is known): each
-#   topic is compared, length prefix included, with the member's own subscription entry at a cursor
-#   (claims are a sorted subset of the sorted subscription), and each partition is byte-swapped,
-#   range-checked and written straight as a global partition id. A group claiming one partition (what
-#   every member sends in a large group: one partition of each topic) is recognised by one comparison
-#   of its header -- length, name and count 1 -- with a template built per subscribed topic.
+# - parse_topics (phase 1), members in the order given: version, topic names, user data. Names become interned codes (a dictionary of distinct names). Java members send their
+#   topic list sorted, so most members of a group send the same bytes: a member whose topic array
+#   (count and bytes) equals the previous member's gets its codes copied after one memcmp; otherwise
+#   each name is matched against a hint (the previous member's list at a cursor advanced as in a merge)
+#   and, failing that, looked up in an open-addressing table keyed by CPython's seeded hash of the raw
+#   bytes; a name is decoded to str (strict UTF-8) once, when first seen.
+# - parse_claims (phase 2), after the builder laid out the group's topics: owned partitions or sticky
+#   previous_assignment, generation, rack. The builder's layout is a table per code: the partition count
+#   while the code is a topic of the group (0 otherwise) and the group id of its partition 0; a claim
+#   p < count is written straight as base + p (the builder's own definition of a kept claim), members
+#   in the MemberInfo order the builder gave, anything
+#   else goes to a short list of other claims that the builder classifies (dropped, or refused when
+#   strict). Each claim topic is compared, length prefix included, with the member's own subscription
+#   entry at a cursor (claims are a sorted subset of the sorted subscription); a group claiming one
+#   partition (what every member sends in a large group: one partition of each topic) is recognised by
+#   one comparison of its header -- length, name and count 1 -- with a template built per topic.
 #
 # The decoder keeps its buffers between calls (a group leader decodes every rebalance), so the steady
 # state allocates only the arrays it returns. Retained memory is about 4 bytes per subscription entry
@@ -24,20 +30,14 @@
 #
 # Limits: every count read from the wire is checked against the bytes left (count * smallest element
 # size) before it is used, and buffers grow by at most a fixed fraction of each member's byte length,
-# so memory stays O(input size). Strings point into the callers' bytes objects, which the argument list
-# keeps alive for the duration of the call; nothing points into them after the call returns.
+# so memory stays O(input size). Strings point into the callers' bytes objects, which the decoder holds
+# from parse_topics until release(); nothing points into them after that.
 
 
 cdef enum Mode:  # where owned partitions and generation come from (leader.MODE_*)
     MODE_SUBSCRIPTION = 0
     MODE_STICKY = 1
     MODE_COOPERATIVE = 2
-
-
-cdef list _by_java_name(list names, list ids):
-    """ids sorted by Java String.compareTo of their names."""
-    java_sort(ids, names.__getitem__)
-    return ids
 
 
 cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
@@ -50,7 +50,7 @@ cdef struct MemberState:   # what phase 1 leaves for phase 2, per member
 cdef struct Expect:        # one topic of the current member's subscription, for matching its claims
     const uint8_t* name
     const uint8_t* single  # the claim group [int16 length, name, int32 count = 1] before its partition
-    int64_t base           # the interner's base_of
+    int64_t base           # the interner's base_of (the builder's layout)
     uint64_t tail          # name_tail(name): a cheap first test while scanning
     int32_t length
     int32_t topic
@@ -67,20 +67,19 @@ cdef enum:
 
 
 cdef class GroupDecoder:
-    """Decodes a group's member subscriptions into the engine's arrays; reusable, not reentrant
-    (one call at a time per instance: kafkagroup.protocol.leader keeps a pool).
+    """Parses a group's member subscriptions for the native group builder; reusable, not reentrant
+    (one group at a time per instance, parse_topics -> parse_claims -> release:
+    kafkagroup.protocol.leader keeps a pool).
 
-    Two phases over the members, in MemberInfo order. Phase 1 reads each member's version, topics and
-    user data; the topic universe (subscribed and in the metadata, Java order) follows from it. Phase
-    2 reads the rest (owned partitions, generation, rack; sticky user data) and writes each valid claim
-    straight as a global partition id. Errors keep the single-pass order: the first malformed member
-    in MemberInfo order (a phase-1 failure of member f is raised after phase 2 has checked members
-    before f), then a topic listed twice, then the partition total, then (strict) an invalid claim."""
+    Errors keep the single-pass order when both phases run in one order: the first malformed member (a
+    phase-1 failure of member f is raised by parse_claims after it has checked the members before f)."""
     cdef _Interner topics
     cdef _Interner racks
-    cdef I32Vec sub_ids       # interned topic ids, all members concatenated (wire order)
-    cdef I32Vec owned         # global ids of valid claims, all members concatenated
-    cdef I32Vec final_id      # per interned topic: its id in the returned topic list, -1 = not in it
+    cdef I32Vec sub_ids       # interned topic codes, all members concatenated (wire order)
+    cdef I32Vec owned         # group ids of claims placed here, all members concatenated
+    cdef I32Vec other_member  # claims left to the builder: member (parse_topics index),
+    cdef I32Vec other_code    # topic code,
+    cdef I32Vec other_part    # partition
     cdef MemberState* state
     cdef Py_ssize_t state_cap
     cdef Expect* expect             # the current member's subscription, resolved (phase 2)
@@ -89,7 +88,6 @@ cdef class GroupDecoder:
     cdef Py_ssize_t expect_from     # where in sub_ids it was built from, -1 = not built
     cdef uint8_t* singles           # the Expect.single byte strings, concatenated
     cdef Py_ssize_t singles_cap
-    cdef dict counts
     cdef int mode
     cdef bint strict
     cdef bint busy
@@ -98,11 +96,12 @@ cdef class GroupDecoder:
     cdef Py_ssize_t prev_len
     cdef int32_t prev_count
     cdef Py_ssize_t prev_sub_start
-    cdef Py_ssize_t first_dup       # first member listing a topic twice, -1 = none
-    cdef Py_ssize_t bad_member      # first invalid claim (strict): member, interned topic, partition
-    cdef int32_t bad_topic
-    cdef int32_t bad_part
-    cdef int64_t dropped            # claims dropped (strict=False)
+    # between parse_topics and release
+    cdef list member_ids
+    cdef list blobs
+    cdef Py_ssize_t failed_at       # first member whose phase 1 failed (= member count: none)
+    cdef Err head_err
+    cdef object sub_end             # int64[M + 1]: sub_offsets
 
     def __cinit__(self):
         self.topics = _Interner()
@@ -111,29 +110,25 @@ cdef class GroupDecoder:
     def __dealloc__(self):
         free(self.sub_ids.data)
         free(self.owned.data)
-        free(self.final_id.data)
+        free(self.other_member.data)
+        free(self.other_code.data)
+        free(self.other_part.data)
         free(self.state)
         free(self.expect)
         free(self.singles)
 
     cdef int32_t intern_topic(self, Cur* c, Err* e, int field, Py_ssize_t idx, Py_ssize_t start,
                               int32_t n) except -2:
-        """The slow path: hash lookup, and for a new name UTF-8 decoding and the metadata lookup."""
-        cdef Py_ssize_t before = self.topics.n
+        """The slow path: hash lookup, and for a new name UTF-8 decoding."""
         cdef int32_t t = self.topics.intern(c.p + c.pos - n, n)
         if t < 0:
             fail(e, E_UTF8, field, idx, start, start + 2 + self.topics.bad_pos, 0, 0)
             return -1
-        if self.topics.n != before:
-            count = self.counts.get(self.topics.names[t])
-            if count is not None:
-                self.topics.count_of[t] = count
-                self.topics.limit[t] = <uint32_t>count   # < 2^31 (kafkagroup.model.topic_specs)
         return t
 
     # ---- phase 1: version, topics, user data
 
-    cdef bint read_topics(self, Cur* c, Err* e, int32_t count, int32_t stamp, bint* same) except -1:
+    cdef bint read_topics(self, Cur* c, Err* e, int32_t count, bint* same) except -1:
         """The subscription's topic names -> sub_ids (capacity reserved by the caller); ``same`` is set
         when they are the previous member's bytes."""
         cdef _Interner it = self.topics
@@ -145,10 +140,7 @@ cdef class GroupDecoder:
         cdef const int32_t* prev = self.sub_ids.data + self.prev_sub_start
         cdef const int32_t* lens = it.lens
         cdef const uint8_t** ptrs = it.ptrs
-        cdef int32_t* stamps = it.stamp
-        cdef uint8_t* subscribed = it.subscribed
-        # Wholesale: the same count and bytes as the previous member decode to the same ids (and the
-        # same duplicate-topic verdict, already recorded).
+        # Wholesale: the same count and bytes as the previous member decode to the same codes.
         if (count > 0 and count == prev_count and n - pos >= self.prev_len
                 and memcmp(p + pos, self.prev_bytes, self.prev_len) == 0):
             memcpy(out, prev, count * sizeof(int32_t))
@@ -181,17 +173,11 @@ cdef class GroupDecoder:
                     return False
                 lens = it.lens   # interning may have grown the arrays
                 ptrs = it.ptrs
-                stamps = it.stamp
-                subscribed = it.subscribed
                 stop = min(cursor + RESYNC_WINDOW, prev_count)
                 for j in range(cursor, stop):
                     if prev[j] == t:
                         cursor = j + 1
                         break
-            if stamps[t] == stamp and self.first_dup < 0:
-                self.first_dup = stamp - 1
-            stamps[t] = stamp
-            subscribed[t] = 1
             out[i] = t
         c.pos = pos
         self.sub_ids.size += count
@@ -217,7 +203,7 @@ cdef class GroupDecoder:
         if not rd_count(&c, e, F_TOPICS, 0, 2, &count):
             return False
         st.same_topics = False
-        if not self.read_topics(&c, e, count, <int32_t>(m + 1), &st.same_topics):
+        if not self.read_topics(&c, e, count, &st.same_topics):
             return False
         if not rd_bytes(&c, e, F_USER_DATA, &st.ud_at, &st.ud_len):
             return False
@@ -226,13 +212,20 @@ cdef class GroupDecoder:
 
     # ---- phase 2: owned partitions, generation, rack; sticky user data
 
-    cdef inline void invalid_claim(self, Py_ssize_t m, int32_t t, int32_t part) noexcept:
-        """A claim outside the metadata: the first one is the strict error; otherwise dropped."""
-        if self.strict and self.bad_member < 0:
-            self.bad_member = m
-            self.bad_topic = t
-            self.bad_part = part
-        self.dropped += 1
+    cdef int other_claim(self, Py_ssize_t m, int32_t t, int32_t part) except -1:
+        """A claim the builder's layout does not place (not a partition of a topic of the group): the
+        builder drops it or, strict, refuses the group."""
+        cdef Py_ssize_t k = self.other_code.size
+        vec_reserve(&self.other_member, k + 1)
+        vec_reserve(&self.other_code, k + 1)
+        vec_reserve(&self.other_part, k + 1)
+        self.other_member.data[k] = <int32_t>m
+        self.other_code.data[k] = t
+        self.other_part.data[k] = part
+        self.other_member.size = k + 1
+        self.other_code.size = k + 1
+        self.other_part.size = k + 1
+        return 0
 
     cdef int prepare_expect(self, Py_ssize_t sub_start, Py_ssize_t sub_end, bint same) except -1:
         """Resolve the member's subscription for read_claims, unless it lists the same ids as the
@@ -280,8 +273,8 @@ cdef class GroupDecoder:
     cdef bint read_claims(self, Cur* c, Err* e, int f_array, int f_topic, int f_parts,
                           Py_ssize_t m, bint record) except -1:
         """[topic, [int32]] entries (owned partitions or sticky previous_assignment); with ``record``,
-        valid claims go to ``owned`` as global ids (the caller reserved room for every partition the
-        member's bytes can hold, 4 bytes each). This is the leader's hottest loop (one iteration per
+        claims the builder's layout places go to ``owned`` as group ids (the caller reserved room for
+        every partition the member's bytes can hold, 4 bytes each), the others to other_claim. This is the leader's hottest loop (one iteration per
         owned topic of every member): Java sends claims sorted, a subset of the sorted subscription, so
         each topic is first compared, length prefix included, with the subscription entry at a cursor
         (prepare_expect): in one comparison when the group claims a single partition (length prefix,
@@ -316,7 +309,7 @@ cdef class GroupDecoder:
                 if n - pos < head + 4 or not bytes_equal(x.single, p + pos, head):
                     break
                 part = be32(p + pos + head)
-                if <uint32_t>part >= x.limit:   # limit 0 outside the metadata
+                if <uint32_t>part >= x.limit:   # limit 0 outside the group's topics
                     break
                 if record:
                     w[0] = <int32_t>(x.base + part)
@@ -376,29 +369,24 @@ cdef class GroupDecoder:
                 else:
                     fail(e, E_ARRAY_SIZE, f_parts, g, start, count, <int64_t>count * 4, n - pos)
                 return False
-            if record:
-                if count == 1 and base >= 0:   # the common shape of a large group (one per topic)
+            if record:   # limit is 0 for a code that is not a topic of the group
+                if count == 1:   # the common shape of a large group (one per topic)
                     part = be32(p + pos)
                     if <uint32_t>part < limit:
                         w[0] = <int32_t>(base + part)
                         w += 1
                     else:
-                        self.invalid_claim(m, t, part)
-                elif base >= 0:
+                        self.other_claim(m, t, part)
+                elif limit > 0:
                     for k in range(count):
                         part = be32(p + pos + 4 * k)
-                        if <uint32_t>part < limit:
-                            w[0] = <int32_t>(base + part)
-                            w += 1
-                        else:
-                            self.invalid_claim(m, t, part)
+                        w[0] = <int32_t>(base + part)
+                        w += <uint32_t>part < limit   # kept, or overwritten by the next write
+                        if <uint32_t>part >= limit:
+                            self.other_claim(m, t, part)
                 else:
                     for k in range(count):
-                        part = be32(p + pos + 4 * k)
-                        if <uint32_t>part < limit:   # a known topic nobody subscribes to: dropped
-                            self.dropped += 1
-                        else:
-                            self.invalid_claim(m, t, part)
+                        self.other_claim(m, t, be32(p + pos + 4 * k))
             pos += 4 * <Py_ssize_t>count
             g += 1
         c.pos = pos
@@ -406,21 +394,20 @@ cdef class GroupDecoder:
         return True
 
     cdef int rest(self, Py_ssize_t m, list member_ids, const uint8_t* p, Py_ssize_t n,
-                  Py_ssize_t sub_start, Py_ssize_t sub_end, bint record,
+                  Py_ssize_t sub_start, Py_ssize_t sub_end, bint same, bint record,
                   int32_t* generation, int32_t* rack_out) except -1:
         cdef Cur c
         cdef Err e
         cdef MemberState* st = &self.state[m]
         cdef int32_t gen_field = -1, length
-        cdef Py_ssize_t start, owned_before = self.owned.size
-        cdef int64_t dropped_before = self.dropped
+        cdef Py_ssize_t start, owned_before = self.owned.size, others_before = self.other_code.size
         cdef int32_t rack = -1
         cdef bint ok = True
         c.p = p
         c.n = n
         c.pos = st.rest
         vec_reserve(&self.owned, self.owned.size + n // 4)   # a partition takes 4 bytes
-        self.prepare_expect(sub_start, sub_end, st.same_topics)
+        self.prepare_expect(sub_start, sub_end, same)
         if st.version >= 1:
             ok = self.read_claims(&c, &e, F_OWNED, F_OWNED_TOPIC, F_OWNED_PARTS, m, record and self.mode != MODE_STICKY)
         if ok and st.version >= 2:
@@ -451,182 +438,185 @@ cdef class GroupDecoder:
                     raise protocol_error(f"member {member_ids[m]!r} StickyAssignorUserData", &e)
                 else:  # Java ignores user data it cannot parse: no claims, unknown generation
                     self.owned.size = owned_before
-                    self.dropped = dropped_before
+                    self.other_member.size = others_before
+                    self.other_code.size = others_before
+                    self.other_part.size = others_before
         elif self.mode == MODE_COOPERATIVE and gen_field < 0:
             generation[0] = -1 if st.ud_len < 4 else be32(p + st.ud_at)
         else:
             generation[0] = gen_field
-        rack_out[0] = rack + 1
-        return self.owned.size > owned_before or self.dropped > dropped_before
+        rack_out[0] = rack
+        return self.owned.size > owned_before or self.other_code.size > others_before
 
-    # ---- the call
+    # ---- the calls
 
-    def decode(self, list member_ids, list blobs, dict counts, int mode, bint strict):
-        """Decode members (already in MemberInfo order); see kafkagroup.protocol.leader.decode_group.
-        ``counts`` maps topic name -> partition count (the metadata)."""
+    def parse_topics(self, list member_ids, list blobs, int mode, bint strict):
+        """Phase 1 over the members (in the order given; ``blobs`` their metadata bytes): returns
+        ``names`` (the dictionary of distinct topic names, list of str), ``dictionary`` (the same as
+        (offsets int64, UTF-8 bytes uint8), the builder's string layout), ``sub_offsets`` int64[M+1],
+        ``sub_codes`` int32 (a view of the decoder's buffer, valid until release()) and ``complete``
+        (False when a member's bytes failed: parse_claims raises that error), ``sub_same`` uint8[M] (1
+        where a member's topic bytes are the previous member's: the builder's NamedGroups::sub_same). ``mode`` says where
+        claims come from (leader.member_data_rule)."""
+        cdef Py_ssize_t m_count = len(blobs), m
+        cdef bytes blob
         if self.busy:
-            raise RuntimeError("GroupDecoder.decode is already running on this decoder")
-        if len(member_ids) != len(blobs):
-            raise ValueError(f"{len(member_ids)} member ids for {len(blobs)} metadata blobs")
-        for m in range(len(blobs)):
+            raise RuntimeError("GroupDecoder is already decoding a group")
+        if len(member_ids) != m_count:
+            raise ValueError(f"{len(member_ids)} member ids for {m_count} metadata blobs")
+        for m in range(m_count):
             if type(blobs[m]) is not bytes:
                 raise TypeError(f"member {member_ids[m]!r}: metadata must be bytes, got {type(blobs[m]).__name__}")
         self.busy = True
-        try:
-            return self._decode(member_ids, blobs, counts, mode, strict)
-        finally:
-            self.counts = None
-            self.topics.reset()
-            self.racks.reset()
-            self.prev_bytes = NULL
-            vec_trim(&self.sub_ids, self.sub_ids.size)
-            vec_trim(&self.owned, self.owned.size)
-            vec_trim(&self.final_id, self.final_id.size)
-            self.busy = False
-
-    cdef dict _decode(self, list member_ids, list blobs, dict counts, int mode, bint strict):
-        cdef Py_ssize_t m_count = len(blobs), m, k, failed_at = m_count
-        cdef Err head_err
-        cdef bytes blob
+        self.member_ids = member_ids
+        self.blobs = blobs
         self.mode = mode
         self.strict = strict
-        self.counts = counts
         self.topics.reset()
         self.racks.reset()
         self.sub_ids.size = 0
         self.owned.size = 0
+        self.other_member.size = 0
+        self.other_code.size = 0
+        self.other_part.size = 0
         self.prev_bytes = NULL
         self.prev_len = 0
         self.prev_count = -1
         self.prev_sub_start = 0
-        self.first_dup = -1
         self.expect_from = -1
-        self.bad_member = -1
-        self.dropped = 0
         if m_count > self.state_cap:
             self.state = <MemberState*> _realloc_or_raise(self.state, m_count * sizeof(MemberState))
             self.state_cap = m_count
-
-        sub_end_arr = np.empty(m_count, dtype=np.int64)
+        sub_end_arr = np.zeros(m_count + 1, dtype=np.int64)
         cdef cnp.int64_t[::1] sub_end = sub_end_arr
-        # phase 1
+        same_arr = np.zeros(m_count, dtype=np.uint8)
+        cdef cnp.uint8_t[::1] same = same_arr
+        self.failed_at = m_count
         for m in range(m_count):
             blob = <bytes> blobs[m]
-            if not self.head(m, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob), &head_err):
-                failed_at = m
+            if not self.head(m, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob), &self.head_err):
+                self.failed_at = m
                 break
-            sub_end[m] = self.sub_ids.size
+            sub_end[m + 1] = self.sub_ids.size
+            same[m] = self.state[m].same_topics
+        self.sub_end = sub_end_arr
+        cdef Py_ssize_t n_sub = self.sub_ids.size
+        return {
+            "names": list(self.topics.names),
+            "dictionary": self.topics.dictionary(),
+            "sub_offsets": sub_end_arr,
+            "sub_codes": np.asarray(<int32_t[:n_sub]> self.sub_ids.data) if n_sub else np.zeros(0, np.int32),
+            "sub_same": same_arr,
+            "complete": self.failed_at == m_count,
+        }
 
+    def parse_claims(self, partition_count, codes, order=None):
+        """Phase 2, after a complete parse_topics (or, to find a malformed member, after any), with the
+        builder's layout of the group's topics: ``codes`` int32[T] (the name code of each topic of the
+        group, in the group's order) and ``partition_count`` int32[T]; None when the group is refused
+        anyway (the bytes are still checked: their errors come first). ``order`` (int64[M], default the
+        parse order) is the order members are read and their results laid out in: MemberInfo order.
+        Raises the first ProtocolError in that order. Returns ``owned_offsets`` int64[M+1] and
+        ``owned_partitions`` int32 (the claims placed, None when nobody claims anything), ``others``
+        (member int64 -- the parse_topics index --, code int32, partition int64 of the claims left to
+        the builder, in ``order``), ``generation`` int32[M] (None when all -1), ``member_rack``
+        int32[M] (-1 none; codes into ``rack_names``, None when nobody has a rack), ``rack_names``,
+        ``names`` and ``dictionary`` (phase 2 may add names: claims on topics nobody subscribes to)."""
+        if not self.busy or self.blobs is None:
+            raise RuntimeError("parse_claims needs parse_topics first")
         cdef _Interner it = self.topics
-        cdef Py_ssize_t n_names = it.n, e
-        names = it.names
-        # the universe: subscribed and in the metadata, numbered in Java String.compareTo order
-        universe = []
-        unknown = []
-        for e in range(n_names):
-            if it.subscribed[e]:
-                (universe if it.count_of[e] >= 0 else unknown).append(e)
-        universe = _by_java_name(names, universe)
-        cdef Py_ssize_t n_topics = len(universe)
-        partition_count_arr = np.empty(n_topics, dtype=np.int32)
-        cdef cnp.int32_t[::1] partition_count = partition_count_arr
-        topic_base_arr = np.zeros(n_topics + 1, dtype=np.int64)
-        cdef cnp.int64_t[::1] topic_base = topic_base_arr
-        vec_reserve(&self.final_id, n_names)
-        self.final_id.size = n_names
-        cdef int32_t* final_id = self.final_id.data
-        for e in range(n_names):
-            final_id[e] = -1
-        cdef int32_t u
-        for k in range(n_topics):
-            u = universe[k]
-            final_id[u] = <int32_t>k
-            it.base_of[u] = topic_base[k]
-            partition_count[k] = <int32_t>it.count_of[u]
-            topic_base[k + 1] = topic_base[k] + it.count_of[u]
-
-        # phase 2 (members before a phase-1 failure are still checked: their errors come first)
+        cdef Py_ssize_t m_count = len(self.blobs), m, k, n_topics = 0
+        cdef int64_t base = 0
+        cdef int32_t code
+        cdef bint record = codes is not None and self.failed_at == m_count
+        cdef cnp.int32_t[::1] code_view
+        cdef cnp.int32_t[::1] count_view
+        cdef cnp.int64_t[::1] order_view
+        cdef cnp.uint8_t[::1] seen
+        cdef Py_ssize_t n_run = self.failed_at
+        if order is not None:
+            order_view = np.ascontiguousarray(order, dtype=np.int64)
+            if self.failed_at < m_count or order_view.shape[0] != m_count:
+                raise ValueError("an order needs a complete parse_topics and one entry per member")
+            seen_arr = np.zeros(m_count, dtype=np.uint8)
+            seen = seen_arr
+            for k in range(m_count):
+                if not 0 <= order_view[k] < m_count or seen[order_view[k]]:
+                    raise ValueError("order must be a permutation of the members")
+                seen[order_view[k]] = 1
+        for k in range(it.n):
+            it.limit[k] = 0
+            it.base_of[k] = -1
+        if record:
+            code_view = np.ascontiguousarray(codes, dtype=np.int32)
+            count_view = np.ascontiguousarray(partition_count, dtype=np.int32)
+            n_topics = code_view.shape[0]
+            if count_view.shape[0] != n_topics:
+                raise ValueError(f"{n_topics} topic codes for {count_view.shape[0]} partition counts")
+            for k in range(n_topics):
+                code = code_view[k]
+                if code < 0 or code >= it.n or count_view[k] < 0 or it.limit[code] != 0:
+                    raise ValueError(f"topic code {code} is not a distinct name of this group")
+                it.limit[code] = <uint32_t>count_view[k]
+                it.base_of[code] = base
+                base += count_view[k]
+            if base > 2 ** 31 - 1:
+                raise ValueError(f"{base} partitions do not fit the group's int32 ids")
         generation_arr = np.empty(m_count, dtype=np.int32)
         cdef cnp.int32_t[::1] generation = generation_arr
         member_rack_arr = np.empty(m_count, dtype=np.int32)
         cdef cnp.int32_t[::1] member_rack = member_rack_arr
-        own_off_arr = np.empty(m_count + 1, dtype=np.int64)
+        own_off_arr = np.zeros(m_count + 1, dtype=np.int64)
         cdef cnp.int64_t[::1] own_off = own_off_arr
-        cdef bint record = failed_at == m_count, any_claims = False, any_generation = False, any_rack = False
-        own_off[0] = 0
-        for m in range(failed_at):
-            blob = <bytes> blobs[m]
-            any_claims |= self.rest(m, member_ids, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob),
-                                    sub_end[m - 1] if m else 0, sub_end[m], record, &generation[m], &member_rack[m])
-            own_off[m + 1] = self.owned.size
-            any_generation |= generation[m] != -1
-            any_rack |= member_rack[m] != 0
-        if failed_at < m_count:
-            raise protocol_error(f"member {member_ids[failed_at]!r} subscription", &head_err)
-
-        # Model rules, in the model's order: a topic listed twice, the partition total, invalid claims.
-        cdef const int32_t* sub_ids = self.sub_ids.data
-        if self.first_dup >= 0:
-            m = self.first_dup
-            topics = [names[sub_ids[k]] for k in range(sub_end[m - 1] if m else 0, sub_end[m])]
-            raise InvalidGroupError(f"member {member_ids[m]!r} lists a topic twice: {topics}")
-        if topic_base[n_topics] >= 2 ** 31:
-            raise InvalidGroupError(f"{int(topic_base[n_topics])} partitions in total exceed 2^31-1")
-        if self.bad_member >= 0:
-            count = it.count_of[self.bad_topic]
-            what = "an unknown topic" if count < 0 else f"a topic with {count} partitions"
-            raise InvalidGroupError(f"member {member_ids[self.bad_member]!r} claims partition "
-                                    f"{names[self.bad_topic]}-{self.bad_part} of {what}")
-
-        sub_offsets_arr, sub_topics_arr = self._subscriptions(m_count, sub_end)
+        cdef cnp.int64_t[::1] sub_end = self.sub_end
+        cdef bint any_claims = False, any_generation = False, any_rack = False, same
+        cdef bytes blob
+        cdef Py_ssize_t j, prev = -2
+        # members before a phase-1 failure are still checked: their errors come first
+        for k in range(n_run):
+            j = k if order is None else order_view[k]
+            blob = <bytes> self.blobs[j]
+            # its topic bytes equal those of the member parsed before it, which was read just before
+            same = self.state[j].same_topics and prev == j - 1
+            any_claims |= self.rest(j, self.member_ids, <const uint8_t*> PyBytes_AS_STRING(blob), PyBytes_GET_SIZE(blob),
+                                    sub_end[j], sub_end[j + 1], same, record, &generation[k], &member_rack[k])
+            own_off[k + 1] = self.owned.size
+            any_generation |= generation[k] != -1
+            any_rack |= member_rack[k] >= 0
+            prev = j
+        if self.failed_at < m_count:
+            raise protocol_error(f"member {self.member_ids[self.failed_at]!r} subscription", &self.head_err)
         owned_arr = None
         if any_claims:
             owned_arr = np.empty(self.owned.size, dtype=np.int32)
             memcpy(cnp.PyArray_DATA(owned_arr), self.owned.data, self.owned.size * sizeof(int32_t))
+        cdef Py_ssize_t n_other = self.other_code.size
+        others = (np.asarray(<int32_t[:n_other]> self.other_member.data).astype(np.int64),
+                  np.asarray(<int32_t[:n_other]> self.other_code.data).copy(),
+                  np.asarray(<int32_t[:n_other]> self.other_part.data).astype(np.int64)) if n_other else None
         return {
-            "topics": [names[x] for x in universe],
-            "partition_count": partition_count_arr,
-            "topic_base": topic_base_arr,
-            "sub_offsets": sub_offsets_arr,
-            "sub_topics": sub_topics_arr,
             "owned_offsets": own_off_arr if any_claims else None,
             "owned_partitions": owned_arr,
+            "others": others,
             "generation": generation_arr if any_generation else None,
             "member_rack": member_rack_arr if any_rack else None,
             "rack_names": list(self.racks.names),
-            "unknown_topics": [names[x] for x in _by_java_name(names, unknown)],
-            "dropped_claims": int(self.dropped),
+            "names": list(it.names),
+            "dictionary": it.dictionary() if n_other else None,
         }
 
-    cdef tuple _subscriptions(self, Py_ssize_t m_count, cnp.int64_t[::1] sub_end):
-        """Per member, its subscribed topics in wire order, those outside the universe skipped."""
-        cdef const int32_t* sub_ids = self.sub_ids.data
-        cdef const int32_t* final_id = self.final_id.data
-        sub_offsets_arr = np.empty(m_count + 1, dtype=np.int64)
-        cdef cnp.int64_t[::1] sub_offsets = sub_offsets_arr
-        sub_topics_arr = np.empty(self.sub_ids.size, dtype=np.int32)
-        cdef int32_t* out = <int32_t*> cnp.PyArray_DATA(sub_topics_arr)
-        cdef Py_ssize_t m, k, o = 0, s0 = 0, s1, ps0 = 0, ps1 = 0
-        cdef int32_t f
-        sub_offsets[0] = 0
-        for m in range(m_count):
-            s1 = sub_end[m]
-            if m > 0 and s1 - s0 == ps1 - ps0 and s1 > s0 and (
-                    self.state[m].same_topics
-                    or memcmp(sub_ids + s0, sub_ids + ps0, (s1 - s0) * sizeof(int32_t)) == 0):
-                # same ids as the previous member: same output
-                memcpy(out + o, out + sub_offsets[m - 1], (sub_offsets[m] - sub_offsets[m - 1]) * sizeof(int32_t))
-                o += sub_offsets[m] - sub_offsets[m - 1]
-            else:
-                for k in range(s0, s1):
-                    f = final_id[sub_ids[k]]
-                    if f >= 0:
-                        out[o] = f
-                        o += 1
-            sub_offsets[m + 1] = o
-            ps0 = s0
-            ps1 = s1
-            s0 = s1
-        if o != self.sub_ids.size:
-            sub_topics_arr = sub_topics_arr[:o].copy()
-        return sub_offsets_arr, sub_topics_arr
+    def release(self):
+        """The group is done: drop the callers' bytes and the views of the buffers handed out
+        (sub_codes), trim buffers far larger than this group needed; the decoder is free again."""
+        self.member_ids = None
+        self.blobs = None
+        self.sub_end = None
+        self.topics.reset()
+        self.racks.reset()
+        self.prev_bytes = NULL
+        vec_trim(&self.sub_ids, self.sub_ids.size)
+        vec_trim(&self.owned, self.owned.size)
+        vec_trim(&self.other_member, self.other_member.size)
+        vec_trim(&self.other_code, self.other_code.size)
+        vec_trim(&self.other_part, self.other_part.size)
+        self.busy = False

@@ -3,16 +3,13 @@
 
 cdef class _Interner:
     """Distinct byte strings -> dense ids in first-seen order, with their decoded str and, per id, the
-    decoder's bookkeeping (partition count, subscribed flag, last member listing it, global id of its
-    partition 0). reset() forgets the strings but keeps the memory."""
+    group builder's layout the decoder places claims with (limit, base_of). reset() forgets the
+    strings but keeps the memory."""
     cdef const uint8_t** ptrs
     cdef int32_t* lens
     cdef uint64_t* hashes
-    cdef int64_t* count_of     # partitions in the metadata, -1 = not in the metadata
-    cdef uint8_t* subscribed   # 1 when some member subscribes to it
-    cdef uint32_t* limit       # partitions in the metadata, 0 = not in the metadata
-    cdef int32_t* stamp        # 1 + the last member whose subscription lists it (0 = none)
-    cdef int64_t* base_of      # global id of its partition 0, -1 = not assignable (no subscriber / metadata)
+    cdef uint32_t* limit       # its partition count while it is a topic of the group, else 0
+    cdef int64_t* base_of      # group id of its partition 0, -1 = not a topic of the group
     cdef Py_ssize_t n, cap
     cdef int32_t* table
     cdef Py_ssize_t mask
@@ -29,10 +26,7 @@ cdef class _Interner:
         free(self.ptrs)
         free(self.lens)
         free(self.hashes)
-        free(self.count_of)
-        free(self.subscribed)
         free(self.limit)
-        free(self.stamp)
         free(self.base_of)
         free(self.table)
 
@@ -63,10 +57,7 @@ cdef class _Interner:
         self.ptrs = <const uint8_t**> _realloc_or_raise(<void*> self.ptrs, cap * sizeof(void*))
         self.lens = <int32_t*> _realloc_or_raise(<void*> self.lens, cap * sizeof(int32_t))
         self.hashes = <uint64_t*> _realloc_or_raise(<void*> self.hashes, cap * sizeof(uint64_t))
-        self.count_of = <int64_t*> _realloc_or_raise(<void*> self.count_of, cap * sizeof(int64_t))
-        self.subscribed = <uint8_t*> _realloc_or_raise(<void*> self.subscribed, cap * sizeof(uint8_t))
         self.limit = <uint32_t*> _realloc_or_raise(<void*> self.limit, cap * sizeof(uint32_t))
-        self.stamp = <int32_t*> _realloc_or_raise(<void*> self.stamp, cap * sizeof(int32_t))
         self.base_of = <int64_t*> _realloc_or_raise(<void*> self.base_of, cap * sizeof(int64_t))
         self.cap = cap
         return 0
@@ -101,12 +92,72 @@ cdef class _Interner:
         self.ptrs[e] = p
         self.lens[e] = n
         self.hashes[e] = h
-        self.count_of[e] = -1
-        self.subscribed[e] = 0
         self.limit[e] = 0
-        self.stamp[e] = 0
         self.base_of[e] = -1
         self.table[slot] = e
         self.n += 1
         self.names.append(name)
         return e
+
+    cdef tuple dictionary(self):
+        """The strings in the group builder's layout: (offsets int64[n+1], bytes uint8), as sent."""
+        cdef Py_ssize_t i, total = 0
+        for i in range(self.n):
+            total += self.lens[i]
+        offsets_arr = np.empty(self.n + 1, dtype=np.int64)
+        cdef cnp.int64_t[::1] offsets = offsets_arr
+        data_arr = np.empty(total, dtype=np.uint8)
+        cdef uint8_t* data = <uint8_t*> cnp.PyArray_DATA(data_arr)
+        offsets[0] = 0
+        for i in range(self.n):
+            memcpy(data + offsets[i], self.ptrs[i], self.lens[i])
+            offsets[i + 1] = offsets[i] + self.lens[i]
+        return offsets_arr, data_arr
+
+
+from cpython.unicode cimport PyUnicode_Check
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t* size) except NULL
+
+
+def utf8_strings(list values):
+    """kafkagroup.model.utf8_strings at C speed (the leader's member ids): str or None values -> the
+    builder's string layout (offsets int64[n+1], UTF-8 bytes uint8, valid uint8[n] or None). A str with
+    lone surrogates is encoded with surrogatepass, as model.utf8_strings does."""
+    cdef Py_ssize_t n = len(values), i, size, total = 0
+    cdef const char* data
+    cdef list encoded = [None] * n
+    cdef bint any_null = False
+    for i in range(n):
+        v = values[i]
+        if v is None:
+            any_null = True
+            continue
+        if not PyUnicode_Check(v):
+            raise TypeError(f"expected str or None, got {v!r}")
+        try:
+            PyUnicode_AsUTF8AndSize(v, &size)   # cached in the str object; free for ASCII
+        except UnicodeEncodeError:
+            encoded[i] = (<str> v).encode("utf-8", "surrogatepass")
+            size = len(encoded[i])
+        total += size
+    offsets_arr = np.empty(n + 1, dtype=np.int64)
+    cdef cnp.int64_t[::1] offsets = offsets_arr
+    data_arr = np.empty(total, dtype=np.uint8)
+    cdef char* out = <char*> cnp.PyArray_DATA(data_arr)
+    valid_arr = np.ones(n, dtype=np.uint8) if any_null else None
+    offsets[0] = 0
+    for i in range(n):
+        v = values[i]
+        size = 0
+        if v is None:
+            valid_arr[i] = 0
+        elif encoded[i] is not None:
+            size = PyBytes_GET_SIZE(encoded[i])
+            memcpy(out + offsets[i], PyBytes_AS_STRING(encoded[i]), size)
+        else:
+            data = PyUnicode_AsUTF8AndSize(v, &size)
+            memcpy(out + offsets[i], data, size)
+        offsets[i + 1] = offsets[i] + size
+    return offsets_arr, data_arr, valid_arr

@@ -178,8 +178,24 @@ def test_build_groups_same_arrays_whatever_the_name_encoding(drawn, rng):
                                    partition, None, np.asarray([m.generation for m in members], dtype=np.int64),
                                    None, drawn[0][2])
         results[way] = {k: (v if isinstance(v, list) else np.asarray(v).tolist()) for k, v in built.items()}
+    # sub_same: the front end says which members list the codes of the member before them (the codec
+    # knows it from the bytes); said or not, the arrays are the same
+    codes = subs["interned"][3]
+    lists = [codes[a:b].tolist() for a, b in zip(sub_offsets[:-1], sub_offsets[1:])]
+    firsts = set(member_offsets[:-1].tolist())
+    for way, same_flags in (("said", [int(m not in firsts and bool(lists[m]) and lists[m] == lists[m - 1])
+                                       for m in range(len(members))]),
+                            ("unsaid", [0] * len(members))):
+        built = _core.build_groups(catalog, member_offsets, utf8_strings([m.member_id for m in members]),
+                                   utf8_strings(instances), sub_offsets, None, subs["interned"], owned_offsets,
+                                   owned["interned"], partition, None,
+                                   np.asarray([m.generation for m in members], dtype=np.int64), None, drawn[0][2],
+                                   np.asarray(same_flags, dtype=np.uint8))
+        results[way] = {k: (v if isinstance(v, list) else np.asarray(v).tolist()) for k, v in built.items()}
     assert results["interned"] == results["strings"]
     assert results["remapped"] == results["strings"]
+    assert results["said"] == results["strings"]
+    assert results["unsaid"] == results["strings"]
 
 
 def test_members_repeating_the_previous_subscription_keep_every_verdict():
@@ -194,3 +210,25 @@ def test_members_repeating_the_previous_subscription_keep_every_verdict():
     twice = members + [Member("c99", ("t0", "t0"), ()), Member("c98", ("t0", "t0"), ())]
     same(run(build_group, metadata, twice, False), run(reference_build_group, metadata, twice, False))
     assert "lists a topic twice" in run(build_group, metadata, twice, False)
+
+
+def test_sub_same_is_trusted_but_never_read_out_of_bounds():
+    """A front end that says a member repeats the previous member's codes when it does not (here with codes
+    past the dictionary and negative ones) gets that member's output copied or bounds-checked, never a read
+    outside the builder's tables; codes it did not vouch for are still checked."""
+    from kafkagroup.model import utf8_strings
+
+    catalog = _core.TopicCatalog(utf8_strings(["a", "b"]), np.asarray([2, 3], dtype=np.int64))
+    ids = utf8_strings(["m2", "m1", "m0"])           # MemberInfo order reverses the rows
+    dictionary = utf8_strings(["a", "b"])
+    sub_offsets = np.asarray([0, 2, 4, 6], dtype=np.int64)
+    codes = np.asarray([0, 1, 1 << 30, -5, 7, 0], dtype=np.int32)
+    built = _core.build_groups(catalog, np.asarray([0, 3], dtype=np.int64), ids, None, sub_offsets, None,
+                               (*dictionary, codes), None, None, None, None, None, None, True,
+                               np.asarray([0, 1, 1], dtype=np.uint8))
+    assert built["partition_count"].tolist() == [2, 3]
+    assert set(built["sub_topics"].tolist()) <= {0, 1}
+    with pytest.raises(InvalidGroupError, match="code past the dictionary"):
+        _core.build_groups(catalog, np.asarray([0, 3], dtype=np.int64), ids, None, sub_offsets, None,
+                           (*dictionary, codes), None, None, None, None, None, None, True,
+                           np.asarray([0, 0, 1], dtype=np.uint8))

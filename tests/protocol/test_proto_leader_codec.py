@@ -16,6 +16,7 @@ from kafkagroup.protocol import (
     encode_subscription,
     sticky_user_data,
 )
+from kafkagroup.protocol.codec_harness import decode_both
 from kafkagroup.protocol.leader import decode_group, encode_assignments, native_available
 from kafkagroup.structs import TopicPartition
 
@@ -26,11 +27,6 @@ TOPICS = ["t0", "t1", "t2", "a-long-topic-name", "é", "\U0001F600x", "\ue000"]
 ASSIGNORS = ["range", "roundrobin", "sticky", "cooperative-sticky"]
 
 
-def _outcome(fn):
-    try:
-        return ("ok", fn())
-    except (ProtocolError, InvalidGroupError) as exc:
-        return (type(exc).__name__, str(exc))
 
 
 def _same_group(a, b) -> None:
@@ -44,14 +40,8 @@ def _same_group(a, b) -> None:
 
 
 def _compare(members, metadata, assignor, strict):
-    py = _outcome(lambda: decode_group(members, metadata, assignor=assignor, strict=strict, codec="python"))
-    nat = _outcome(lambda: decode_group(members, metadata, assignor=assignor, strict=strict, codec="native"))
-    assert py[0] == nat[0], (py, nat)
-    if py[0] == "ok":
-        _same_group(py[1], nat[1])
-    else:
-        assert py[1] == nat[1]
-    return py
+    twin, native, _ = decode_both(members, metadata, assignor=assignor, strict=strict)
+    assert twin == native
 
 
 tps = st.builds(TopicPartition, st.sampled_from(TOPICS + ["gone"]), st.integers(-2, 6))

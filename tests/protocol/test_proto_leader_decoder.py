@@ -10,6 +10,7 @@ import pytest
 
 from kafkagroup.errors import InvalidGroupError, ProtocolError
 from kafkagroup.protocol import Subscription, encode_subscription, sticky_user_data
+from kafkagroup.protocol.codec_harness import decode_both
 from kafkagroup.protocol.leader import decode_group, native_available
 from kafkagroup.structs import TopicPartition
 
@@ -19,15 +20,7 @@ assert native_available(), "kafkagroup._codec is not built (run make build)"
 
 def _both(members, metadata, **kw):
     """(python outcome, native outcome): the group's fields, or the error type and message."""
-    out = []
-    for codec in ("python", "native"):
-        try:
-            group = decode_group(members, metadata, codec=codec, **kw)
-        except (ProtocolError, InvalidGroupError) as exc:
-            out.append((type(exc).__name__, str(exc)))
-        else:
-            out.append(("ok", {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()}))
-    return out
+    return decode_both(members, metadata, **kw)[:2]
 
 
 def _agree(members, metadata, **kw):
@@ -122,31 +115,59 @@ def test_protocol_error_beats_duplicate_topic_and_strict_claim_of_earlier_member
     assert kind == "InvalidGroupError" and "lists a topic twice" in message
 
 
-def test_one_decoder_is_reused_across_groups_and_after_errors():
+def _fields(group):
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in vars(group).items()}
+
+
+def test_one_decoder_is_reused_across_groups_and_after_errors(monkeypatch):
+    # One pooled decoder for every call: a result fed back through it (the same group again, a big group
+    # then a small one then the big one, after a ProtocolError and after a refused group) must not carry
+    # anything over from the calls before it.
+    from kafkagroup import _codec
+    from kafkagroup.protocol import leader
+
+    decoder = _codec.GroupDecoder()
+    monkeypatch.setattr(leader, "_DECODERS", [decoder])
+    big, big_meta = _realistic_group(2)
+    racks = {t: [[f"r{p % 3}"] for p in range(n)] for t, n in big_meta.items()}
+    small = [("x", None, encode_subscription(Subscription(["q"], owned_partitions=[TopicPartition("q", 0)])))]
+    dup = [("d", None, encode_subscription(Subscription(["q", "q"])))]
+    for kw in ({}, {"assignor": "sticky"}, {"assignor": "cooperative-sticky", "partition_racks": racks},
+               {"strict": True}):
+        expected = _fields(decode_group(big, big_meta, codec="python", **kw)) if "strict" not in kw else None
+        first = _fields(decode_group(big, big_meta, codec="native", **kw)) if expected else None
+        if expected:
+            assert first == expected
+            assert _fields(decode_group(big, big_meta, codec="native", **kw)) == expected
+        else:
+            with pytest.raises(InvalidGroupError, match="claims partition"):
+                decode_group(big, big_meta, codec="native", **kw)
+        assert _fields(decode_group(small, {"q": 1}, codec="native")) == _fields(decode_group(small, {"q": 1}, codec="python"))
+        with pytest.raises(ProtocolError):
+            decode_group([("y", None, b"\x00")], {"q": 1}, codec="native")
+        with pytest.raises(InvalidGroupError, match="lists a topic twice"):
+            decode_group(dup, {"q": 1}, codec="native")
+        if expected:
+            assert _fields(decode_group(big, big_meta, codec="native", **kw)) == expected
+    assert leader._DECODERS == [decoder]
+
+
+def test_decoder_calls_out_of_order_are_refused():
     from kafkagroup import _codec
 
     decoder = _codec.GroupDecoder()
-    big, big_meta = _realistic_group(2)
-    small = [("x", None, encode_subscription(Subscription(["q"], owned_partitions=[TopicPartition("q", 0)])))]
-    counts = {"q": 1}
-
-    def run(members, metadata):
-        ids = sorted(m[0] for m in members)
-        blobs = [dict((m[0], m[2]) for m in members)[i] for i in ids]
-        return decoder.decode(ids, blobs, dict(metadata), 0, False)
-
-    first = run(big, big_meta)
-    assert run(small, counts)["topics"] == ["q"]
-    with pytest.raises(ProtocolError):
-        run([("y", None, b"\x00")], counts)
-    again = run(big, big_meta)
-    for key, value in first.items():
-        if isinstance(value, np.ndarray):
-            assert np.array_equal(value, again[key]), key
-        else:
-            assert value == again[key], key
-    fresh = _codec.GroupDecoder()
-    assert fresh.decode(["x"], [small[0][2]], counts, 0, False)["owned_partitions"].tolist() == [0]
+    with pytest.raises(RuntimeError, match="parse_topics first"):
+        decoder.parse_claims(None, None)
+    blob = encode_subscription(Subscription(["q"]))
+    head = decoder.parse_topics(["x"], [blob], 0, False)
+    assert head["names"] == ["q"] and head["complete"]
+    with pytest.raises(RuntimeError, match="already decoding"):
+        decoder.parse_topics(["x"], [blob], 0, False)
+    with pytest.raises(ValueError, match="not a distinct name"):
+        decoder.parse_claims(np.array([1, 1], dtype=np.int32), np.array([0, 0], dtype=np.int32))
+    decoder.release()
+    assert decoder.parse_topics(["x"], [blob], 0, False)["sub_codes"].tolist() == [0]
+    decoder.release()
 
 
 def test_thousands_of_distinct_names_grow_the_interner():
