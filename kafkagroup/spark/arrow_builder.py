@@ -24,6 +24,8 @@ job with that message or report the group and go on.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,6 +199,42 @@ class TopicMeta:
         return meta
 
     @staticmethod
+    def of_table(topics: "pa.Table | pa.RecordBatch | TopicMeta") -> "TopicMeta":
+        """The metadata of a shared topic table, decoded and hashed once per table object (a TopicMeta is
+        returned as it is).
+
+        Why: a fleet's topic table can hold a million names; hashing them cost 0.5-1.9 us per group of
+        the bench fleet on every call, before any thread starts. Arrow tables are immutable, so the same
+        object always holds the same metadata: the result is kept while the table lives (a weak
+        reference; a new or changed table is a new object and is decoded afresh), for the last
+        SHARED_META_TABLES tables at most. A caller with its metadata in another form can build a
+        TopicMeta once (:meth:`from_arrow`, :meth:`from_mapping`) and pass that; a TopicMeta is a
+        snapshot of the rows it was built from (build a new one when the topics change)."""
+        if isinstance(topics, TopicMeta):
+            return topics
+        if not isinstance(topics, (pa.Table, pa.RecordBatch)):
+            return TopicMeta.from_arrow(topics)   # a struct array: no identity worth keying on
+        key = id(topics)
+        with _SHARED_META_LOCK:
+            entry = _SHARED_META.get(key)
+            if entry is not None and entry[0]() is topics:
+                _SHARED_META[key] = _SHARED_META.pop(key)   # most recently used last
+                return entry[1]
+        meta = TopicMeta.from_arrow(topics)
+        meta.catalog()
+
+        def forget(_ref: Any, key: int = key) -> None:   # the table is gone: its id may be reused
+            with _SHARED_META_LOCK:
+                if key in _SHARED_META and _SHARED_META[key][0] is _ref:
+                    del _SHARED_META[key]
+
+        with _SHARED_META_LOCK:
+            _SHARED_META[key] = (weakref.ref(topics, forget), meta)
+            while len(_SHARED_META) > SHARED_META_TABLES:
+                del _SHARED_META[next(iter(_SHARED_META))]
+        return meta
+
+    @staticmethod
     def mapping_table(partitions_per_topic: Mapping[str, Any]) -> pa.Table:
         """``{topic: count}`` or ``{topic: [[racks of p0], [racks of p1], ...]}`` (build_group's form) as
         the Arrow topic table, checked by build_group's own rules (negative counts, bools, strings...)."""
@@ -210,6 +248,11 @@ class TopicMeta:
     @staticmethod
     def from_mapping(partitions_per_topic: Mapping[str, Any]) -> "TopicMeta":
         return TopicMeta.from_arrow(TopicMeta.mapping_table(partitions_per_topic))
+
+
+SHARED_META_TABLES = 4   # topic tables whose TopicMeta of_table keeps (each holds its hashed names)
+_SHARED_META: dict[int, tuple[weakref.ref, TopicMeta]] = {}   # id(table) -> (weak ref to it, its metadata)
+_SHARED_META_LOCK = threading.Lock()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -156,3 +156,36 @@ def test_cli_local_loop_says_how_many_threads(tmp_path, capsys):
     assert pq.read_table(tmp_path / "assignments").num_rows == sum(metrics.column("assigned").to_pylist())
     with pytest.raises(InvalidGroupError, match="--local assigns"):
         cli.check_arguments(parser.parse_args(["--example", "3", "--local", "--compare", "--out", str(tmp_path)]))
+
+
+def test_fleet_loop_reuses_a_topic_table_and_never_its_stale_metadata():
+    """A topic table is hashed once per table object (TopicMeta.of_table) and reused by later calls; a
+    changed table is a new object and is read afresh, round after round, even when a dropped table's id
+    is reused; a caller's own TopicMeta gives the same rows."""
+    import gc
+
+    import pyarrow as pa
+
+    from kafkagroup.spark import arrow_builder
+    from kafkagroup.spark.arrow_builder import TopicMeta
+
+    fleet = generate_fleet(120, seed=11, members=(2, 6), partitions=(10, 40))
+    topics = fleet.topics
+    assert TopicMeta.of_table(topics) is TopicMeta.of_table(topics)
+    meta = TopicMeta.from_arrow(topics)
+    assert TopicMeta.of_table(meta) is meta
+    by_meta = assign_fleet_local(fleet.groups, meta, "range", threads=1)
+    assert assign_fleet_local(fleet.groups, topics, "range", threads=1)[0].equals(by_meta[0])
+    rng = random.Random(5)
+    for _round in range(4):   # each round: every topic gains or loses partitions, in a new table
+        counts = [max(1, c + rng.randrange(-3, 4)) for c in topics.column("partitions").to_pylist()]
+        topics = pa.table({"topic": topics.column("topic"), "partitions": pa.array(counts, pa.int32())})
+        gc.collect()
+        assignments, metrics = assign_fleet_local(fleet.groups, topics, "range", batch_groups=50, threads=2)
+        fresh = assign_fleet_local(fleet.groups, TopicMeta.from_arrow(topics), "range", batch_groups=50, threads=1)
+        assert assignments.equals(fresh[0])
+        want = {gid: sum(counts.values()) for gid, counts, _ in group_scenarios(fleet.groups, topics)}
+        assert dict(zip(metrics.column("group_id").to_pylist(), metrics.column("partitions").to_pylist())) == want
+    assert len(arrow_builder._SHARED_META) <= arrow_builder.SHARED_META_TABLES
+    live = [ref() for ref, _ in arrow_builder._SHARED_META.values()]
+    assert all(t is not None for t in live)   # a dropped table's entry is gone with it
