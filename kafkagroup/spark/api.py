@@ -7,7 +7,9 @@
 Input forms and types: :mod:`kafkagroup.spark.schema`. Topic metadata is either one table shared by
 every group (a Spark DataFrame ``topic, partitions[, replica_racks]``, a pyarrow / pandas table of
 the same columns, or a ``{topic: count}`` dict; broadcast to the executors), or per group (the same
-DataFrame with a ``group_id`` column, or a ``topic_table`` column on group rows).
+DataFrame with a ``group_id`` column, or a ``topic_table`` column on group rows). A shared table
+is broadcast once per content: calling again with the same content reuses the broadcast and each
+worker's decoded copy (:mod:`kafkagroup.spark.shared_topics`).
 
 Results are those of ``kafkagroup.assign`` called on each group (same interning and member-order
 rules; tests/spark/test_spark_assign.py checks it row for row).
@@ -30,6 +32,7 @@ from kafkagroup.errors import InvalidGroupError
 from kafkagroup.spark import executor, schema
 from kafkagroup.spark.arrow_builder import TopicMeta
 from kafkagroup.spark.change import Change
+from kafkagroup.spark.shared_topics import SharedTopics, share
 
 TopicsArg = DataFrame | pa.Table | pd.DataFrame | Mapping[str, Any] | None
 
@@ -127,25 +130,31 @@ def _check_on_error(on_error: str) -> None:
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
 
 
-def _shared_meta_table(topics: TopicsArg, check: bool = True) -> pa.Table:
-    """The shared topic table as Arrow (collected to the driver: it is small), checked there when
-    `check` (decoding and hashing it costs ~0.3 s per million topics; otherwise each worker's own
-    decoding checks it, executor.resolve_meta)."""
+def _shared_meta_table(topics: TopicsArg) -> pa.Table:
+    """The shared topic table as Arrow (a DataFrame is collected to the driver: it is small)."""
     if isinstance(topics, DataFrame):
-        table = schema.normalize_topics(topics).toArrow()
-    elif isinstance(topics, pa.Table):
-        table = topics
-    elif isinstance(topics, pd.DataFrame):
-        table = pa.Table.from_pandas(topics, preserve_index=False)
-    elif isinstance(topics, Mapping):
-        table = TopicMeta.mapping_table(topics)
-    else:
-        raise TypeError(f"topics must be a DataFrame, a pyarrow / pandas table or a dict, got {type(topics).__name__}")
-    if check:
-        meta = TopicMeta.from_arrow(table)
-        if meta.row_errors:
-            raise InvalidGroupError(f"topic metadata: {meta.row_errors[0][1]}")
-    return table
+        return schema.normalize_topics(topics).toArrow()
+    if isinstance(topics, pa.Table):
+        return topics
+    if isinstance(topics, pd.DataFrame):
+        return pa.Table.from_pandas(topics, preserve_index=False)
+    if isinstance(topics, Mapping):
+        return TopicMeta.mapping_table(topics)
+    raise TypeError(f"topics must be a DataFrame, a pyarrow / pandas table or a dict, got {type(topics).__name__}")
+
+
+def _check_topic_table(table: pa.Table) -> None:
+    meta = TopicMeta.of_table(table)
+    if meta.row_errors:
+        raise InvalidGroupError(f"topic metadata: {meta.row_errors[0][1]}")
+
+
+def _share_topics(spark: SparkSession, topics: TopicsArg, check: bool) -> SharedTopics:
+    """The shared topic table's broadcast (the one of an earlier call when the content is the same:
+    :mod:`kafkagroup.spark.shared_topics`), checked on the driver when `check` (decoding and hashing
+    it costs ~0.3 s per million topics; otherwise each worker's own decoding checks it,
+    executor.resolve_meta)."""
+    return share(spark.sparkContext, _shared_meta_table(topics), _check_topic_table if check else None)
 
 
 def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[DataFrame, Any, str]:
@@ -172,8 +181,7 @@ def _prepare(groups_df: DataFrame, topics: TopicsArg, validate: bool) -> tuple[D
         tables = schema.per_group_topic_tables(schema.normalize_topics(topics))
         groups = groups.drop("topic_table").join(tables, "group_id", "left")
     else:
-        table = _shared_meta_table(topics, check=validate)
-        meta_source = groups.sparkSession.sparkContext.broadcast(table)
+        meta_source = _share_topics(groups.sparkSession, topics, validate)
         groups = groups.drop("topic_table")
     if form == executor.SORTED_MEMBER_ROWS:
         groups = groups.repartition("group_id").sortWithinPartitions("group_id")
@@ -308,7 +316,7 @@ def assignment_udf(strategy: str, topics: TopicsArg = None, *, strict: bool = Tr
         session = spark or SparkSession.getActiveSession()
         if session is None:
             raise RuntimeError("assignment_udf with shared topics needs an active SparkSession (or pass spark=...)")
-        meta_source = session.sparkContext.broadcast(_shared_meta_table(topics))
+        meta_source = _share_topics(session, topics, check=True)
     options = executor.AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
     body = functools.partial(_udf_batches, meta_source=meta_source, options=options)
 

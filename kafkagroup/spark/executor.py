@@ -14,12 +14,14 @@ no Python loop runs per group or per partition. Member rows arrive sorted by gro
 
 The native engine is ``kafkagroup._core``, imported once per Python worker as an installed module
 (Spark reuses workers, and these functions are pickled by reference to this module, so neither the
-engine nor the decoded topic metadata is rebuilt per task; a cache defined in a driver script's
-``__main__`` would be pickled by value and rebuilt for every task).
+engine nor the decoded topic metadata is rebuilt per task, nor per call when the topics' content
+is the same: :func:`resolve_meta`; a cache defined in a driver script's ``__main__`` would be
+pickled by value and rebuilt for every task).
 """
 from __future__ import annotations
 
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,7 @@ from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
 from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch, string_arg
+from kafkagroup.spark.shared_topics import WORKER_TABLES, SharedTopics
 
 # ---------------------------------------------------------------------------------------------
 # output schemas (kafkagroup.spark.schema holds the matching Spark types)
@@ -339,25 +342,37 @@ def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOpt
 # ---------------------------------------------------------------------------------------------
 # Spark entry points (pickled by reference: keep them top-level functions of this module)
 
-_META_CACHE: dict[Any, TopicMeta] = {}
+_META_CACHE: OrderedDict[Any, TopicMeta] = OrderedDict()   # per worker, most recently used last
 
 
 def resolve_meta(source: Any) -> TopicMeta | None:
-    """TopicMeta from a Spark broadcast of an Arrow table (decoded and hashed once per worker), or None.
+    """TopicMeta of a shared topic table, decoded and hashed once per worker and content, or None.
+
+    `source` is a :class:`~kafkagroup.spark.shared_topics.SharedTopics` (assign_groups): keyed by its
+    content digest, so a later call with the same content reuses this worker's TopicMeta without
+    reading the broadcast; a changed table has another digest. A bare broadcast (or table) is keyed by
+    the broadcast itself. The last shared_topics.WORKER_TABLES are kept.
 
     A shared table is checked here, in the job (assign_groups checks it on the driver only with
     ``validate=True``): a bad row fails the task with the message the driver would have raised."""
     if source is None:
         return None
-    # On a worker a broadcast is unpickled to the one Broadcast object of pyspark's per-process
-    # registry (kept across tasks while the worker is reused); its file path names it uniquely.
-    key = (id(source), getattr(source, "_path", None))
+    if isinstance(source, SharedTopics):
+        key: Any = source.digest
+        source = source.broadcast
+    else:
+        # On a worker a broadcast is unpickled to the one Broadcast object of pyspark's per-process
+        # registry (kept across tasks while the worker is reused); its file path names it uniquely.
+        key = (id(source), getattr(source, "_path", None))
     cached = _META_CACHE.get(key)
     if cached is None:
         value = source.value if hasattr(source, "value") else source
         cached = value if isinstance(value, TopicMeta) else TopicMeta.from_arrow(value)
-        _META_CACHE.clear()   # one fleet at a time per worker: keep memory bounded
         _META_CACHE[key] = cached
+        while len(_META_CACHE) > WORKER_TABLES:
+            _META_CACHE.popitem(last=False)
+    else:
+        _META_CACHE.move_to_end(key)
     if cached.group is None and cached.row_errors:
         raise InvalidGroupError(f"topic metadata: {cached.row_errors[0][1]}")
     return cached
