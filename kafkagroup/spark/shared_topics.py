@@ -29,7 +29,8 @@ from typing import Any
 import pyarrow as pa
 
 SHARED_BROADCASTS = 2   # topic-table contents whose broadcast the driver keeps
-WORKER_TABLES = 2       # digests whose decoded TopicMeta each Python worker keeps (executor.resolve_meta)
+WORKER_TABLES = 2       # digests whose decoded TopicMeta each Python worker keeps (executor.resolve_meta);
+                        # each holds its decoded names and their native hash index while kept
 _TABLE_DIGESTS_KEPT = 8  # pyarrow table objects whose digest the driver remembers (weakly)
 
 
