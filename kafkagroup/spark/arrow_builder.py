@@ -24,8 +24,6 @@ job with that message or report the group and go on.
 """
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +34,7 @@ import pyarrow.compute as pc
 
 from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 from kafkagroup.model import BuildErrorNames, build_error_text, topic_specs
+from kafkagroup.spark.per_object import PerObjectCache
 
 MEMBER_FIELDS = ("member_id", "topics", "owned", "generation", "rack", "instance_id")
 I32_MAX = 2**31 - 1
@@ -214,25 +213,7 @@ class TopicMeta:
             return topics
         if not isinstance(topics, (pa.Table, pa.RecordBatch)):
             return TopicMeta.from_arrow(topics)   # a struct array: no identity worth keying on
-        key = id(topics)
-        with _SHARED_META_LOCK:
-            entry = _SHARED_META.get(key)
-            if entry is not None and entry[0]() is topics:
-                _SHARED_META[key] = _SHARED_META.pop(key)   # most recently used last
-                return entry[1]
-        meta = TopicMeta.from_arrow(topics)
-        meta.catalog()
-
-        def forget(_ref: Any, key: int = key) -> None:   # the table is gone: its id may be reused
-            with _SHARED_META_LOCK:
-                if key in _SHARED_META and _SHARED_META[key][0] is _ref:
-                    del _SHARED_META[key]
-
-        with _SHARED_META_LOCK:
-            _SHARED_META[key] = (weakref.ref(topics, forget), meta)
-            while len(_SHARED_META) > SHARED_META_TABLES:
-                del _SHARED_META[next(iter(_SHARED_META))]
-        return meta
+        return _SHARED_META.get(topics, _hashed_meta)
 
     @staticmethod
     def mapping_table(partitions_per_topic: Mapping[str, Any]) -> pa.Table:
@@ -251,8 +232,13 @@ class TopicMeta:
 
 
 SHARED_META_TABLES = 4   # topic tables whose TopicMeta of_table keeps (each holds its hashed names)
-_SHARED_META: dict[int, tuple[weakref.ref, TopicMeta]] = {}   # id(table) -> (weak ref to it, its metadata)
-_SHARED_META_LOCK = threading.Lock()
+_SHARED_META: PerObjectCache[TopicMeta] = PerObjectCache(SHARED_META_TABLES)   # per table object, weakly
+
+
+def _hashed_meta(topics: pa.Table | pa.RecordBatch) -> TopicMeta:
+    meta = TopicMeta.from_arrow(topics)
+    meta.catalog()
+    return meta
 
 
 # ---------------------------------------------------------------------------------------------

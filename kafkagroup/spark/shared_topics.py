@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+
+from kafkagroup.spark.per_object import PerObjectCache
 
 SHARED_BROADCASTS = 2   # topic-table contents whose broadcast the driver keeps
 WORKER_TABLES = 2       # digests whose decoded TopicMeta each Python worker keeps (executor.resolve_meta);
@@ -53,29 +54,13 @@ def table_digest(table: pa.Table) -> str:
 
 
 _LOCK = threading.Lock()
-_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}                     # id(table) -> (weak ref, digest)
+_DIGESTS: PerObjectCache[str] = PerObjectCache(_TABLE_DIGESTS_KEPT)   # per pyarrow table object, weakly
 _BROADCASTS: OrderedDict[str, tuple[Any, SharedTopics, bool]] = OrderedDict()  # digest -> (context, shared, checked)
 
 
 def digest_of(table: pa.Table) -> str:
     """table_digest, computed once per table object (Arrow tables are immutable)."""
-    key = id(table)
-    with _LOCK:
-        entry = _DIGESTS.get(key)
-        if entry is not None and entry[0]() is table:
-            return entry[1]
-    digest = table_digest(table)
-
-    def forget(ref: Any, key: int = key) -> None:   # the table is gone: its id may be reused
-        with _LOCK:
-            if key in _DIGESTS and _DIGESTS[key][0] is ref:
-                del _DIGESTS[key]
-
-    with _LOCK:
-        _DIGESTS[key] = (weakref.ref(table, forget), digest)
-        while len(_DIGESTS) > _TABLE_DIGESTS_KEPT:
-            del _DIGESTS[next(iter(_DIGESTS))]
-    return digest
+    return _DIGESTS.get(table, table_digest)
 
 
 def share(spark_context: Any, table: pa.Table, check: Any = None) -> SharedTopics:

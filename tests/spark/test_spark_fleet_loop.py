@@ -186,6 +186,6 @@ def test_fleet_loop_reuses_a_topic_table_and_never_its_stale_metadata():
         assert assignments.equals(fresh[0])
         want = {gid: sum(counts.values()) for gid, counts, _ in group_scenarios(fleet.groups, topics)}
         assert dict(zip(metrics.column("group_id").to_pylist(), metrics.column("partitions").to_pylist())) == want
-    assert len(arrow_builder._SHARED_META) <= arrow_builder.SHARED_META_TABLES
-    live = [ref() for ref, _ in arrow_builder._SHARED_META.values()]
+    live = arrow_builder._SHARED_META.live_objects()
+    assert len(live) <= arrow_builder.SHARED_META_TABLES
     assert all(t is not None for t in live)   # a dropped table's entry is gone with it

@@ -1,0 +1,46 @@
+"""PerObjectCache: one computation per live object, forgotten with the object, bounded."""
+from __future__ import annotations
+
+import gc
+
+from kafkagroup.spark.per_object import PerObjectCache
+
+
+class Table:   # stands in for a pyarrow table: immutable by convention, weakly referenceable
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+def test_computed_once_per_object_and_forgotten_with_it():
+    calls: list[int] = []
+    cache: PerObjectCache[int] = PerObjectCache(keep=3)
+
+    def compute(t: Table) -> int:
+        calls.append(t.value)
+        return t.value * 10
+
+    a = Table(1)
+    assert cache.get(a, compute) == 10 and cache.get(a, compute) == 10
+    assert calls == [1]
+    for round_ in range(20):   # freed objects' ids get reused: a new object is never served an old value
+        t = Table(100 + round_)
+        assert cache.get(t, compute) == (100 + round_) * 10
+        del t
+        gc.collect()
+    assert calls == [1] + [100 + r for r in range(20)]
+    assert cache.live_objects() == [a]
+
+
+def test_keeps_the_most_recently_used():
+    cache: PerObjectCache[int] = PerObjectCache(keep=2)
+    a, b, c = Table(1), Table(2), Table(3)
+    calls: list[int] = []
+
+    def compute(t: Table) -> int:
+        calls.append(t.value)
+        return t.value
+
+    cache.get(a, compute), cache.get(b, compute), cache.get(a, compute), cache.get(c, compute)
+    assert cache.live_objects() == [a, c]   # b was least recently used
+    cache.get(b, compute)
+    assert calls == [1, 2, 3, 2]
