@@ -67,7 +67,8 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
 
 def flatten_lists(array: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """(offsets int64[n+1], values) of a list array; a null list counts as empty."""
-    if array.null_count == 0 and hasattr(array, "offsets"):   # Arrow's own offsets, rebased to 0
+    # Arrow's own offsets, rebased to 0 (list and large_list only: a list_view's offsets are per entry, unordered)
+    if array.null_count == 0 and (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)):
         offsets = np.asarray(array.offsets, dtype=np.int64)
         return offsets - offsets[0], array.flatten()
     lengths = np.asarray(pc.fill_null(pc.list_value_length(array), 0), dtype=np.int64)
@@ -206,8 +207,9 @@ class TopicMeta:
         the bench fleet on every call, before any thread starts. Arrow tables are immutable, so the same
         object always holds the same metadata: the result is kept while the table lives (a weak
         reference; a new or changed table is a new object and is decoded afresh), for the last
-        SHARED_META_TABLES tables at most. A caller with its metadata in another form can build a
-        TopicMeta once (:meth:`from_arrow`, :meth:`from_mapping`) and pass that; a TopicMeta is a
+        SHARED_META_TABLES tables at most. Do not write into memory a passed table shares
+        (``pa.array(numpy_array)`` wraps the numpy buffer): pass a new table instead. A caller with its
+        metadata in another form can build a TopicMeta once (:meth:`from_arrow`, :meth:`from_mapping`) and pass that; a TopicMeta is a
         snapshot of the rows it was built from (build a new one when the topics change)."""
         if isinstance(topics, TopicMeta):
             return topics

@@ -189,3 +189,28 @@ def test_fleet_loop_reuses_a_topic_table_and_never_its_stale_metadata():
     live = arrow_builder._SHARED_META.live_objects()
     assert len(live) <= arrow_builder.SHARED_META_TABLES
     assert all(t is not None for t in live)   # a dropped table's entry is gone with it
+
+
+def test_fleet_loop_reads_list_view_columns_as_lists():
+    """A list_view members column (per-entry offsets and sizes, not n+1 ordered offsets) gives the same rows
+    as the same groups as a plain list column: only list and large_list take the offsets fast path."""
+    import pyarrow as pa
+
+    fleet = generate_fleet(40, seed=3, members=(2, 5), partitions=(5, 20))
+    members = fleet.groups.column("members").combine_chunks()
+    order = list(range(len(members)))[::-1]   # the views point into the values in reverse order
+    values = pa.concat_arrays([members.values.slice(members.offsets[i].as_py(), len(members[i])) for i in order])
+    starts = {i: 0 for i in order}
+    position = 0
+    for i in order:
+        starts[i] = position
+        position += len(members[i])
+    viewed = pa.ListViewArray.from_arrays(pa.array([starts[i] for i in range(len(members))], pa.int32()),
+                                          pa.array([len(members[i]) for i in range(len(members))], pa.int32()),
+                                          values)
+    as_view = fleet.groups.set_column(fleet.groups.schema.get_field_index("members"), "members", viewed)
+    assert as_view.column("members").to_pylist() == fleet.groups.column("members").to_pylist()
+    got = assign_fleet_local(as_view, fleet.topics, "range", threads=1)
+    want = assign_fleet_local(fleet.groups, fleet.topics, "range", threads=1)
+    assert got[0].equals(want[0])
+    assert got[1].drop_columns(["engine_us"]).equals(want[1].drop_columns(["engine_us"]))   # engine_us: a timing
