@@ -9,7 +9,8 @@ worker keeps the decoded and hashed :class:`TopicMeta` of the last WORKER_TABLES
 (executor.resolve_meta), so a repeated call with the same topics ships and hashes nothing new.
 
 Staleness: nothing is keyed on a mutable object. A pyarrow table is immutable, so its digest is kept
-while the object lives (weakly keyed); a Spark DataFrame is collected on every call (its source may
+while the object lives (weakly keyed; :mod:`kafkagroup.spark.per_object` -- a caller must not write into
+numpy memory a table wraps without a copy); a Spark DataFrame is collected on every call (its source may
 change) and a pandas frame or a mapping converted on every call, then digested: changed content is a
 new digest, hence a new broadcast and a fresh decoding on every worker. A digest differs for equal
 content in another layout (chunking, column types): that costs a new broadcast, never a wrong answer.

@@ -43,7 +43,7 @@ def test_results_follow_a_changing_topic_table_in_every_form(spark):
     as_pandas = pd.DataFrame({"topic": names, "partitions": pd.Series(counts, dtype="int32")})
     rng = random.Random(17)
     seen_digests = set()
-    for round_ in range(6):
+    for round_ in range(8):   # each form twice: the dict and the pandas frame are passed again after a change
         counts = [max(1, c + rng.randrange(-4, 5)) for c in counts]
         table = pa.table({"topic": names, "partitions": pa.array(counts, pa.int32())})
         as_dict.update(zip(names, counts))                       # same object, new content
