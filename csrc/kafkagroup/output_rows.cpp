@@ -69,8 +69,9 @@ struct Filler {
 
 StringOut string_out(std::size_t rows, uint64_t bytes, const char* what) {
     if (bytes > static_cast<uint64_t>(INT32_MAX))
-        fail(std::string(what) + ": " + std::to_string(bytes) + " bytes do not fit one Arrow string column (2^31-1): "
-             "gather fewer groups at a time");
+        fail(std::string(what) + ": " + std::to_string(bytes) + " bytes do not fit one Arrow string column "
+             "(2^31-1 bytes, Arrow's 32-bit string offsets); the rows are gathered in chunks of whole groups, "
+             "so a chunk (or one group) that large needs shorter names or a smaller chunk");
     return StringOut{OutBuffer<int32_t>(rows + 1), OutBuffer<uint8_t>(static_cast<std::size_t>(bytes))};
 }
 
