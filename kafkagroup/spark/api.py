@@ -99,8 +99,8 @@ class FleetAssignment:
         metrics as a struct (``metrics``, null on other rows): what :meth:`save` writes."""
         from pyspark.sql import functions as F
 
-        code = F.col("output")
-        name = F.when(code == 0, executor.OUTPUTS[0]).when(code == 1, executor.OUTPUTS[1]).otherwise(executor.OUTPUTS[2])
+        names = F.array(*[F.lit(output) for output in executor.OUTPUTS])   # OUTPUTS[code], 1-based in Spark
+        name = F.element_at(names, F.col("output").cast("int") + 1)
         return self.plan.select(name.alias("output"), "group_id", "member_id", "topic", "partition",
                                 F.col("metrics").getItem(0).alias("metrics"))
 
