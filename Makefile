@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars cxx-test clean
+.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars kafka4 cxx-test clean
 
 all: build
 
@@ -50,6 +50,18 @@ $(KAFKA_JARS)/.extracted: | $(VENV)/bin/python
 
 kafka-jars: $(KAFKA_JARS)/.extracted
 
+# Apache Kafka 4 (KAFKA4_VERSION, pinned in tools/kafka4/pom.xml) from Maven Central by coordinates: the
+# broker, its group coordinator (server-side assignors), kafka-tools and the 4.x client, with what they need,
+# into build/kafka4/lib. Maven comes from Debian if missing. The tests that start a real broker use these.
+KAFKA4 := build/kafka4
+$(KAFKA4)/.copied: tools/kafka4/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven; }
+	rm -rf $(KAFKA4)/lib && mkdir -p $(KAFKA4)/lib
+	mvn -q -B -f tools/kafka4/pom.xml dependency:copy-dependencies -DoutputDirectory=$(abspath $(KAFKA4))/lib
+	touch $@
+
+kafka4: java $(KAFKA4)/.copied
+
 # The C++ engine on its own: csrc/kafkagroup as a Python-free static library, and its doctest program
 # (csrc/tests/). doctest comes from Debian's doctest-dev, installed if missing.
 CXX ?= g++
@@ -76,7 +88,7 @@ build/cxx/engine_test: $(CXX_TEST_SOURCES) build/cxx/libkafkagroup.a /usr/includ
 cxx-test: build/cxx/engine_test
 	build/cxx/engine_test
 
-test: build java kafka-jars cxx-test
+test: build java kafka-jars kafka4 cxx-test
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
 
 test-fast: build
