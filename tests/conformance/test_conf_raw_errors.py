@@ -128,6 +128,9 @@ def test_join_sync_heartbeat_errors(conformance):
         seen["delete.non_empty"] = plain(a.request(DELETE_GROUPS, 2, body(DELETE_GROUPS, 2, groups_names=(group,))))
         seen["delete.unknown"] = plain(a.request(DELETE_GROUPS, 2, body(DELETE_GROUPS, 2,
                                                                         groups_names=(run.group("none"),))))
+        for v in (5, 6):                 # v6: an unknown group is GROUP_ID_NOT_FOUND, with a message
+            seen[f"describe.v{v}.unknown"] = plain(a.request(DESCRIBE, v, body(
+                DESCRIBE, v, groups=(run.group("none"), group), include_authorized_operations=False)))
         seen["describe.empty_id"] = plain(a.request(DESCRIBE, 5, body(DESCRIBE, 5, groups=("",),
                                                                       include_authorized_operations=False)))
         return seen
