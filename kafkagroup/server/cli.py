@@ -26,7 +26,8 @@ DESCRIPTION = """\
 Run one Kafka node (id 0) that real consumers and producers (Java, librdkafka/confluent-kafka,
 kafka-python, aiokafka) connect to: kafkagroup's group coordinator answers FindCoordinator, JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, OffsetCommit/OffsetFetch and the admin group APIs; a small log answers
-Produce, Fetch and ListOffsets so that records flow.
+Produce, Fetch and ListOffsets so that records flow, and the topic admin APIs (CreateTopics,
+CreatePartitions, DeleteTopics, DeleteRecords, DescribeConfigs).
 
 THE RECORD LOG IS IN MEMORY: records are lost when the server stops. Committed offsets and group state
 are kept in --store (SQLite) and survive a restart; without --store they are in memory too.

@@ -1,8 +1,8 @@
-"""What every handler of one ``kafkagroup serve`` node shares: its address, the coordinator, the log."""
+"""What every handler of one ``kafkagroup serve`` node shares: its address, the coordinator, the log, its configs."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.server.log import InMemoryLog
@@ -20,4 +20,6 @@ class NodeState:
     port: int
     coordinator: GroupCoordinator
     log: InMemoryLog
+    # broker key -> (value text, config source): what DescribeConfigs reports (server.topic_config)
+    broker_config: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     next_producer_id: int = 1000        # InitProducerId hands out 1000, 1001, ...

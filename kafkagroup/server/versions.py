@@ -1,6 +1,7 @@
 """The APIs and versions ``kafkagroup serve`` advertises, and their kio request/response classes.
 
-The ranges are issue 11's, chosen to overlap every client under test (Java kafka-clients 3.9, librdkafka
+The topic admin APIs (CreateTopics, DeleteTopics, DeleteRecords, DescribeConfigs, CreatePartitions) take
+Apache Kafka 4.4's ranges, which kio has in full.  The other ranges are issue 11's, chosen to overlap every client under test (Java kafka-clients 3.9, librdkafka
 2.x, kafka-python 3.0, aiokafka 0.14); the real-client tests run all four against them.  Fetch stops at 12 (13+ names topics by id only) and needs
 no fetch sessions (the server answers session id 0, which every client accepts).  A request for a
 version outside its range closes the connection, as a broker does -- except ApiVersions, whose clients
@@ -33,7 +34,12 @@ SUPPORTED: Mapping[int, tuple[str, int, int]] = {
     15: ("DescribeGroups", 0, 5),
     16: ("ListGroups", 0, 5),
     18: ("ApiVersions", 0, 4),
+    19: ("CreateTopics", 2, 7),
+    20: ("DeleteTopics", 1, 6),
+    21: ("DeleteRecords", 0, 2),
     22: ("InitProducerId", 0, 4),
+    32: ("DescribeConfigs", 1, 4),
+    37: ("CreatePartitions", 0, 3),
     42: ("DeleteGroups", 0, 2),
     47: ("OffsetDelete", 0, 0),
 }

@@ -87,7 +87,11 @@ def test_topics_and_auto_creation():
     assert log.partition("new", 2, create=True) is not None and len(log.topics["new"]) == 3
     assert log.partition("never", 0) is None and "never" not in log.topics
     assert log.partition("bad name", 0, create=True) is None
-    assert log.topic_id("new") == InMemoryLog.topic_id("new") != log.topic_id("newer")
+    assert log.topic_id("new") == InMemoryLog().topic_id("new") != log.topic_id("newer")   # stable across restarts
+    first = log.topic_id("new")
+    log.delete("new")
+    log.create("new", 1)
+    assert log.topic_id("new") != first          # a topic created again is a new topic, with a new id (as in Kafka)
     with pytest.raises(ValueError, match="illegal topic name"):
         log.create("..")
     with pytest.raises(ValueError, match="at least 1"):

@@ -15,7 +15,9 @@ from typing import Any
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.server.adapter import ms
 from kafkagroup.server.framing import Request
-from kafkagroup.server.log import INVALID_TOPIC_EXCEPTION, OFFSET_OUT_OF_RANGE, BatchError, split_batches
+from kafkagroup.server.log import (
+    INVALID_TOPIC_EXCEPTION, MESSAGE_TOO_LARGE, OFFSET_OUT_OF_RANGE, BatchError, split_batches,
+)
 from kafkagroup.server.state import NO_RESPONSE, NodeState
 
 __all__ = ["HANDLERS"]
@@ -47,10 +49,12 @@ def _produce(state: NodeState, req: Request, peer: str) -> Any:
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             try:
-                batches = split_batches(p.records or b"")
+                batches = split_batches(p.records or b"", state.log.max_message_bytes(t.name))
             except BatchError as e:
                 log.info("produce to %s-%d from %s rejected: %s", t.name, p.index, peer, e)
-                result["error_code"], result["error_message"] = e.code, str(e)
+                # Kafka answers a batch over the limit with the code alone (no error message)
+                result["error_code"] = e.code
+                result["error_message"] = None if e.code == MESSAGE_TOO_LARGE else str(e)
                 continue
             result["base_offset"] = partition.append(batches)
             result["log_start_offset"] = partition.log_start_offset
