@@ -107,9 +107,10 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        import cramjam  # noqa: F401
         import kio  # noqa: F401
-    except ImportError:
-        print("kafkagroup serve: needs kio (pip install 'kafkagroup[serve]')", file=sys.stderr)
+    except ImportError as e:
+        print(f"kafkagroup serve: needs {e.name} (pip install 'kafkagroup[serve]')", file=sys.stderr)
         return 2
     try:
         topics = _parse_topics(args.topic)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from crc32c import crc32c
 
+from kafkagroup.server.compression import CompressionError, decompress_records
 from kafkagroup.server.errors import BatchError   # re-exported: its old home
 
 __all__ = ["InMemoryLog", "PartitionLog", "BatchError", "split_batches", "TOPIC_ID_NAMESPACE",
@@ -172,9 +173,10 @@ class PartitionLog:
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
         """(offset, timestamp) of the first record whose timestamp is >= ``timestamp``, else (-1, -1), as
-        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first
-        such record inside.  In a compressed batch (records not read here) the batch's base offset and max
-        timestamp stand for the record (a consumer seeking there skips earlier records itself)."""
+        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first such
+        record inside -- inside a compressed batch too (its records are decompressed for this, as Kafka's
+        broker reads them: a consumer seeking to the batch's base offset would read the earlier records of
+        the batch again, it does not skip them)."""
         for base, batch in zip(self.bases, self.batches):
             (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
             if max_ts >= timestamp:
@@ -186,7 +188,7 @@ class PartitionLog:
 
     def max_timestamp(self) -> tuple[int, int]:
         """(offset, timestamp) for ListOffsets' MAX_TIMESTAMP (KIP-734): the first record holding the largest
-        timestamp (batch base offset for a compressed batch); (-1, -1) when empty."""
+        timestamp, in the first batch that reaches it (compressed or not); (-1, -1) when empty."""
         best = (-1, -1, b"")
         for base, batch in zip(self.bases, self.batches):
             (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
@@ -214,26 +216,36 @@ def _varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
 
 
 def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
-    """(offset delta, timestamp) of every record of an uncompressed v2 batch, in order; None for a
-    compressed batch, or one whose records do not parse (its CRC is the client's; the records are not
-    checked at produce time)."""
+    """(offset delta, timestamp) of every record of a v2 batch, in order; None for a batch whose records do
+    not parse or decompress (its CRC is the client's; the records are not checked at produce time).
+
+    A log-append-time batch needs no record: each carries the batch's max timestamp.  A compressed batch is
+    decompressed here (:mod:`kafkagroup.server.compression`) and its records read one by one in Python --
+    unavoidable there, the timestamps being inside the compressed bytes; a lookup does it for the one batch
+    that holds its answer, never at append time."""
     (attributes,) = _ATTRIBUTES.unpack_from(batch, 21)
     (last_delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
     (base_ts,) = _BASE_TIMESTAMP.unpack_from(batch, 27)
     (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
-    if attributes & _COMPRESSION_MASK:
-        return None
     if attributes & _LOG_APPEND_TIME:        # every record carries the batch's (max) timestamp
         return [(d, max_ts) for d in range(last_delta + 1)]
     (count,) = _RECORD_COUNT.unpack_from(batch, 57)
+    codec = attributes & _COMPRESSION_MASK
+    if codec:
+        try:
+            records: bytes | bytearray = decompress_records(codec, memoryview(batch)[_BATCH_OVERHEAD:])
+        except CompressionError:
+            return None
+        pos = 0
+    else:
+        records, pos = batch, _BATCH_OVERHEAD
     out = []
-    pos = _BATCH_OVERHEAD
     try:
         for _ in range(count):
-            length, pos = _varint(batch, pos)
+            length, pos = _varint(records, pos)
             end = pos + length
-            ts_delta, pos = _varint(batch, pos + 1)       # after the record's attributes byte
-            offset_delta, pos = _varint(batch, pos)
+            ts_delta, pos = _varint(records, pos + 1)       # after the record's attributes byte
+            offset_delta, pos = _varint(records, pos)
             out.append((offset_delta, base_ts + ts_delta))
             pos = end
     except (IndexError, ValueError):
