@@ -34,7 +34,9 @@ are kept in --store (SQLite) and survive a restart; without --store they are in 
 
 --config KEY=VALUE takes Kafka's broker config names:
 {config}
-Not implemented: transactions, fetch sessions, more than one node, TLS/SASL."""
+Not implemented: transactions (a transactional producer is refused at once with
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), fetch sessions, more than one node, TLS/SASL; an API that is not
+implemented is not advertised, or answered UNSUPPORTED_VERSION where Kafka 4.4 does so with its feature off."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

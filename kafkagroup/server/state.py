@@ -7,11 +7,16 @@ from typing import Any, Mapping
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.server.log import InMemoryLog
 
-__all__ = ["NodeState", "NODE_ID", "CLUSTER_ID", "NO_RESPONSE"]
+__all__ = ["NodeState", "NODE_ID", "CLUSTER_ID", "NO_RESPONSE", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+           "TRANSACTIONS_REFUSED"]
 
 NODE_ID = 0
 CLUSTER_ID = "kafkagroup-serve"
 NO_RESPONSE: Any = object()   # a handler's answer when Kafka sends none (Produce with acks=0)
+# serve's answer to a transactional producer (FindCoordinator for a transactional id, a transactional
+# InitProducerId): transactions are not implemented; why this code, handlers/cluster.py
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+TRANSACTIONS_REFUSED = "transactions are not supported by kafkagroup serve"
 
 
 @dataclass(slots=True)
