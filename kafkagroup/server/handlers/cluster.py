@@ -1,8 +1,12 @@
 """ApiVersions, Metadata and FindCoordinator: how a client learns the node, its APIs and the topics.
 
 One node (id 0) leads every partition and coordinates every group; it is advertised as the address the
-server listens on.  Transactions are not implemented: a FindCoordinator for a transactional id is
-answered INVALID_REQUEST with a message saying so.
+server listens on.  Transactions are not implemented: a FindCoordinator for a transactional id is answered
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED with a message saying so -- what a Kafka broker answers a producer whose
+transactional id its ACLs refuse, and the one answer every client takes as final (librdkafka retries every
+other error, INVALID_REQUEST and COORDINATOR_NOT_AVAILABLE included, until ``init_transactions`` times out; Java
+and kafka-python fail on it at once too).  The transaction APIs themselves (AddPartitionsToTxn, EndTxn, ...) are
+not advertised.
 """
 from __future__ import annotations
 
@@ -14,8 +18,10 @@ from typing import Any
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.server.framing import Request
 from kafkagroup.server.log import INVALID_TOPIC_EXCEPTION
-from kafkagroup.server.state import CLUSTER_ID, NODE_ID, NodeState
-from kafkagroup.server.versions import API_VERSIONS, SUPPORTED
+from kafkagroup.server.state import (
+    CLUSTER_ID, NODE_ID, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_REFUSED, NodeState,
+)
+from kafkagroup.server.versions import ADVERTISED
 
 __all__ = ["HANDLERS"]
 
@@ -24,7 +30,7 @@ UNKNOWN_TOPIC_ID = 100
 _GROUP_KEY, _TRANSACTION_KEY = 0, 1
 # KIP-511: what a v3+ ApiVersions request may name as the client's software and version
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?")
-_API_KEYS = [{"api_key": k, "min_version": lo, "max_version": hi} for k, (_, lo, hi) in sorted(SUPPORTED.items())]
+_API_KEYS = [{"api_key": k, "min_version": lo, "max_version": hi} for k, (_, lo, hi) in sorted(ADVERTISED.items())]
 
 
 def _api_versions(state: NodeState, req: Request, peer: str) -> Any:
@@ -93,10 +99,11 @@ def _coordinator(state: NodeState, key: str, key_type: int, batched: bool = Fals
         # an empty message into each coordinator of a v4+ (batched) one.
         return {"key": key, "node_id": NODE_ID, "host": state.host, "port": state.port,
                 "error_code": ErrorCode.NONE, "error_message": "" if batched else "NONE"}
-    message = ("transactions are not supported by kafkagroup serve" if key_type == _TRANSACTION_KEY
-               else f"unknown coordinator key type {key_type}")
+    if key_type == _TRANSACTION_KEY:
+        return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                "error_message": TRANSACTIONS_REFUSED}
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.INVALID_REQUEST,
-            "error_message": message}
+            "error_message": f"unknown coordinator key type {key_type}"}
 
 
 def _find_coordinator(state: NodeState, req: Request, peer: str) -> Any:
