@@ -39,6 +39,10 @@ class Row:
 @dataclass
 class Report:
     rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)     # figures that are not times (memory), printed after
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def add(self, scenario: str, benchmark, peer_name: str, peer_ms: float | str | None, cap_s: float,
             note: str = "") -> None:
@@ -84,7 +88,7 @@ def time_peer(fn: Callable[[], object], *, rounds: int = 3, cap_s: float = 60.0)
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not _REPORT.rows:
+    if not _REPORT.rows and not _REPORT.notes:
         return
     tr = terminalreporter
     tr.section("kafkagroup vs peers (median ms, same inputs, same run)")
@@ -93,3 +97,5 @@ def pytest_terminal_summary(terminalreporter):
         peer = (f"> {r.cap_s:.0f} s" if r.peer_ms is None else r.peer_ms if isinstance(r.peer_ms, str)
                 else f"{r.peer_ms:,.1f}")
         tr.write_line(f"{r.scenario:<58} {r.ours_ms:>10.3f} {r.peer_name:<22} {peer:>12} {r.ratio():>12}  {r.note}")
+    for text in _REPORT.notes:
+        tr.write_line(text)
