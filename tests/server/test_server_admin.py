@@ -50,7 +50,6 @@ def test_confluent_admin_creates_topics_as_kafka_answers(server):
         NewTopic("unknown-config", 1, 1, config={"foo.bar": "1"}),
         NewTopic("bad-int", 1, 1, config={"max.message.bytes": "abc"}),
         NewTopic("bad-choice", 1, 1, config={"cleanup.policy": "nope"}),
-        NewTopic("huge", 10_001, 1),
     ]))
     assert got["orders"] is None and got["defaults"] is None
     assert got["existing"] == ("TOPIC_ALREADY_EXISTS", 36, "Topic 'existing' already exists.")
@@ -62,7 +61,10 @@ def test_confluent_admin_creates_topics_as_kafka_answers(server):
                               "Invalid value abc for configuration max.message.bytes: Not a number of type INT")
     assert got["bad-choice"] == ("INVALID_CONFIG", 40, "Invalid value nope for configuration cleanup.policy: "
                                                        "String must be one of: compact, delete")
-    assert got["huge"] == ("POLICY_VIOLATION", 44, "Excessively large number of partitions per request.")
+    # over 10,000 partitions in one request: Kafka 4.4.0 refuses every topic of it
+    too_many = outcomes(admin.create_topics([NewTopic("huge", 9_000, 1), NewTopic("small", 1_001, 1)]))
+    assert too_many == {name: ("POLICY_VIOLATION", 44, "Excessively large number of partitions per request.")
+                        for name in ("huge", "small")}
     listed = {name: len(t.partitions) for name, t in admin.list_topics(timeout=10).topics.items()}
     assert listed == {"existing": 2, "orders": 3, "defaults": 1}
 
@@ -136,8 +138,9 @@ def test_delete_records_moves_the_start_of_the_log(server):
         r = wire.request(21, 2, body(21, 2, timeout=5000, topics=(nested(21, 2, "DeleteRecordsTopic", name="existing",
             partitions=tuple(nested(21, 2, "DeleteRecordsPartition", partition_index=p, offset=o)
                              for p, o in ((0, 2), (0, 11), (1, -1), (7, 0)))),)))
+        # partition 0 named twice: answered once, for the offset named last (Kafka reads them into a map)
         assert [(p.partition_index, p.low_watermark, p.error_code) for p in r.topics[0].partitions] == [
-            (0, 4, NONE), (0, -1, OFFSET_OUT_OF_RANGE), (1, 0, NONE), (7, -1, UNKNOWN)]
+            (0, -1, OFFSET_OUT_OF_RANGE), (1, 0, NONE), (7, -1, UNKNOWN)]
     consumer = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "after-delete",
                          "auto.offset.reset": "earliest"})
     try:
