@@ -1,5 +1,5 @@
-"""The topic admin APIs through real admin clients (issue 20, item 2): confluent-kafka's AdminClient and
-kafka-python's KafkaAdminClient create, grow, describe, trim and delete topics on ``serve`` and see what a
+"""The topic admin APIs through real admin clients (issue 20, item 2): confluent-kafka's AdminClient,
+kafka-python's KafkaAdminClient and Apache Kafka's Java AdminClient create, grow, describe, trim and delete topics on ``serve`` and see what a
 one-node Apache Kafka 4.4.0 broker answers them -- the error codes and messages below were read from one
 (CreateTopics: TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_CONFIG,
 POLICY_VIOLATION, validate_only; CreatePartitions: INVALID_PARTITIONS both ways, UNKNOWN_TOPIC_OR_PARTITION;
@@ -181,3 +181,26 @@ def test_kafka_python_admin_client_round_trip(server):
             admin.delete_topics(["kp"])
     finally:
         admin.close()
+
+
+def test_java_admin_client_round_trip(server):
+    """Apache Kafka 4.4.0's Java AdminClient (build/kafka4/lib, `make kafka4`) through tests/server/java/
+    AdminProbe.java: each step's outcome as the Java client reports it (its exception class on refusal)."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    lib = Path(__file__).resolve().parents[2] / "build" / "kafka4" / "lib"
+    if shutil.which("java") is None or not lib.is_dir():
+        pytest.fail(f"needs a JDK and {lib}: `make java kafka4`")
+    probe = Path(__file__).resolve().parent / "java" / "AdminProbe.java"
+    out = subprocess.run(["java", "-cp", f"{lib}/*", str(probe), server.bootstrap, "j."], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.splitlines() == [
+        "create.a ok", "create.zero InvalidPartitionsException", "create.rf3 InvalidReplicationFactorException",
+        "create.cfg InvalidConfigurationException", "create.again TopicExistsException", "create.validate_only ok",
+        "grow ok", "grow.same InvalidPartitionsException", "grow.missing UnknownTopicOrPartitionException",
+        "partitions ok 3", "config.max.message.bytes ok 4000/DYNAMIC_TOPIC_CONFIG",
+        "config.cleanup.policy ok delete/DEFAULT_CONFIG", "delete_records ok", "delete ok",
+        "delete.missing UnknownTopicOrPartitionException"]
