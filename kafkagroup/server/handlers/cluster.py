@@ -35,9 +35,10 @@ _API_KEYS = [{"api_key": k, "min_version": lo, "max_version": hi} for k, (_, lo,
 
 def _api_versions(state: NodeState, req: Request, peer: str) -> Any:
     if req.body is None:
-        # A version above the range: a v0 body with UNSUPPORTED_VERSION and the full list, as the issue
-        # specifies (Kafka's broker lists only ApiVersions' own range there; clients read just that entry).
-        return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": _API_KEYS}
+        # A version above the range: a v0 body with UNSUPPORTED_VERSION listing ApiVersions' own range only,
+        # as Kafka's broker does (a client reads that entry and retries at a version it has).
+        return {"error_code": ErrorCode.UNSUPPORTED_VERSION,
+                "api_keys": [k for k in _API_KEYS if k["api_key"] == API_VERSIONS]}
     if req.api_version >= 3 and not (_SOFTWARE.fullmatch(req.body.client_software_name)
                                      and _SOFTWARE.fullmatch(req.body.client_software_version)):
         log.info("ApiVersions from %s: invalid client software name/version %r %r", peer,
@@ -92,10 +93,12 @@ def _metadata(state: NodeState, req: Request, peer: str) -> Any:
     }
 
 
-def _coordinator(state: NodeState, key: str, key_type: int) -> dict[str, Any]:
+def _coordinator(state: NodeState, key: str, key_type: int, batched: bool = False) -> dict[str, Any]:
     if key_type == _GROUP_KEY:
+        # Kafka's broker writes Errors.NONE.message(), the text "NONE", into a successful v0-v3 answer, and
+        # an empty message into each coordinator of a v4+ (batched) one.
         return {"key": key, "node_id": NODE_ID, "host": state.host, "port": state.port,
-                "error_code": ErrorCode.NONE, "error_message": None}
+                "error_code": ErrorCode.NONE, "error_message": "" if batched else "NONE"}
     if key_type == _TRANSACTION_KEY:
         return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                 "error_message": TRANSACTIONS_REFUSED}
@@ -107,7 +110,7 @@ def _find_coordinator(state: NodeState, req: Request, peer: str) -> Any:
     body = req.body
     key_type = getattr(body, "key_type", _GROUP_KEY)                         # v1+
     if hasattr(body, "coordinator_keys"):                                    # v4+: batched
-        return {"coordinators": [_coordinator(state, k, key_type) for k in body.coordinator_keys]}
+        return {"coordinators": [_coordinator(state, k, key_type, batched=True) for k in body.coordinator_keys]}
     return _coordinator(state, body.key, key_type)
 
 
