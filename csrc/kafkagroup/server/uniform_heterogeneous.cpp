@@ -36,7 +36,7 @@ constexpr int kMaxBalanceRounds = 16;   // Kafka's MAX_ITERATION_COUNT
 class Heterogeneous {
 public:
     Heterogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner)
-        : pr_(pr), prev_(prev_owner), subs_(topic_subscribers(p, pr)),
+        : p_(p), pr_(pr), prev_(prev_owner), subs_(topic_subscribers(p, pr)),
           owner_(static_cast<std::size_t>(pr.num_partitions), kUnassigned),
           load_(static_cast<std::size_t>(pr.num_members), 0),
           local_(static_cast<std::size_t>(pr.num_members), -1) {}
@@ -45,6 +45,7 @@ public:
         keep();
         fill();
         balance();
+        restore();
         return std::move(owner_);
     }
 
@@ -162,8 +163,64 @@ private:
         return moved;
     }
 
+    // After balancing: gives partitions back to their previous owner where that leaves the balance as good
+    // or better (Kafka has no such step; its cascading per-topic moves often take more than needed):
+    //   - p went from a to b and a holds fewer than b: p goes back (the two loads move towards each other,
+    //     never past each other, so no load leaves the range it was in and nothing gets less balanced);
+    //   - otherwise, if a holds a partition r it did not hold before, of a topic b subscribes to: p goes
+    //     back to a and r to b (loads unchanged; one move fewer, two when r was b's).
+    // Each step removes at least one move, so the passes end; they stop early after a pass without a step.
+    // O(passes * (P + moved * foreign partitions scanned)).
+    void restore() {
+        std::vector<std::vector<int32_t>> foreign(static_cast<std::size_t>(pr_.num_members));
+        std::vector<int32_t> moved;
+        for (int32_t part = 0; part < pr_.num_partitions; ++part) {
+            if (owner_[part] < 0 || owner_[part] == prev_[part]) continue;
+            foreign[owner_[part]].push_back(part);
+            if (prev_[part] >= 0) moved.push_back(part);
+        }
+        if (moved.empty()) return;
+        sorted_subs_.assign(p_.sub_topics.begin(), p_.sub_topics.end());
+        for (int32_t m = 0; m < pr_.num_members; ++m)
+            std::sort(sorted_subs_.begin() + p_.sub_offsets[m], sorted_subs_.begin() + p_.sub_offsets[m + 1]);
+        auto subscribes = [&](int32_t m, int32_t t) {
+            return std::binary_search(sorted_subs_.begin() + p_.sub_offsets[m], sorted_subs_.begin() + p_.sub_offsets[m + 1], t);
+        };
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (int32_t part : moved) {
+                const int32_t a = prev_[part], b = owner_[part];
+                if (a == b) continue;
+                if (load_[a] < load_[b]) {
+                    owner_[part] = a, ++load_[a], --load_[b];
+                    changed = true;
+                    continue;
+                }
+                std::vector<int32_t>& mine = foreign[a];
+                for (std::size_t k = 0; k < mine.size(); ++k) {
+                    const int32_t r = mine[k];
+                    if (owner_[r] != a) {   // no longer a's: drop the stale entry
+                        mine[k--] = mine.back();
+                        mine.pop_back();
+                        continue;
+                    }
+                    if (!subscribes(b, pr_.topic_of(r))) continue;
+                    owner_[part] = a;
+                    owner_[r] = b;
+                    mine[k] = mine.back();
+                    mine.pop_back();
+                    if (prev_[r] != b) foreign[b].push_back(r);
+                    changed = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    const Problem& p_;
     const Prepared& pr_;
     const std::vector<int32_t>& prev_;
+    std::vector<int32_t> sorted_subs_;
     const TopicSubscribers subs_;
     std::vector<int32_t> owner_;
     std::vector<int32_t> load_;
