@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars kafka4 cxx-test clean
+.PHONY: all venv build demo test test-fast server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 cxx-test clean
 
 all: build
 
@@ -90,6 +90,11 @@ cxx-test: build/cxx/engine_test
 
 test: build java kafka-jars kafka4 cxx-test
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
+
+# server-range / server-uniform against Kafka 4.4.0's own assignors on many seeded groups (one JVM; the sample
+# in `make test` runs 60 groups). SERVER_CONFORMANCE_GROUPS (default 3000) and SERVER_CONFORMANCE_SEED choose them.
+server-assignors-conformance: build java kafka4
+	KAFKAGROUP_SERVER_CONFORMANCE=1 $(PY) -m pytest -q -s -m server_conformance tests/core/test_server_assignors_kafka.py
 
 test-fast: build
 	$(PY) -m pytest -q -m "not spark and not slow" tests

@@ -45,6 +45,7 @@ public:
         keep();
         fill();
         balance();
+        level_by_chains();
         restore();
         return std::move(owner_);
     }
@@ -161,6 +162,94 @@ private:
         }
         for (int32_t i = 0; i < s; ++i) local_[subs[i]] = -1;
         return moved;
+    }
+
+    // Kafka's per-topic balancing can stop with members two or more apart when no single topic joins them:
+    // member A (4 partitions) holds none of topic x, the only topic of member C (2), while B (3) holds x and
+    // shares topic y with A. A chain fixes it: A gives B a partition of y, B gives C one of x. Here,
+    // breadth-first search over "u can give v a partition of a topic v subscribes to" from every least
+    // loaded member finds the shortest chain from a member two or more above them and shifts one partition
+    // along it (each intermediate member keeps its count; a partition it did not hold before moves first);
+    // then the same from the most loaded members down. Ends when no chain exists: then no least loaded
+    // member can gain and no most loaded member can lose without another member crossing them, so the spread
+    // cannot shrink by such moves. O(chains * (P + subscriptions)); none when the loads are within one.
+    void level_by_chains() {
+        if (pr_.num_members < 2) return;
+        std::vector<int32_t> parent(static_cast<std::size_t>(pr_.num_members));
+        std::vector<int32_t> via(static_cast<std::size_t>(pr_.num_members));
+        std::vector<char> topic_seen(static_cast<std::size_t>(pr_.num_topics));
+        std::vector<int32_t> queue;
+        for (int direction = 0; direction < 2; ++direction) {   // 0: raise the least loaded, 1: lower the most
+            while (true) {
+                const auto [lo_it, hi_it] = std::minmax_element(load_.begin(), load_.end());
+                const int32_t lo = *lo_it, hi = *hi_it;
+                if (hi - lo <= 1) return;
+                const int32_t level = direction == 0 ? lo : hi;
+                std::fill(parent.begin(), parent.end(), -2);
+                std::fill(topic_seen.begin(), topic_seen.end(), 0);
+                queue.clear();
+                for (int32_t m = 0; m < pr_.num_members; ++m)
+                    if (load_[m] == level) parent[m] = -1, queue.push_back(m);
+                int32_t found = -1;
+                for (std::size_t head = 0; head < queue.size() && found < 0; ++head) {
+                    const int32_t v = queue[head];
+                    if (direction == 0) {
+                        // who can give v a partition: holders of v's topics
+                        for (int64_t i = p_.sub_offsets[v]; i < p_.sub_offsets[v + 1] && found < 0; ++i) {
+                            const int32_t t = p_.sub_topics[i];
+                            if (topic_seen[t]) continue;
+                            topic_seen[t] = 1;
+                            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) {
+                                const int32_t u = owner_[part];
+                                if (u < 0 || parent[u] != -2) continue;
+                                parent[u] = v, via[u] = t;
+                                if (load_[u] >= lo + 2) { found = u; break; }
+                                queue.push_back(u);
+                            }
+                        }
+                    } else {
+                        // whom v can give a partition: subscribers of the topics v holds
+                        for (int64_t i = p_.sub_offsets[v]; i < p_.sub_offsets[v + 1] && found < 0; ++i) {
+                            const int32_t t = p_.sub_topics[i];
+                            if (topic_seen[t] || !holds(v, t)) continue;
+                            topic_seen[t] = 1;
+                            for (const int32_t* u = subs_.begin(t); u != subs_.end(t); ++u) {
+                                if (parent[*u] != -2) continue;
+                                parent[*u] = v, via[*u] = t;
+                                if (load_[*u] <= hi - 2) { found = *u; break; }
+                                queue.push_back(*u);
+                            }
+                        }
+                    }
+                }
+                if (found < 0) break;   // this side is as level as chains make it
+                // shift one partition along the chain
+                for (int32_t u = found; parent[u] >= 0; u = parent[u]) {
+                    const int32_t giver = direction == 0 ? u : parent[u];
+                    const int32_t taker = direction == 0 ? parent[u] : u;
+                    give(giver, taker, via[u]);
+                }
+            }
+        }
+    }
+
+    bool holds(int32_t m, int32_t t) const {
+        for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part)
+            if (owner_[part] == m) return true;
+        return false;
+    }
+
+    // One partition of topic t from `giver` to `taker`: one the giver did not hold before, if any.
+    void give(int32_t giver, int32_t taker, int32_t t) {
+        int32_t chosen = -1;
+        for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) {
+            if (owner_[part] != giver) continue;
+            chosen = part;
+            if (prev_[part] != giver) break;
+        }
+        owner_[chosen] = taker;
+        --load_[giver];
+        ++load_[taker];
     }
 
     // After balancing: gives partitions back to their previous owner where that leaves the balance as good
