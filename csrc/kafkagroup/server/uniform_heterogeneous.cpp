@@ -47,6 +47,7 @@ public:
         balance();
         level_by_chains();
         restore();
+        restore_by_chains();
         return std::move(owner_);
     }
 
@@ -179,12 +180,22 @@ private:
         std::vector<int32_t> via(static_cast<std::size_t>(pr_.num_members));
         std::vector<char> topic_seen(static_cast<std::size_t>(pr_.num_topics));
         std::vector<int32_t> queue;
+        // Chains cost moves; they are kept only where they narrow the spread: the work done at one level
+        // (say, raising the least loaded members from 2 to 3) is undone when some member at that level cannot
+        // be raised (the minimum stays 2, the moves would buy nothing the spread shows).
+        std::vector<int32_t> saved_owner, saved_load;
         for (int direction = 0; direction < 2; ++direction) {   // 0: raise the least loaded, 1: lower the most
+            int32_t saved_level = -1;
             while (true) {
                 const auto [lo_it, hi_it] = std::minmax_element(load_.begin(), load_.end());
                 const int32_t lo = *lo_it, hi = *hi_it;
                 if (hi - lo <= 1) return;
                 const int32_t level = direction == 0 ? lo : hi;
+                if (level != saved_level) {   // a new level reached: keep what got us here
+                    saved_owner = owner_;
+                    saved_load = load_;
+                    saved_level = level;
+                }
                 std::fill(parent.begin(), parent.end(), -2);
                 std::fill(topic_seen.begin(), topic_seen.end(), 0);
                 queue.clear();
@@ -222,7 +233,11 @@ private:
                         }
                     }
                 }
-                if (found < 0) break;   // this side is as level as chains make it
+                if (found < 0) {   // this side is as level as chains make it: undo the partial level
+                    owner_ = saved_owner;
+                    load_ = saved_load;
+                    break;
+                }
                 // shift one partition along the chain
                 for (int32_t u = found; parent[u] >= 0; u = parent[u]) {
                     const int32_t giver = direction == 0 ? u : parent[u];
@@ -303,6 +318,75 @@ private:
                     break;
                 }
             }
+        }
+    }
+
+    // restore()'s swap along a chain: p went from a to b; p goes back to a, a passes on a partition it did not
+    // hold before to u1, u1 one it did not hold before to u2, ..., ending at b (loads unchanged) or at a member
+    // below b (b loses one, that member gains one: the two move towards each other). Partitions passed on were
+    // already moved away from their previous owner (or had none), so each chain is at least one move fewer.
+    // Breadth-first over "u holds such a partition of a topic v subscribes to". Bounded: at most
+    // kChainSearchBudget member visits in all, so a large group with many moves pays O(budget) at most.
+    void restore_by_chains() {
+        constexpr int64_t kChainSearchBudget = 4'000'000;
+        const int32_t M = pr_.num_members;
+        std::vector<std::vector<int32_t>> foreign(static_cast<std::size_t>(M));
+        std::vector<int32_t> moved;
+        for (int32_t part = 0; part < pr_.num_partitions; ++part) {
+            if (owner_[part] < 0 || owner_[part] == prev_[part]) continue;
+            foreign[owner_[part]].push_back(part);
+            if (prev_[part] >= 0) moved.push_back(part);
+        }
+        if (moved.empty()) return;
+        std::vector<int32_t> parent(static_cast<std::size_t>(M), -2), via(static_cast<std::size_t>(M), -1);
+        std::vector<int32_t> topic_stamp(static_cast<std::size_t>(pr_.num_topics), -1);
+        std::vector<int32_t> queue, visited;
+        int64_t budget = kChainSearchBudget;
+        int32_t search = 0;
+        for (int32_t part : moved) {
+            const int32_t a = prev_[part], b = owner_[part];
+            if (a == b || budget <= 0) continue;
+            ++search;
+            queue.assign(1, a);
+            visited.assign(1, a);
+            parent[a] = -1;
+            int32_t found = -1;
+            for (std::size_t head = 0; head < queue.size() && found < 0 && budget > 0; ++head) {
+                const int32_t u = queue[head];
+                std::vector<int32_t>& mine = foreign[u];
+                for (std::size_t k = 0; k < mine.size() && found < 0; ++k) {
+                    const int32_t r = mine[k];
+                    if (owner_[r] != u || prev_[r] == u) {   // stale: no longer u's, or back home
+                        mine[k--] = mine.back();
+                        mine.pop_back();
+                        continue;
+                    }
+                    const int32_t t = pr_.topic_of(r);
+                    if (topic_stamp[t] == search) continue;
+                    topic_stamp[t] = search;
+                    for (const int32_t* v = subs_.begin(t); v != subs_.end(t); ++v) {
+                        --budget;
+                        if (parent[*v] != -2) continue;
+                        parent[*v] = u, via[*v] = r;
+                        visited.push_back(*v);
+                        if (*v == b || load_[*v] < load_[b]) { found = *v; break; }
+                        queue.push_back(*v);
+                    }
+                }
+            }
+            if (found >= 0) {
+                owner_[part] = a;
+                ++load_[a];
+                --load_[b];
+                for (int32_t v = found; parent[v] >= 0; v = parent[v]) {
+                    const int32_t r = via[v];
+                    owner_[r] = v;
+                    --load_[parent[v]];
+                    ++load_[v];
+                    if (prev_[r] != v) foreign[v].push_back(r);
+                }
+            }
+            for (int32_t v : visited) parent[v] = -2;
         }
     }
 
