@@ -284,11 +284,16 @@ private:
             if (prev_[part] >= 0) moved.push_back(part);
         }
         if (moved.empty()) return;
-        sorted_subs_.assign(p_.sub_topics.begin(), p_.sub_topics.end());
-        for (int32_t m = 0; m < pr_.num_members; ++m)
-            std::sort(sorted_subs_.begin() + p_.sub_offsets[m], sorted_subs_.begin() + p_.sub_offsets[m + 1]);
+        // b's topics stamped once per partition examined: O(b's subscriptions) instead of sorting every list
+        std::vector<int32_t> stamp(static_cast<std::size_t>(pr_.num_topics), -1);
+        int32_t stamped_for = -1;
         auto subscribes = [&](int32_t m, int32_t t) {
-            return std::binary_search(sorted_subs_.begin() + p_.sub_offsets[m], sorted_subs_.begin() + p_.sub_offsets[m + 1], t);
+            if (stamped_for != m) {
+                ++stamp_epoch_;
+                for (int64_t i = p_.sub_offsets[m]; i < p_.sub_offsets[m + 1]; ++i) stamp[p_.sub_topics[i]] = stamp_epoch_;
+                stamped_for = m;
+            }
+            return stamp[t] == stamp_epoch_;
         };
         for (bool changed = true; changed;) {
             changed = false;
@@ -393,7 +398,7 @@ private:
     const Problem& p_;
     const Prepared& pr_;
     const std::vector<int32_t>& prev_;
-    std::vector<int32_t> sorted_subs_;
+    int32_t stamp_epoch_ = 0;
     const TopicSubscribers subs_;
     std::vector<int32_t> owner_;
     std::vector<int32_t> load_;
