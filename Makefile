@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean
+.PHONY: all venv build demo test test-fast conformance server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean
 
 all: build
 
@@ -97,10 +97,16 @@ test: build java kafka-jars kafka4 kcat cxx-test
 
 # tests/conformance/ with its extended set: every scenario against a real Apache Kafka 4.4.0 broker and
 # `kafkagroup serve`, including the long ones (offsets retention, every client through every rebalance
-# trigger). `make test` runs the default set (a few minutes). KAFKAGROUP_CONFORMANCE_DUMP=<dir> writes each
-# scenario's normalised observations there.
-conformance: build java kafka4
+# trigger), then the large seeded run of the server assignors against Kafka's classes. `make test` runs the
+# default set (a few minutes). KAFKAGROUP_CONFORMANCE_DUMP=<dir> writes each scenario's normalised
+# observations there.
+conformance: build java kafka4 server-assignors-conformance
 	KAFKAGROUP_CONFORMANCE_EXTENDED=1 $(PY) -m pytest -q tests/conformance
+
+# server-range / server-uniform against Kafka 4.4.0's own assignors on many seeded groups (one JVM; the sample
+# in `make test` runs 60 groups). SERVER_CONFORMANCE_GROUPS (default 3000) and SERVER_CONFORMANCE_SEED choose them.
+server-assignors-conformance: build java kafka4
+	KAFKAGROUP_SERVER_CONFORMANCE=1 $(PY) -m pytest -q -s -m server_conformance tests/core/test_server_assignors_kafka.py
 
 test-fast: build
 	$(PY) -m pytest -q -m "not spark and not slow" --ignore=tests/conformance tests
