@@ -7,11 +7,12 @@ from typing import Any
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.server.log import InMemoryLog
 
-__all__ = ["NodeState", "NODE_ID", "CLUSTER_ID", "NO_RESPONSE"]
+__all__ = ["NodeState", "NODE_ID", "CLUSTER_ID", "NO_RESPONSE", "DEFAULT_FETCH_MAX_BYTES"]
 
 NODE_ID = 0
 CLUSTER_ID = "kafkagroup-serve"
 NO_RESPONSE: Any = object()   # a handler's answer when Kafka sends none (Produce with acks=0)
+DEFAULT_FETCH_MAX_BYTES = 55 * 1024 * 1024    # Kafka's broker default for fetch.max.bytes
 
 
 @dataclass(slots=True)
@@ -21,3 +22,4 @@ class NodeState:
     coordinator: GroupCoordinator
     log: InMemoryLog
     next_producer_id: int = 1000        # InitProducerId hands out 1000, 1001, ...
+    fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES   # fetch.max.bytes: caps every Fetch's max_bytes
