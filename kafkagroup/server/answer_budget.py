@@ -1,19 +1,19 @@
 """The server-wide bound on memory held for answers (``queued.max.answer.bytes``).
 
 A Fetch answer can be as large as ``fetch.max.bytes`` (55 MiB by default), and every connection may have one
-in flight; without a bound, a few clients asking for large fetches at once (or pipelining them, or not
-reading their answers) take the server's memory.  Every Fetch therefore *reserves* the bytes it is about to
-copy out of the log before it copies them, and gives them back once its answer is handed to the socket
-(:class:`AnswerHold`); a reservation that does not fit waits, in arrival order, until enough is given back.
+in flight.  Its records are the log's own batches, not copies, but the answer keeps them alive until it has
+been written -- after the log dropped them (``log.retention.bytes``), they are memory held for that client
+alone, as long as it takes to read them.  Every Fetch therefore *reserves* its records' bytes before it
+builds its answer, and gives them back once the answer is handed to the socket (:class:`AnswerHold`); a
+reservation that does not fit waits, in arrival order, until enough is given back.
 A reservation is granted whenever nothing is held, so one answer larger than the bound is still served
 (alone): requests wait, they never fail because of the bound.
 
 Answers of the other APIs (the coordinator's, Metadata, ...) are counted (``held`` says so) but never
 wait: they are small or shared (Metadata is cached), and a heartbeat must never queue behind data.
 
-Limits, stated: what is counted is the answer's bytes (twice for a Fetch: the records copied out of the
-log and the encoded answer exist at once while it is encoded); a connection's socket buffer may keep up to
-``connection._WRITE_HIGH_WATER`` bytes of an answer after it is released.
+Limits, stated: what is counted is the answer's bytes; a connection's socket buffer may keep up to
+``connection._WRITE_HIGH_WATER`` + ``connection._WRITE_SLICE`` bytes of an answer after it is released.
 """
 from __future__ import annotations
 

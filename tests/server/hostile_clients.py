@@ -378,7 +378,7 @@ def prepare(server: Serve, log_mib: int, topic_count: int) -> None:
 
 def soak(seconds: float, *, root: Path = REPO, log_mib: int = 64, answer_bound_mib: int = 256,
          max_memory_mib: int = 3072, fetch_burst: int = 16, metadata_burst: int = 32, parked: int = 50,
-         topic_count: int = 1000, session_ms: int = 10_000) -> dict[str, Any]:
+         topic_count: int = 1000, session_ms: int = 10_000, baseline_seconds: float = 5.0) -> dict[str, Any]:
     """The issue's scenario for ``seconds``; the figures as a dict."""
     config: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0, "num.partitions": 1,
                               "group.min.session.timeout.ms": min(session_ms, 6000),
@@ -396,6 +396,15 @@ def soak(seconds: float, *, root: Path = REPO, log_mib: int = 64, answer_bound_m
         time.sleep(1.0)
         result["idle_rss_mib"] = round(server.rss() / MiB, 1)
         members = live_group(server.address, "live", session_ms=session_ms)
+        # the same heartbeats with no flood first: what this machine's load alone does to them
+        time.sleep(baseline_seconds)
+        baseline = sorted(x for m in members for x in m.latencies)
+        for m in members:
+            m.latencies.clear()
+        result["no_flood_heartbeats"] = len(baseline)
+        result["no_flood_worst_heartbeat_ms"] = round(1000 * baseline[-1], 1) if baseline else None
+        result["no_flood_p99_heartbeat_ms"] = round(1000 * baseline[int(0.99 * (len(baseline) - 1))], 1) \
+            if baseline else None
         flooder = start_flood(server.address, seconds, fetch_burst=fetch_burst, metadata_burst=metadata_burst,
                               parked=parked, topic_count=topic_count)
         peak = 0
@@ -418,6 +427,11 @@ def soak(seconds: float, *, root: Path = REPO, log_mib: int = 64, answer_bound_m
     latencies = [x for m in members for x in m.latencies]
     result["heartbeats"] = len(latencies)
     result["worst_heartbeat_ms"] = round(1000 * max(latencies), 1) if latencies else None
+    ordered = sorted(latencies)
+    for name, q in (("median", 0.5), ("p99", 0.99)):
+        result[f"{name}_heartbeat_ms"] = round(1000 * ordered[int(q * (len(ordered) - 1))], 1) if ordered else None
+    result["heartbeats_over_100ms"] = sum(x > 0.1 for x in latencies)
+    result["load_average"] = os.getloadavg()[0]
     result["rejoins"] = sum(m.rejoins for m in members)
     result["member_errors"] = [e for m in members for e in m.errors]
     result["memory_errors"] = sum("MemoryError" in line for line in server.stderr)
@@ -435,6 +449,8 @@ def main() -> None:
     parser.add_argument("--metadata-burst", type=int, default=32)
     parser.add_argument("--parked", type=int, default=50)
     parser.add_argument("--topics", type=int, default=1000)
+    parser.add_argument("--baseline-seconds", type=float, default=10,
+                        help="heartbeats timed with no flood first (the machine's own latency)")
     parser.add_argument("--flood", metavar="HOST:PORT", help="only be the flooding client of a running server")
     args = parser.parse_args()
     if args.flood:
@@ -444,7 +460,8 @@ def main() -> None:
         return
     result = soak(args.seconds, root=args.root, log_mib=args.log_mib, answer_bound_mib=args.answer_bound_mib,
                   max_memory_mib=args.max_memory_mib, fetch_burst=args.fetch_burst,
-                  metadata_burst=args.metadata_burst, parked=args.parked, topic_count=args.topics)
+                  metadata_burst=args.metadata_burst, parked=args.parked, topic_count=args.topics,
+                  baseline_seconds=args.baseline_seconds)
     print(json.dumps(result))
     problems = soak_problems(result)
     for problem in problems:

@@ -96,12 +96,12 @@ def _plan_fetch(state: NodeState, body: Any, version: int) -> _FetchPlan:
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 plan.error = True
                 continue
-            result["high_watermark"] = result["last_stable_offset"] = partition.high_watermark
-            result["log_start_offset"] = partition.log_start_offset
-            if not partition.in_range(p.fetch_offset):
+            if not partition.in_range(p.fetch_offset):     # answered -1 for the offsets, as Kafka 4 does
                 result["error_code"] = OFFSET_OUT_OF_RANGE
                 plan.error = True
                 continue
+            result["high_watermark"] = result["last_stable_offset"] = partition.high_watermark
+            result["log_start_offset"] = partition.log_start_offset
             plan.partitions.append(partition)
             batches = partition.batches_from(p.fetch_offset, max(min(p.partition_max_bytes, left), 0),
                                              at_least_one=at_least_one and plan.total == 0)
