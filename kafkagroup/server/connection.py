@@ -21,7 +21,7 @@ handler reserves (a Fetch, before copying records) or its answer is encoded, unt
 handed to the socket.  Metadata answers are cached encoded (:class:`~kafkagroup.server.answer_cache.MetadataCache`).
 
 A frame that does not parse (garbage, truncation, a size above ``socket.request.max.bytes``, a null where
-Kafka forbids one), an API key or version outside :data:`kafkagroup.server.versions.SUPPORTED`, or a
+Kafka forbids one), an API key or version outside :data:`kafkagroup.server.versions.ADVERTISED`, or a
 handler failure closes this connection with one logged line naming the peer and the reason; answers to
 the requests before it are still sent; nothing else is touched.
 """

@@ -108,7 +108,15 @@ def _offset_delete(state: NodeState, req: Request, peer: str) -> Any:
 
 
 def _describe_groups(state: NodeState, req: Request, peer: str) -> Any:
-    return state.coordinator.describe_groups(adapter.describe_groups(req.body))
+    """From v6 a group the coordinator does not have is GROUP_ID_NOT_FOUND with Kafka's message (older
+    versions: error 0, state Dead). Kafka 4's admin client asks v6 and reports "not found" from it."""
+    response = state.coordinator.describe_groups(adapter.describe_groups(req.body))
+    if req.api_version < 6:
+        return response
+    return {"groups": [
+        {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "error_message": f"Group {g.group_id} not found.",
+         "group_id": g.group_id, "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": []}
+        if g.error_code == ErrorCode.NONE and g.group_state == "Dead" else g for g in response.groups]}
 
 
 def _list_groups(state: NodeState, req: Request, peer: str) -> Any:
