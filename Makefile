@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast conformance server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean
+.PHONY: all venv build demo test test-fast conformance server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean soak
 
 all: build
 
@@ -116,6 +116,14 @@ test-fast: build
 BENCH_FILES ?= .
 bench: build
 	cd benches && PYSPARK_PYTHON=$(abspath $(PY)) ../$(PY) -m pytest -q -o python_files='bench_*.py' -p no:cacheprovider --benchmark-columns=median,min,rounds --benchmark-sort=name $(BENCH_FILES) $(BENCH_ARGS)
+
+# `kafkagroup serve` under heavy and hostile clients (issue 24) at full size: a live 3-member group heartbeats
+# while another process pipelines 55 MiB Fetches (read and unread), Metadata for 1,000 topics and parked
+# Fetches that vanish, for SOAK_SECONDS (default 60). Prints idle/peak RSS, the worst heartbeat latency and
+# what was answered as one JSON line; fails if the server dies, RSS passes 2x idle + the answer bound, or a
+# member is expelled. (make test runs the same scenario for 8 s: tests/server/test_server_hostile.py.)
+soak: build
+	$(PY) tests/server/hostile_clients.py --seconds $${SOAK_SECONDS:-60}
 
 fuzz: build
 	$(PY) -m pip install -q "atheris>=2.3"

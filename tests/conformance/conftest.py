@@ -40,6 +40,7 @@ TOPICS: dict[str, int] = {
     "c.data-static-b": 2,
     "c.vote": 2,
     "c.tool": 2,
+    "c.fetch-bounds": 2,
 }
 
 # Group settings given to both servers: no initial rebalance delay (a wait, not behaviour) and a minimum
