@@ -33,14 +33,19 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
         int32_t t = 0, lo = base[0], hi = base[1];
         for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) {
             const int32_t part = claims[i];
-            if (part < lo || part >= hi) {
+            if (static_cast<uint32_t>(part - lo) >= static_cast<uint32_t>(hi - lo)) {  // part outside [lo, hi)
                 t = part >= hi && t + 2 <= T && part < base[t + 2] ? t + 1 : pr.topic_of(part);
                 lo = base[t];
                 hi = base[t + 1];
             }
             if (sub_by[t] != m) continue;
             const int32_t current = own[part];
-            if (current == kUnassigned || gen > gen_of[current]) {
+            // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
+            if (current == kUnassigned) {
+                own[part] = m;
+                continue;
+            }
+            if (gen > gen_of[current]) {
                 own[part] = m;
                 if (!contested.empty()) contested[part] = 0;
             } else if (gen == gen_of[current] && current != m) {
