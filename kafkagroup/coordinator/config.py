@@ -29,6 +29,10 @@ class CoordinatorConfig:
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4_096
     offsets_commit_timeout_ms: int = 5_000     # accepted for compatibility; writes here are synchronous
+    # consumer groups (KIP-848): the session and heartbeat interval are the broker's, not the member's
+    group_consumer_session_timeout_ms: int = 45_000
+    group_consumer_heartbeat_interval_ms: int = 5_000
+    group_consumer_max_size: int = INT_MAX
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -41,6 +45,12 @@ class CoordinatorConfig:
             raise ValueError(f"offsets.topic.num.partitions must be at least 1, got {self.offsets_topic_num_partitions}")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+        for name in ("group_consumer_session_timeout_ms", "group_consumer_heartbeat_interval_ms",
+                     "group_consumer_max_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{_kafka_key(name)} must be at least 1, got {getattr(self, name)}")
+        if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
+            raise ValueError("group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms")
         for name in ("group_initial_rebalance_delay_ms", "offsets_retention_minutes",
                      "offsets_retention_check_interval_ms", "offset_metadata_max_bytes"):
             if getattr(self, name) < 0:

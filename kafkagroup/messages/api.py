@@ -308,6 +308,8 @@ class OffsetFetchRequest(_CheckedArrays):
     group_id: str
     topics: Sequence[OffsetFetchRequestTopic] | None = None   # None = every committed offset of the group
     require_stable: bool = False                               # v7+
+    member_id: str | None = None                               # v9+ (KIP-848): checked for consumer groups
+    member_epoch: int = -1                                     # v9+: -1 = not a member (admin)
 
     NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)   # v2+: None = all
 
@@ -483,6 +485,7 @@ class ListedGroup:
     group_id: str
     protocol_type: str
     group_state: str
+    group_type: str = "classic"             # ListGroups v5+ (KIP-848): "classic" or "consumer"
 
 
 @dataclass(slots=True)

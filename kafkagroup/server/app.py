@@ -30,6 +30,7 @@ from kafkagroup.server.connection import serve_connection
 from kafkagroup.server.config import split_config
 from kafkagroup.server.log import InMemoryLog
 from kafkagroup.server.state import NodeState
+from kafkagroup.server.topics_view import LogTopics
 
 __all__ = ["serve", "Server", "parse_listen"]
 
@@ -78,7 +79,7 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
         records.create(name, partitions)
     loop = asyncio.get_running_loop()
     coordinator = GroupCoordinator(coordinator_config, clock=AsyncioClock(loop),
-                                   store=":memory:" if store is None else store)
+                                   store=":memory:" if store is None else store, topics=LogTopics(records))
     max_request_bytes = server_config["socket.request.max.bytes"]
     connections: set[asyncio.Task[None]] = set()
     state: NodeState | None = None

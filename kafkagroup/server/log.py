@@ -230,6 +230,7 @@ class InMemoryLog:
         self.partition_max_bytes = partition_max_bytes
         self.auto_create = auto_create
         self.topics: dict[str, list[PartitionLog]] = {}
+        self.metadata_version = 0        # bumped by every topic created (consumer groups watch it)
         self._appended = asyncio.Event()
 
     @staticmethod
@@ -254,6 +255,7 @@ class InMemoryLog:
             return existing
         created = [PartitionLog(self.partition_max_bytes) for _ in range(count)]
         self.topics[name] = created
+        self.metadata_version += 1
         return created
 
     def partition(self, topic: str, index: int, *, create: bool = False) -> PartitionLog | None:

@@ -36,6 +36,8 @@ SUPPORTED: Mapping[int, tuple[str, int, int]] = {
     22: ("InitProducerId", 0, 4),
     42: ("DeleteGroups", 0, 2),
     47: ("OffsetDelete", 0, 0),
+    68: ("ConsumerGroupHeartbeat", 0, 1),
+    69: ("ConsumerGroupDescribe", 0, 1),
 }
 API_NAMES: Mapping[int, str] = {key: name for key, (name, _, _) in SUPPORTED.items()}
 

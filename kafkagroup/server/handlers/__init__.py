@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from kafkagroup.server.handlers import cluster, data, group
+from kafkagroup.server.handlers import cluster, consumer, data, group
 
 __all__ = ["HANDLERS", "Handler"]
 
 Handler = Callable[..., Any]
-HANDLERS: Mapping[int, Handler] = {**cluster.HANDLERS, **group.HANDLERS, **data.HANDLERS}
+HANDLERS: Mapping[int, Handler] = {**cluster.HANDLERS, **group.HANDLERS, **data.HANDLERS, **consumer.HANDLERS}

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkagroup.messages.api import ListGroupsResponse
 from kafkagroup.server import adapter
 from kafkagroup.server.framing import Request
 from kafkagroup.server.state import NodeState
@@ -53,11 +52,10 @@ def _describe_groups(state: NodeState, req: Request, peer: str) -> Any:
 def _list_groups(state: NodeState, req: Request, peer: str) -> Any:
     response = state.coordinator.list_groups(adapter.list_groups(req.body))
     types = {t.lower() for t in getattr(req.body, "types_filter", ())}        # v5+ (KIP-848)
-    if types and "classic" not in types:
-        response = ListGroupsResponse(response.error_code, [])
+    groups = [g for g in response.groups if not types or g.group_type in types]
     return {"error_code": response.error_code,
             "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.group_state,
-                        "group_type": "classic"} for g in response.groups]}
+                        "group_type": g.group_type} for g in groups]}
 
 
 def _delete_groups(state: NodeState, req: Request, peer: str) -> Any:
