@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable, Iterable
 
 KAFKA_KEYS = ("session.timeout.ms", "heartbeat.interval.ms", "group.instance.id", "client.id",
-              "auto.offset.reset", "max.poll.interval.ms")
+              "auto.offset.reset", "max.poll.interval.ms", "group.protocol", "group.remote.assignor")
 _OUT = threading.Lock()
 
 
@@ -95,10 +95,11 @@ def run_confluent(opts: dict[str, str], stop: threading.Event) -> None:
 
     config: dict[str, Any] = {
         "bootstrap.servers": opts["bootstrap"], "group.id": opts["group"],
-        "partition.assignment.strategy": opts.get("strategy", "range"),
         "enable.auto.commit": False, "auto.offset.reset": "earliest",
         "error_cb": lambda err: emit("error", error=str(err)),
     }
+    if opts.get("group.protocol", "classic") == "classic":    # KIP-848 members are assigned by the coordinator
+        config["partition.assignment.strategy"] = opts.get("strategy", "range")
     config.update({k: opts[k] for k in KAFKA_KEYS if k in opts})
     consumer = Consumer(config)
 
