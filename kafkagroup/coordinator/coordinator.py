@@ -475,8 +475,14 @@ class GroupCoordinator:
                 out.append(DescribedGroup(error, group_id, ""))
                 continue
             group = self.groups.get(group_id)
-            # a missing group and a consumer group (not a classic one) both answer Dead before v6 (Kafka)
-            out.append(DescribedGroup(_E.NONE, group_id, "Dead") if group is None else self._describe(group))
+            if group is not None:
+                out.append(self._describe(group))
+            elif request.version < 6:       # a missing group and a consumer group both answer Dead (Kafka)
+                out.append(DescribedGroup(_E.NONE, group_id, "Dead"))
+            else:                           # KIP-1043: v6 says why
+                message = (f"Group {group_id} is not a classic group." if group_id in self.registry.consumer
+                           else f"Group {group_id} not found.")
+                out.append(DescribedGroup(_E.GROUP_ID_NOT_FOUND, group_id, "Dead", error_message=message))
         return DescribeGroupsResponse(out)
 
     @staticmethod

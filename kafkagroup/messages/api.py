@@ -444,6 +444,7 @@ class OffsetDeleteResponse(_PartitionErrors):
 @dataclass(slots=True)
 class DescribeGroupsRequest(_CheckedArrays):
     groups: Sequence[str] = ()
+    version: int = 0                                 # v6+ (KIP-1043): a missing or non-classic group is an error
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("groups",)
 
@@ -466,6 +467,7 @@ class DescribedGroup:
     protocol_type: str = ""
     protocol_data: str = ""                          # the selected protocol name (Stable only)
     members: list[DescribedGroupMember] = field(default_factory=list)
+    error_message: str | None = None                 # v6+
 
 
 @dataclass(slots=True)

@@ -118,8 +118,8 @@ def offset_delete(body: Any) -> OffsetDeleteRequest:
         OffsetDeleteRequestTopic(t.name, [p.partition_index for p in t.partitions]) for t in body.topics])
 
 
-def describe_groups(body: Any) -> DescribeGroupsRequest:
-    return DescribeGroupsRequest(list(body.groups))
+def describe_groups(body: Any, version: int = 0) -> DescribeGroupsRequest:
+    return DescribeGroupsRequest(list(body.groups), version)
 
 
 def list_groups(body: Any) -> ListGroupsRequest:

@@ -30,7 +30,7 @@ SUPPORTED: Mapping[int, tuple[str, int, int]] = {
     12: ("Heartbeat", 0, 4),
     13: ("LeaveGroup", 0, 5),
     14: ("SyncGroup", 0, 5),
-    15: ("DescribeGroups", 0, 5),
+    15: ("DescribeGroups", 0, 6),
     16: ("ListGroups", 0, 5),
     18: ("ApiVersions", 0, 4),
     22: ("InitProducerId", 0, 4),

@@ -14,7 +14,7 @@ NONE, OFFSET_OUT_OF_RANGE, CORRUPT, UNKNOWN, INVALID_TOPIC, INVALID_REQUEST, UNS
 
 # The list (restated here, not imported: the test checks the server against it).
 ADVERTISED = {0: (3, 9), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 9), 9: (1, 9), 10: (0, 6), 11: (0, 9),
-              12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5), 18: (0, 4), 22: (0, 4), 42: (0, 2),
+              12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 4), 22: (0, 4), 42: (0, 2),
               47: (0, 0), 68: (0, 1), 69: (0, 1)}
 
 

@@ -305,7 +305,7 @@ class ConsumerGroupHandlers:
     def _leave(self, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
         group = self.registry.consumer_group(req.group_id)
         if group is None:
-            raise HeartbeatError(_E.GROUP_ID_NOT_FOUND, f"Consumer group {req.group_id} not found.")
+            raise HeartbeatError(_E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} not found.")
         if req.instance_id is None:
             member = group.members.get(req.member_id)
             if member is None:

@@ -46,7 +46,7 @@ def _offset_delete(state: NodeState, req: Request, peer: str) -> Any:
 
 
 def _describe_groups(state: NodeState, req: Request, peer: str) -> Any:
-    return state.coordinator.describe_groups(adapter.describe_groups(req.body))
+    return state.coordinator.describe_groups(adapter.describe_groups(req.body, req.api_version))
 
 
 def _list_groups(state: NodeState, req: Request, peer: str) -> Any:
