@@ -33,6 +33,11 @@ class CoordinatorConfig:
     group_consumer_session_timeout_ms: int = 45_000
     group_consumer_heartbeat_interval_ms: int = 5_000
     group_consumer_max_size: int = INT_MAX
+    # the bounds Kafka checks the two values above against (and per-group overrides, not supported here)
+    group_consumer_min_session_timeout_ms: int = 45_000
+    group_consumer_max_session_timeout_ms: int = 60_000
+    group_consumer_min_heartbeat_interval_ms: int = 5_000
+    group_consumer_max_heartbeat_interval_ms: int = 15_000
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -49,6 +54,12 @@ class CoordinatorConfig:
                      "group_consumer_max_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{_kafka_key(name)} must be at least 1, got {getattr(self, name)}")
+        for what in ("session_timeout", "heartbeat_interval"):
+            low, value, high = (getattr(self, f"group_consumer_{k}") for k in
+                                (f"min_{what}_ms", f"{what}_ms", f"max_{what}_ms"))
+            if not low <= value <= high:
+                raise ValueError(f"group.consumer.{what.replace('_', '.')}.ms={value} is outside "
+                                 f"group.consumer.min/max.{what.replace('_', '.')}.ms [{low}, {high}]")
         if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
             raise ValueError("group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms")
         for name in ("group_initial_rebalance_delay_ms", "offsets_retention_minutes",

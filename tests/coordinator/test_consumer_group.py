@@ -76,7 +76,8 @@ def test_leave_gives_the_partitions_to_the_others():
 
 @needs_server_assignors
 def test_session_timeout_fences_a_silent_member():
-    coord, clock, _ = coordinator({"t": 2}, group_consumer_session_timeout_ms=10_000)
+    coord, clock, _ = coordinator({"t": 2}, group_consumer_session_timeout_ms=10_000,
+                                    group_consumer_min_session_timeout_ms=10_000)
     a, b = Member(coord, "g", "A", topics=["t"]), Member(coord, "g", "B", topics=["t"])
     settle(a, b)
     for _ in range(3):
@@ -140,7 +141,8 @@ def test_static_member_restarts_under_a_new_member_id_and_keeps_its_partitions()
 
 @needs_server_assignors
 def test_static_member_gone_beyond_the_session_is_removed():
-    coord, clock, _ = coordinator({"t": 2}, group_consumer_session_timeout_ms=10_000)
+    coord, clock, _ = coordinator({"t": 2}, group_consumer_session_timeout_ms=10_000,
+                                    group_consumer_min_session_timeout_ms=10_000)
     a = Member(coord, "g", "A", topics=["t"], instance="i-a")
     b = Member(coord, "g", "B", topics=["t"])
     settle(a, b)

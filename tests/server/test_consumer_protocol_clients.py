@@ -34,7 +34,8 @@ from tests.coordinator.consumer_helpers import needs_server_assignors
 pytestmark = [] if os.environ.get("KAFKAGROUP_KIP848_BROKER") else needs_server_assignors
 
 KAFKA4_LIB = REPO / "build" / "kafka4" / "lib"
-CONFIG = {"group.consumer.heartbeat.interval.ms": 500, "group.consumer.session.timeout.ms": 6000}
+CONFIG = {"group.consumer.heartbeat.interval.ms": 500, "group.consumer.min.heartbeat.interval.ms": 500,
+          "group.consumer.session.timeout.ms": 6000, "group.consumer.min.session.timeout.ms": 6000}
 SETTLE_S = 60
 CONSUMER = {"group_protocol": "consumer"}
 TP = tuple[str, int]
