@@ -276,7 +276,12 @@ class ConsumerGroupHandlers:
     def _update_target(self, group: ConsumerGroup) -> None:
         assignor = preferred_assignor(m.server_assignor for m in group.members.values())
         members = {mid: (group.subscribed_topics(m), m.instance_id, m.rack_id) for mid, m in group.members.items()}
-        target = compute_target(assignor, group.subscription_metadata, members, group.target)
+        try:
+            target = compute_target(assignor, group.subscription_metadata, members, group.target)
+        except Exception as exc:    # the group stays Assigning; the next heartbeat of any member tries again
+            log.exception("group %s: target assignment at epoch %d failed", group.group_id, group.group_epoch)
+            raise HeartbeatError(_E.UNKNOWN_SERVER_ERROR, f"The target assignment of group {group.group_id} "
+                                                          f"failed: {exc}") from exc
         group.set_target(group.group_epoch, target)
         log.info("group %s: target assignment at epoch %d (%s, %d members)", group.group_id, group.group_epoch,
                  assignor, len(members))
