@@ -58,7 +58,7 @@ from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteErro
 from kafkagroup.coordinator.consumer.group import ConsumerGroup
 from kafkagroup.coordinator.consumer.heartbeat import ConsumerGroupHandlers
 from kafkagroup.coordinator.consumer.offsets import (
-    consumer_commit_error, consumer_fetch_error, describe_consumer_group, list_entry,
+    consumer_commit_error, consumer_fetch_error, describe_consumer_group, expired_offsets, list_entry,
 )
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
 from kafkagroup.coordinator.groups import GroupRegistry
@@ -413,7 +413,30 @@ class GroupCoordinator:
         for group in list(self.groups.values()):
             if group.state is not _S.DEAD:
                 removed += self.offsets.cleanup_group(group)[0]
+        for consumer_group in list(self.registry.consumer.values()):
+            removed += self._expire_consumer_group_offsets(consumer_group)
         return removed
+
+    def _expire_consumer_group_offsets(self, group: ConsumerGroup) -> int:
+        """Expired offsets of a consumer group removed durably; an empty group left without offsets is deleted
+        with them (Kafka writes its tombstone).  A failed write changes nothing (retried next period)."""
+        state = group.offset_state
+        expired = expired_offsets(group, self.clock.now_ms(), self.config.offsets_retention_ms)
+        remove_group = (group.is_empty() and len(expired) == len(state.committed) and not state.pending_txn_offsets)
+        if not expired and not remove_group:
+            return 0
+        try:
+            self.store.delete_offsets(group.group_id, expired, delete_group=remove_group)
+        except StoreWriteError as exc:
+            log.warning("offset expiry of group %s failed: %s", group.group_id, exc)
+            return 0
+        for tp in expired:
+            del state.committed[tp]
+        if remove_group:
+            group.dead = True
+            self.consumer.drop_timers(group)
+            del self.registry.consumer[group.group_id]
+        return len(expired)
 
     def _schedule_offset_expiration(self) -> None:
         def run() -> None:

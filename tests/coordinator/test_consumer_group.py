@@ -305,3 +305,22 @@ def test_describe_unknown_group():
     coord, clock, _ = coordinator({"t": 2})
     d = describe(coord, "missing")
     assert (d.error_code, d.error_message) == (E.GROUP_ID_NOT_FOUND, "Group missing not found.")
+
+
+@needs_server_assignors
+def test_offsets_of_unsubscribed_topics_expire_and_an_empty_group_goes_with_its_last_offset():
+    coord, clock, _ = coordinator({"t": 2, "u": 2}, offsets_retention_minutes=1)
+    a = Member(coord, "g", "A", topics=["t"])
+    settle(a)
+    for topic in ("t", "u"):
+        coord.offset_commit(OffsetCommitRequest("g", a.epoch, "A", topics=[OffsetCommitRequestTopic(
+            topic, [OffsetCommitRequestPartition(0, 5)])], version=9))
+    for _ in range(4):                                                   # a minute, A heartbeating
+        clock.advance(15_000)
+        a.heartbeat()
+    assert coord.expire_offsets() == 1                                   # u: nobody subscribes to it
+    fetched = coord.offset_fetch(OffsetFetchRequest("g", None)).topics
+    assert [(t.name, [p.committed_offset for p in t.partitions]) for t in fetched] == [("t", [5])]
+    a.leave()
+    assert coord.expire_offsets() == 1 and coord.consumer_group("g") is None   # empty: t expires, group deleted
+    assert coord.list_groups(ListGroupsRequest([])).groups == []

@@ -10,6 +10,9 @@ ConsumerGroupDescribe answer and the ListGroups entry.  Storing and reading offs
   member epoch (STALE_MEMBER_EPOCH otherwise -- e.g. a member fenced while it was processing).
 * OffsetFetch: without member id and with a negative epoch it is an admin's and always answered; otherwise
   the same member and epoch checks (v9+ carry them).
+* Retention (Kafka's ``ConsumerGroup`` expiration condition): an offset of a topic no member subscribes to
+  expires ``offsets.retention.minutes`` after its commit (or at the explicit expiry an OffsetCommit v2-v4 set);
+  offsets of subscribed topics and of partitions with a pending transactional offset never do.
 """
 from __future__ import annotations
 
@@ -21,8 +24,10 @@ from kafkagroup.messages.consumer_api import (
 )
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.messages.topics import TopicsView
+from kafkagroup.structs import TopicPartition
 
-__all__ = ["consumer_commit_error", "consumer_fetch_error", "describe_consumer_group", "list_entry"]
+__all__ = ["consumer_commit_error", "consumer_fetch_error", "describe_consumer_group", "list_entry",
+           "expired_offsets"]
 
 _E = ErrorCode
 
@@ -68,3 +73,16 @@ def describe_consumer_group(group: ConsumerGroup, topics: TopicsView) -> Describ
 
 def list_entry(group: ConsumerGroup) -> ListedGroup:
     return ListedGroup(group.group_id, group.protocol_type, group.state_name, group.group_type)
+
+
+def expired_offsets(group: ConsumerGroup, now_ms: int, retention_ms: int) -> list[TopicPartition]:
+    subscribed = group.all_subscribed_topics()
+    pending = group.offset_state.pending_txn_partitions
+    expired = []
+    for tp, o in group.offset_state.committed.items():
+        if tp.topic in subscribed or tp in pending:
+            continue
+        if (now_ms >= o.expire_timestamp) if o.expire_timestamp is not None else (
+                now_ms - o.commit_timestamp >= retention_ms):
+            expired.append(tp)
+    return expired
