@@ -33,6 +33,8 @@ class CoordinatorConfig:
     group_consumer_session_timeout_ms: int = 45_000
     group_consumer_heartbeat_interval_ms: int = 5_000
     group_consumer_max_size: int = INT_MAX
+    # Kafka 4.3+: a new target assignment at most once per interval (0 = at every group epoch change)
+    group_consumer_assignment_interval_ms: int = 1_000
     # the bounds Kafka checks the two values above against (and per-group overrides, not supported here)
     group_consumer_min_session_timeout_ms: int = 45_000
     group_consumer_max_session_timeout_ms: int = 60_000
@@ -62,6 +64,8 @@ class CoordinatorConfig:
                                  f"group.consumer.min/max.{what.replace('_', '.')}.ms [{low}, {high}]")
         if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
             raise ValueError("group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms")
+        if self.group_consumer_assignment_interval_ms < 0:
+            raise ValueError("group.consumer.assignment.interval.ms must not be negative")
         for name in ("group_initial_rebalance_delay_ms", "offsets_retention_minutes",
                      "offsets_retention_check_interval_ms", "offset_metadata_max_bytes"):
             if getattr(self, name) < 0:

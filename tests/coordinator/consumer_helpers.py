@@ -68,6 +68,9 @@ class Member:
 
 
 def coordinator(topics: dict[str, int], **config) -> tuple[GroupCoordinator, ManualClock, StaticTopics]:
+    """A coordinator computing a target at every group epoch change unless the test sets
+    group_consumer_assignment_interval_ms (Kafka's default batches them per second)."""
+    config.setdefault("group_consumer_assignment_interval_ms", 0)
     clock = ManualClock()
     view = StaticTopics(topics)
     coord = GroupCoordinator(config, clock=clock, store=":memory:", topics=view, enable_offset_expiration=False)

@@ -324,3 +324,21 @@ def test_offsets_of_unsubscribed_topics_expire_and_an_empty_group_goes_with_its_
     a.leave()
     assert coord.expire_offsets() == 1 and coord.consumer_group("g") is None   # empty: t expires, group deleted
     assert coord.list_groups(ListGroupsRequest([])).groups == []
+
+
+@needs_server_assignors
+def test_target_assignments_are_batched_per_assignment_interval():
+    coord, clock, _ = coordinator({"t": 4}, group_consumer_assignment_interval_ms=1_000)
+    a, b, c = (Member(coord, "g", n, topics=["t"]) for n in "ABC")
+    a.heartbeat()                                   # a new group: computed at once
+    assert a.partitions("t") == {0, 1, 2, 3} and describe(coord).assignment_epoch == 1
+    b.heartbeat()
+    c.heartbeat()
+    d = describe(coord)
+    assert (d.group_state, d.group_epoch, d.assignment_epoch) == ("Assigning", 3, 1)
+    assert b.epoch == c.epoch == 1 and b.partitions("t") == set()      # at the old target's epoch, nothing yet
+    clock.advance(1_000)
+    settle(a, b, c)
+    d = describe(coord)
+    assert (d.group_state, d.assignment_epoch) == ("Stable", 3)         # one computation for both joins
+    assert sorted(len(m.partitions("t")) for m in (a, b, c)) == [1, 1, 2]

@@ -80,6 +80,7 @@ class ConsumerGroup:
         self.subscription_metadata: dict[str, tuple[UUID, int]] = {}
         self.metadata_version = -1                          # TopicsView version it was computed at
         self.regex_topics: dict[str, frozenset[str]] = {}   # resolved regex -> matching topic names
+        self.target_computed_at: int | None = None          # clock time of the last target computation
         self.dead = False
 
     # ------------------------------------------------------------------ reading

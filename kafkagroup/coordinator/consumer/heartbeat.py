@@ -15,8 +15,9 @@ A heartbeat, after the request checks (:func:`request_error`):
 3. applies the member's subscription (names, RE2 regex, assignor, rack); a change of membership, of a
    subscription, or of the subscribed topics' metadata (created, deleted, more partitions) bumps the
    group epoch;
-4. computes a new target assignment when the group epoch is past the assignment epoch
-   (:mod:`~kafkagroup.coordinator.consumer.target`), then reconciles the member towards it
+4. computes a new target assignment when the group epoch is past the assignment epoch and the last one is
+   ``group.consumer.assignment.interval.ms`` old (Kafka 4.3+ batches them; 1 s by default, 0 = always)
+   (:mod:`~kafkagroup.coordinator.consumer.target`), then reconciles the member towards the target
    (:func:`~kafkagroup.coordinator.consumer.reconcile.reconcile`);
 5. answers the member's epoch and, when it changed or the request was a full one, its assignment.
 
@@ -168,7 +169,7 @@ class ConsumerGroupHandlers:
         if self._refresh_metadata(group, force=changed) or changed:
             group.bump_epoch()
             log.info("group %s: epoch %d (member %s)", group.group_id, group.group_epoch, member_id)
-        if group.group_epoch > group.assignment_epoch:
+        if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
             self._update_target(group)
 
         previous = member.assignment
@@ -273,6 +274,12 @@ class ConsumerGroupHandlers:
         group.subscription_metadata = metadata
         return True
 
+    def _assignment_due(self, group: ConsumerGroup) -> bool:
+        """Kafka 4.3+ batches target computations: at most one per ``group.consumer.assignment.interval.ms``;
+        until then members reconcile towards the previous target (the group describes as Assigning)."""
+        last = group.target_computed_at
+        return last is None or self.clock.now_ms() - last >= self.config.group_consumer_assignment_interval_ms
+
     def _update_target(self, group: ConsumerGroup) -> None:
         assignor = preferred_assignor(m.server_assignor for m in group.members.values())
         members = {mid: (group.subscribed_topics(m), m.instance_id, m.rack_id) for mid, m in group.members.items()}
@@ -283,6 +290,7 @@ class ConsumerGroupHandlers:
             raise HeartbeatError(_E.UNKNOWN_SERVER_ERROR, f"The target assignment of group {group.group_id} "
                                                           f"failed: {exc}") from exc
         group.set_target(group.group_epoch, target)
+        group.target_computed_at = self.clock.now_ms()
         log.info("group %s: target assignment at epoch %d (%s, %d members)", group.group_id, group.group_epoch,
                  assignor, len(members))
 
