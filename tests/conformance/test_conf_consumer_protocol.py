@@ -156,6 +156,7 @@ def test_static_member_restart_moves_nothing(conformance):
         g, w, topic = run.group(), run.wire(), "c.three"
         every = {(topic, p) for p in range(3)}
         a = run.start("confluent", g, [topic], name="a", group_instance_id="a", **CONSUMER)
+        wait_settled([a], every)            # a first, then b: which one keeps two partitions is then defined
         b = run.start("confluent", g, [topic], name="b", group_instance_id="b", **CONSUMER)
         wait_settled([a, b], every)
         before = shape(wait_stable(w, g, 2), False)
