@@ -94,7 +94,9 @@ def decode_request(frame: bytes) -> Request:
     api_key, version, correlation_id = _HEADER_START.unpack_from(frame)
     if not is_supported(api_key, version):
         if api_key == API_VERSIONS and version >= 0:
-            header, _ = _parse(_read_header_v1, frame, 0, "request header v1")
+            # Answered (v0, UNSUPPORTED_VERSION) so that a newer client can retry lower; the header is read
+            # as the newest version's (v2, with tagged fields), as Kafka does: a v1 header closes it there.
+            header, _ = _parse(_read_header_v2, frame, 0, "request header v2")
             return Request(api_key, version, correlation_id, header.client_id, None)
         raise FrameError(f"unsupported API key {api_key} version {version} (correlation id {correlation_id})")
     cls = request_class(api_key, version)

@@ -111,8 +111,8 @@ class Normaliser:
             return "ts" if value >= 0 else value
         if key in LABEL_KEYS and value is not None:
             return self.label(LABEL_KEYS[key], value)
-        if key in MESSAGE_KEYS:
-            return None if value is None else "message"
+        if key in MESSAGE_KEYS:      # the text is the server's own, except Kafka's "NONE" on success
+            return value if value in (None, "", "NONE") else "message"
         return value
 
 

@@ -38,6 +38,7 @@ TOPICS: dict[str, int] = {
     "c.data-static": 3,
     "c.data-static-b": 2,
     "c.vote": 2,
+    "c.tool": 2,
 }
 
 # Group settings given to both servers: no initial rebalance delay (a wait, not behaviour) and a minimum

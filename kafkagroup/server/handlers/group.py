@@ -108,6 +108,9 @@ def _offset_delete(state: NodeState, req: Request, peer: str) -> Any:
 
 
 def _describe_groups(state: NodeState, req: Request, peer: str) -> Any:
+    """From v6 a group the coordinator does not have is GROUP_ID_NOT_FOUND with Kafka's message, a consumer
+    group too ("not a classic group"); older versions: error 0, state Dead (the coordinator's rule, KIP-1043).
+    Kafka 4's admin client asks v6 and reports "not found" from it."""
     return state.coordinator.describe_groups(adapter.describe_groups(req.body, req.api_version))
 
 
