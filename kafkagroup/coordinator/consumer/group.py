@@ -15,6 +15,7 @@ epoch), Reconciling (some member not STABLE at the target epoch), Stable.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 from uuid import UUID
@@ -80,6 +81,9 @@ class ConsumerGroup:
         self.subscription_metadata: dict[str, tuple[UUID, int]] = {}
         self.metadata_version = -1                          # TopicsView version it was computed at
         self.regex_topics: dict[str, frozenset[str]] = {}   # resolved regex -> matching topic names
+        # how many members subscribe to each name / regex: a join or a leave is O(its own subscription)
+        self._name_counts: Counter[str] = Counter()
+        self._regex_counts: Counter[str] = Counter()
         self.target_computed_at: int | None = None          # clock time of the last target computation
         self.dead = False
 
@@ -122,13 +126,39 @@ class ConsumerGroup:
         return names
 
     def all_subscribed_topics(self) -> set[str]:
-        topics: set[str] = set()
-        for m in self.members.values():
-            topics |= self.subscribed_topics(m)
+        """Every topic name some member subscribes to (by name or through its regex's matches);
+        O(distinct names + regex matches), not O(members)."""
+        topics = set(self._name_counts)
+        for regex in self._regex_counts:
+            topics |= self.regex_topics.get(regex, frozenset())
         return topics
 
     def regexes(self) -> set[str]:
-        return {m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex}
+        return set(self._regex_counts)
+
+    def set_subscription(self, member: ConsumerGroupMember, names: tuple[str, ...] | None,
+                         regex: str | None) -> None:
+        """Change a member's subscription (None: unchanged; regex "" clears it), keeping the counts right."""
+        counted = member.member_id in self.members and self.members[member.member_id] is member
+        if counted:
+            self._count(member, -1)
+        if names is not None:
+            member.subscribed_topic_names = names
+        if regex is not None:
+            member.subscribed_topic_regex = regex or None
+        if counted:
+            self._count(member, +1)
+
+    def _count(self, member: ConsumerGroupMember, delta: int) -> None:
+        for name in member.subscribed_topic_names:
+            self._name_counts[name] += delta
+            if self._name_counts[name] <= 0:
+                del self._name_counts[name]
+        regex = member.subscribed_topic_regex
+        if regex:
+            self._regex_counts[regex] += delta
+            if self._regex_counts[regex] <= 0:
+                del self._regex_counts[regex]
 
     # ------------------------------------------------------------------ changes
 
@@ -138,6 +168,7 @@ class ConsumerGroup:
         self.members[member.member_id] = member
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
+        self._count(member, +1)
         self._hold(member.assignment, member.member_id)
 
     def remove_member(self, member_id: str) -> ConsumerGroupMember:
@@ -145,6 +176,7 @@ class ConsumerGroup:
         member = self.members.pop(member_id)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
+        self._count(member, -1)
         self._release(member.assignment)
         self.target.pop(member_id, None)
         return member
@@ -152,7 +184,9 @@ class ConsumerGroup:
     def replace_static_member(self, old: ConsumerGroupMember, new: ConsumerGroupMember) -> None:
         """A static member rejoining under a new member id takes over the old one's assignment and target."""
         self.members.pop(old.member_id)
+        self._count(old, -1)
         self.members[new.member_id] = new
+        self._count(new, +1)
         assert new.instance_id is not None
         self.static_members[new.instance_id] = new.member_id
         if old.member_id in self.target:

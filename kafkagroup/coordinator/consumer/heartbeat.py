@@ -151,10 +151,8 @@ class ConsumerGroupHandlers:
         member, is_new, replaced = self._member(group, req, member_id, owned)
 
         before = (member.subscription(), member.server_assignor, member.rack_id)
-        if req.subscribed_topic_names is not None:
-            member.subscribed_topic_names = tuple(sorted(set(req.subscribed_topic_names)))
-        if req.subscribed_topic_regex is not None:
-            member.subscribed_topic_regex = req.subscribed_topic_regex or None
+        group.set_subscription(member, None if req.subscribed_topic_names is None
+                               else tuple(sorted(set(req.subscribed_topic_names))), req.subscribed_topic_regex)
         if req.server_assignor is not None:
             member.server_assignor = req.server_assignor
         if req.rack_id is not None:
@@ -260,9 +258,17 @@ class ConsumerGroupHandlers:
         version = self.topics.version
         if not force and group.metadata_version == version:
             return False
+        regexes = group.regexes()
+        if group.metadata_version != version:               # topics changed: every regex again
+            group.regex_topics = {}
         group.metadata_version = version
-        names = list(self.topics.names())
-        group.regex_topics = {rx: matching_topics(rx, names) for rx in group.regexes()}
+        missing = [rx for rx in regexes if rx not in group.regex_topics]
+        if missing:                                         # O(topics) per regex, only when it is new
+            names = list(self.topics.names())
+            for rx in missing:
+                group.regex_topics[rx] = matching_topics(rx, names)
+        for rx in [rx for rx in group.regex_topics if rx not in regexes]:
+            del group.regex_topics[rx]
         metadata: dict[str, tuple[UUID, int]] = {}
         for name in group.all_subscribed_topics():
             count = self.topics.partition_count(name)

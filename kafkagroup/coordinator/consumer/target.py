@@ -7,7 +7,8 @@ coordinator computes a new target assignment for every member with the group's s
 The computation is incremental, as Kafka's ``TargetAssignmentBuilder``: every member's previous target is
 handed to the assignor as what it owns (``owned``), with its ``group.instance.id`` and rack, so a sticky
 assignor moves only what the change requires.  The engine is ``kafkagroup.assign("server-uniform" |
-"server-range", ...)``; the only Python work per partition is turning names back into topic ids.
+"server-range", ...)`` through its array entry point (``model.build_group`` + ``engine.assign_arrays``): the
+Python work per partition is the previous target's claims and the new owner array, grouped by numpy.
 
 The group's assignor is the one most of its members name in ``group.remote.assignor`` (Kafka's
 ``computePreferredServerAssignor``; a tie goes to the name first counted), ``uniform`` when none does.
@@ -18,7 +19,10 @@ from collections import Counter
 from typing import Iterable, Mapping
 from uuid import UUID
 
-from kafkagroup.api import assign
+import numpy as np
+
+from kafkagroup.engine import assign_arrays
+from kafkagroup.model import build_group
 from kafkagroup.coordinator.consumer.reconcile import Assignment
 
 __all__ = ["SERVER_ASSIGNORS", "DEFAULT_ASSIGNOR", "preferred_assignor", "compute_target", "TargetMember"]
@@ -43,22 +47,36 @@ def compute_target(assignor: str, topics: Mapping[str, tuple[UUID, int]], member
 
     ``members[m] = (topic names, instance id, rack)``; topics that do not exist are left out of a member's
     subscription; ``previous[m]`` is the member's target before this change (what the assignor keeps where
-    it can)."""
+    it can).  Cost outside the engine: one pass over the previous target's partitions (the owned claims) and
+    one over the new owner array (numpy groups it by member); equal subscriptions share one tuple, which
+    the group builder codes once."""
     if not members:
         return {}
     names_by_id = {tid: name for name, (tid, _) in topics.items()}
+    shared: dict[frozenset[str], tuple[str, ...]] = {}
     subscriptions = {}
     for member_id, (names, instance_id, rack) in members.items():
+        wanted = frozenset(t for t in names if t in topics)
+        subscribed = shared.get(wanted)
+        if subscribed is None:
+            subscribed = shared[wanted] = tuple(sorted(wanted))
         owned = [(names_by_id[tid], p) for tid, parts in previous.get(member_id, {}).items()
                  if tid in names_by_id for p in parts]
-        subscriptions[member_id] = {"topics": [t for t in names if t in topics], "owned": owned,
-                                    "instance": instance_id, "rack": rack}
-    result = assign(SERVER_ASSIGNORS[assignor], {name: count for name, (_, count) in topics.items()},
-                    subscriptions)
+        subscriptions[member_id] = {"topics": subscribed, "owned": owned, "instance": instance_id, "rack": rack}
+    group = build_group({name: count for name, (_, count) in topics.items()}, subscriptions, strict=False)
+    owner = assign_arrays(SERVER_ASSIGNORS[assignor], **group.arrays()).owner
+    # group the owner array by member: partition global id -> (topic row, partition)
+    topic_of = np.repeat(np.arange(len(group.topics)), group.partition_count)
+    partition_of = np.arange(len(owner)) - group.topic_base[topic_of]
+    order = np.argsort(owner, kind="stable")
+    order = order[owner[order] >= 0]
+    bounds = np.searchsorted(owner[order], np.arange(len(group.members) + 1)).tolist()
+    topic_rows, partitions = topic_of[order].tolist(), partition_of[order].tolist()
+    row_ids = [topics[name][0] for name in group.topics]
     target: dict[str, Assignment] = {}
-    for member_id in members:
-        by_topic: dict[UUID, list[int]] = {}
-        for tp in result.assignment[member_id]:
-            by_topic.setdefault(topics[tp.topic][0], []).append(tp.partition)
-        target[member_id] = {tid: frozenset(parts) for tid, parts in by_topic.items()}
+    for i, member_id in enumerate(group.members):
+        by_row: dict[int, list[int]] = {}
+        for k in range(bounds[i], bounds[i + 1]):
+            by_row.setdefault(topic_rows[k], []).append(partitions[k])
+        target[member_id] = {row_ids[row]: frozenset(ps) for row, ps in by_row.items()}
     return target
