@@ -288,7 +288,14 @@ class ConsumerGroupHandlers:
 
     def _update_target(self, group: ConsumerGroup) -> None:
         assignor = preferred_assignor(m.server_assignor for m in group.members.values())
-        members = {mid: (group.subscribed_topics(m), m.instance_id, m.rack_id) for mid, m in group.members.items()}
+        shared: dict[tuple[tuple[str, ...], str | None], tuple[str, ...]] = {}   # one tuple per subscription
+        members = {}
+        for mid, m in group.members.items():
+            key = m.subscription()
+            names = shared.get(key)
+            if names is None:
+                names = shared[key] = tuple(sorted(group.subscribed_topics(m)))
+            members[mid] = (names, m.instance_id, m.rack_id)
         try:
             target = compute_target(assignor, group.subscription_metadata, members, group.target)
         except Exception as exc:    # the group stays Assigning; the next heartbeat of any member tries again

@@ -22,7 +22,7 @@ from uuid import UUID
 import numpy as np
 
 from kafkagroup.engine import assign_arrays
-from kafkagroup.model import build_group
+from kafkagroup.model import Member, build_group
 from kafkagroup.coordinator.consumer.reconcile import Assignment
 
 __all__ = ["SERVER_ASSIGNORS", "DEFAULT_ASSIGNOR", "preferred_assignor", "compute_target", "TargetMember"]
@@ -31,7 +31,8 @@ __all__ = ["SERVER_ASSIGNORS", "DEFAULT_ASSIGNOR", "preferred_assignor", "comput
 SERVER_ASSIGNORS: Mapping[str, str] = {"uniform": "server-uniform", "range": "server-range"}
 DEFAULT_ASSIGNOR = "uniform"
 
-TargetMember = tuple[Iterable[str], str | None, str | None]   # (subscribed topic names, instance id, rack)
+# (subscribed topic names sorted -- equal subscriptions best as the same tuple --, instance id, rack)
+TargetMember = tuple[tuple[str, ...], str | None, str | None]
 
 
 def preferred_assignor(names: Iterable[str | None]) -> str:
@@ -53,16 +54,15 @@ def compute_target(assignor: str, topics: Mapping[str, tuple[UUID, int]], member
     if not members:
         return {}
     names_by_id = {tid: name for name, (tid, _) in topics.items()}
-    shared: dict[frozenset[str], tuple[str, ...]] = {}
-    subscriptions = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    subscriptions = []
     for member_id, (names, instance_id, rack) in members.items():
-        wanted = frozenset(t for t in names if t in topics)
-        subscribed = shared.get(wanted)
+        subscribed = shared.get(names)
         if subscribed is None:
-            subscribed = shared[wanted] = tuple(sorted(wanted))
-        owned = [(names_by_id[tid], p) for tid, parts in previous.get(member_id, {}).items()
-                 if tid in names_by_id for p in parts]
-        subscriptions[member_id] = {"topics": subscribed, "owned": owned, "instance": instance_id, "rack": rack}
+            subscribed = shared[names] = tuple(t for t in names if t in topics)
+        owned = tuple((names_by_id[tid], p) for tid, parts in previous.get(member_id, {}).items()
+                      if tid in names_by_id for p in parts)
+        subscriptions.append(Member(member_id, subscribed, owned, -1, rack, instance_id))
     group = build_group({name: count for name, (_, count) in topics.items()}, subscriptions, strict=False)
     owner = assign_arrays(SERVER_ASSIGNORS[assignor], **group.arrays()).owner
     # group the owner array by member: partition global id -> (topic row, partition)
