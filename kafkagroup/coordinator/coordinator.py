@@ -108,7 +108,11 @@ class GroupCoordinator:
     a restart, ``":memory:"`` for tests and simulations (lost with the process).  ``owned_partitions``:
     the offsets-topic partitions this coordinator leads (default: all), loaded from the store at once.
     ``enable_offset_expiration``: run the retention task every ``offsets.retention.check.interval.ms``
-    (Kafka's unit tests disable it, and so do the scenario tests).
+    (Kafka's unit tests disable it, and so do the scenario tests).  ``topics``: the cluster's topics as
+    consumer groups (KIP-848) need them (a :class:`~kafkagroup.messages.topics.TopicsView`; default: none).
+    ``target_offload(job, done)``: runs a consumer group's target computation off the calling thread and calls
+    ``done(result or exception)`` back on it (serve: a worker thread of the loop); None computes in the
+    heartbeat.
     """
 
     def __init__(
@@ -121,6 +125,7 @@ class GroupCoordinator:
         enable_offset_expiration: bool = True,
         member_id_factory: Callable[[str], str] | None = None,
         topics: TopicsView | None = None,
+        target_offload: Callable[[Callable[[], Any], Callable[[Any], None]], None] | None = None,
         **config_kwargs: Any,
     ) -> None:
         if isinstance(config, CoordinatorConfig):
@@ -148,7 +153,8 @@ class GroupCoordinator:
         # consumer groups (KIP-848), which need the cluster's topics to compute target assignments
         self.registry = GroupRegistry(self.groups, self._new_classic_group)
         self.topics: TopicsView = topics if topics is not None else StaticTopics()
-        self.consumer = ConsumerGroupHandlers(config, self.engine.clock, self.topics, self.registry)
+        self.consumer = ConsumerGroupHandlers(config, self.engine.clock, self.topics, self.registry,
+                                              offload=target_offload)
         self._expiry_timer: Any = None
         partitions = range(self._num_partitions) if owned_partitions is None else owned_partitions
         for p in partitions:

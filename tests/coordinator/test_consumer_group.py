@@ -342,3 +342,47 @@ def test_target_assignments_are_batched_per_assignment_interval():
     d = describe(coord)
     assert (d.group_state, d.assignment_epoch) == ("Stable", 3)         # one computation for both joins
     assert sorted(len(m.partitions("t")) for m in (a, b, c)) == [1, 1, 2]
+
+
+class Offload:
+    """A target_offload that runs jobs when the test says (a worker thread, deterministically)."""
+
+    def __init__(self) -> None:
+        self.jobs: list = []
+
+    def __call__(self, job, done) -> None:
+        self.jobs.append((job, done))
+
+    def finish(self) -> None:
+        jobs, self.jobs = self.jobs, []
+        for job, done in jobs:
+            try:
+                result = job()
+            except Exception as exc:  # handed back as the worker thread would
+                result = exc
+            done(result)
+
+
+@needs_server_assignors
+def test_offloaded_target_applies_to_the_members_still_there_and_the_group_keeps_answering():
+    from kafkagroup.coordinator import GroupCoordinator, ManualClock
+    from kafkagroup.messages.topics import StaticTopics
+    offload, clock = Offload(), ManualClock()
+    coord = GroupCoordinator({"group.consumer.assignment.interval.ms": 0}, clock=clock, store=":memory:",
+                             topics=StaticTopics({"t": 4}), enable_offset_expiration=False, target_offload=offload)
+    a, b, c = (Member(coord, "g", n, topics=["t"]) for n in "ABC")
+    a.heartbeat()                                  # a new group's first target: computed at once
+    assert a.partitions("t") == {0, 1, 2, 3} and not offload.jobs
+    b.heartbeat()                                  # offloaded: B waits at the old target's epoch
+    assert len(offload.jobs) == 1 and describe(coord).group_state == "Assigning" and b.partitions("t") == set()
+    c.heartbeat()                                  # one computation at a time
+    assert len(offload.jobs) == 1
+    b.leave()                                      # leaves while its target is being computed
+    offload.finish()
+    d = describe(coord)
+    assert d.assignment_epoch == 2 and "B" not in coord.consumer_group("g").target
+    settle(a, c)                                   # the next heartbeat starts the computation for C's join
+    offload.finish()
+    settle(a, c)
+    assert sorted(owners(a, c)) == [0, 1, 2, 3] and len(c.partitions("t")) == 2
+    assert describe(coord).group_state == "Stable"

@@ -85,6 +85,7 @@ class ConsumerGroup:
         self._name_counts: Counter[str] = Counter()
         self._regex_counts: Counter[str] = Counter()
         self.target_computed_at: int | None = None          # clock time of the last target computation
+        self.computing_epoch: int | None = None             # group epoch of an offloaded computation running
         self.dead = False
 
     # ------------------------------------------------------------------ reading

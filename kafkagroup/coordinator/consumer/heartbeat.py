@@ -111,10 +111,14 @@ class ConsumerGroupHandlers:
     ``registry`` gives ``consumer_group(id)``, ``create_consumer_group(id)`` (which takes over an empty
     classic group of that id, or raises HeartbeatError for a non-empty one) and ``remove``; ``clock`` is the
     coordinator's guarded clock; ``topics`` the cluster's :class:`~kafkagroup.messages.topics.TopicsView`.
+    ``offload(job, done)``: run ``job()`` off this thread and call ``done(result or exception)`` back on it
+    (None: targets are computed in the heartbeat, as tests and simulations want).
     """
 
     def __init__(self, config: CoordinatorConfig, clock: Any, topics: TopicsView, registry: Any,
-                 member_id_factory: Callable[[], str] | None = None) -> None:
+                 member_id_factory: Callable[[], str] | None = None,
+                 offload: Callable[[Callable[[], Any], Callable[[Any], None]], None] | None = None) -> None:
+        self.offload = offload
         self.config = config
         self.clock = clock
         self.topics = topics
@@ -168,7 +172,10 @@ class ConsumerGroupHandlers:
             group.bump_epoch()
             log.info("group %s: epoch %d (member %s)", group.group_id, group.group_epoch, member_id)
         if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
-            self._update_target(group)
+            if self.offload is None or group.target_computed_at is None:
+                self._update_target(group)          # on this thread (a new group's first target: at once)
+            else:
+                self._offload_target(group)
 
         previous = member.assignment
         self._reconcile(group, member, owned)
@@ -282,11 +289,15 @@ class ConsumerGroupHandlers:
 
     def _assignment_due(self, group: ConsumerGroup) -> bool:
         """Kafka 4.3+ batches target computations: at most one per ``group.consumer.assignment.interval.ms``;
-        until then members reconcile towards the previous target (the group describes as Assigning)."""
+        until then members reconcile towards the previous target (the group describes as Assigning).  One
+        offloaded computation at a time per group."""
+        if group.computing_epoch is not None:
+            return False
         last = group.target_computed_at
         return last is None or self.clock.now_ms() - last >= self.config.group_consumer_assignment_interval_ms
 
-    def _update_target(self, group: ConsumerGroup) -> None:
+    def _target_inputs(self, group: ConsumerGroup) -> tuple[str, dict, dict, dict]:
+        """A snapshot of what the assignor needs (immutable values in fresh containers: safe on a thread)."""
         assignor = preferred_assignor(m.server_assignor for m in group.members.values())
         shared: dict[tuple[tuple[str, ...], str | None], tuple[str, ...]] = {}   # one tuple per subscription
         members = {}
@@ -296,16 +307,47 @@ class ConsumerGroupHandlers:
             if names is None:
                 names = shared[key] = tuple(sorted(group.subscribed_topics(m)))
             members[mid] = (names, m.instance_id, m.rack_id)
+        return assignor, dict(group.subscription_metadata), members, dict(group.target)
+
+    def _update_target(self, group: ConsumerGroup) -> None:
+        assignor, metadata, members, previous = self._target_inputs(group)
         try:
-            target = compute_target(assignor, group.subscription_metadata, members, group.target)
+            target = compute_target(assignor, metadata, members, previous)
         except Exception as exc:    # the group stays Assigning; the next heartbeat of any member tries again
             log.exception("group %s: target assignment at epoch %d failed", group.group_id, group.group_epoch)
             raise HeartbeatError(_E.UNKNOWN_SERVER_ERROR, f"The target assignment of group {group.group_id} "
                                                           f"failed: {exc}") from exc
-        group.set_target(group.group_epoch, target)
-        group.target_computed_at = self.clock.now_ms()
+        self._apply_target(group, group.group_epoch, target)
         log.info("group %s: target assignment at epoch %d (%s, %d members)", group.group_id, group.group_epoch,
                  assignor, len(members))
+
+    def _offload_target(self, group: ConsumerGroup) -> None:
+        """Kafka's ``group.consumer.assignor.offload.enable``: the assignor runs on a worker thread (the engine
+        releases the GIL) while this thread keeps answering; the result is applied here when it is back, for
+        the group epoch it was computed at, without members that left meanwhile (members that joined wait
+        for the next computation).  A failure is logged; the next due heartbeat tries again."""
+        epoch = group.group_epoch
+        inputs = self._target_inputs(group)
+        group.computing_epoch = epoch
+
+        def done(result: Any) -> None:
+            group.computing_epoch = None
+            if self.registry.consumer_group(group.group_id) is not group:
+                return                               # deleted or unloaded meanwhile
+            if isinstance(result, BaseException):
+                log.error("group %s: target assignment at epoch %d failed: %r", group.group_id, epoch, result)
+                return
+            self._apply_target(group, epoch, result)
+            log.info("group %s: target assignment at epoch %d (%s, %d members, on a worker thread)",
+                     group.group_id, epoch, inputs[0], len(inputs[2]))
+
+        self.offload(lambda: compute_target(*inputs), done)
+
+    def _apply_target(self, group: ConsumerGroup, epoch: int, target: dict[str, Assignment]) -> None:
+        if epoch <= group.assignment_epoch:
+            return
+        group.set_target(epoch, {m: a for m, a in target.items() if m in group.members})
+        group.target_computed_at = self.clock.now_ms()
 
     # ========================================================== reconciliation
 
