@@ -48,6 +48,11 @@ TOPICS: dict[str, int] = {
 GROUP_CONFIG: dict[str, Any] = {
     "group.initial.rebalance.delay.ms": 0,
     "group.min.session.timeout.ms": 1000,
+    # consumer groups (KIP-848): the coordinator's heartbeat interval and session, small so scenarios take seconds
+    "group.consumer.heartbeat.interval.ms": 500,
+    "group.consumer.min.heartbeat.interval.ms": 500,
+    "group.consumer.session.timeout.ms": 6000,
+    "group.consumer.min.session.timeout.ms": 6000,
 }
 
 _started: dict[str, str] = {}

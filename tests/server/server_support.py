@@ -215,7 +215,10 @@ class Consumers:
 
     def start(self, client: str, bootstrap: str, group: str, topics: Iterable[str], name: Optional[str] = None,
               **settings: Any) -> ConsumerProcess:
-        opts = {"bootstrap": bootstrap, "group": group, "topics": ",".join(topics), **CLIENT_CONFIG}
+        consumer_protocol = str(settings.get("group_protocol", "classic")).lower() == "consumer"
+        # KIP-848 members take their session and heartbeat interval from the coordinator (Java refuses both)
+        opts = {"bootstrap": bootstrap, "group": group, "topics": ",".join(topics),
+                **({} if consumer_protocol else CLIENT_CONFIG)}
         opts.update({k.replace("_", "."): str(v) for k, v in settings.items() if v is not None})
         args = [f"{k}={v}" for k, v in opts.items()]
         if client == "java":
