@@ -25,8 +25,15 @@ $(STAMP): $(VENV)/bin/python pyproject.toml setup.py
 
 venv: $(STAMP)
 
+# setup.py's naive_recompile rebuilds an object only when its .cpp is newer: a changed header (a struct in
+# problem.hpp, say) would leave stale objects that crash at run time, so any header change drops them all.
+ENGINE_HEADERS := $(shell find csrc pyext -name '*.hpp' 2>/dev/null)
+build/.engine-headers: $(ENGINE_HEADERS)
+	rm -rf build/temp.*
+	@mkdir -p build && touch $@
+
 # flock: several shells (or helpers) may build at once in one work tree.
-build: $(STAMP)
+build: $(STAMP) build/.engine-headers
 	flock /tmp/kafkagroup-build.lock env KAFKAGROUP_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace
 
 demo: build
