@@ -26,10 +26,11 @@ $(STAMP): $(VENV)/bin/python pyproject.toml setup.py
 venv: $(STAMP)
 
 # setup.py's naive_recompile rebuilds an object only when its .cpp is newer: a changed header (a struct in
-# problem.hpp, say) would leave stale objects that crash at run time, so any header change drops them all.
+# problem.hpp, say) would leave stale objects that crash at run time (and build_ext keeps a .so newer than
+# every .cpp), so any header change drops the objects and the module.
 ENGINE_HEADERS := $(shell find csrc pyext -name '*.hpp' 2>/dev/null)
 build/.engine-headers: $(ENGINE_HEADERS)
-	rm -rf build/temp.*
+	rm -rf build/temp.* kafkagroup/_core*.so
 	@mkdir -p build && touch $@
 
 # flock: several shells (or helpers) may build at once in one work tree.
