@@ -1,31 +1,23 @@
-"""Issue 20 items 1-4, as conformance scenarios for the engineer who fixes them in `serve` (branch `fixes`):
-each is marked xfail(strict=True) here, so it passes while `serve` still differs from Apache Kafka 4 and
-fails (XPASS) once it agrees -- then the marker goes, and the scenario stays as the item's test.
+"""Issue 20 items 1-4 as conformance scenarios: what a user sees from Apache Kafka 4 and from `serve` must agree.
+They failed against `serve` before the `fixes` branch (each exactly as the issue describes) and pass since.
 
 1. librdkafka's all-topics Metadata (a null topic array with trailing bytes): list_topics, a regex subscription.
 2. Partitions added to a subscribed topic (CreateTopics, CreatePartitions): the running consumer rebalances.
 3. Timestamp lookups (ListOffsets by timestamp, MAX_TIMESTAMP) inside a gzip batch.
 4. A record larger than message.max.bytes: MESSAGE_TOO_LARGE.
 Item 5 (fail fast on APIs serve does not implement) has no scenario here: Kafka implements those APIs, so the
-two servers cannot agree; it is the fixes branch's own test.
+two servers cannot agree; the fixes branch tests it on its own.
 """
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from conformance_support import wait_settled
-from server_support import wait_until
-
-FIXES = pytest.mark.xfail(strict=True, reason="issue 20 items 1-4: serve is fixed on the `fixes` branch")
-
 
 def _error(err: Any) -> Any:
     return None if err is None else (err.code() if hasattr(err, "code") else type(err).__name__)
 
 
-@FIXES
 def test_item1_all_topics_metadata_and_regex_subscription(conformance):
     def scenario(run):
         from confluent_kafka.admin import AdminClient
@@ -49,7 +41,6 @@ def test_item1_all_topics_metadata_and_regex_subscription(conformance):
     conformance(scenario)
 
 
-@FIXES
 def test_item2_partitions_added_rebalance(conformance):
     def scenario(run):
         from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
@@ -80,7 +71,6 @@ def test_item2_partitions_added_rebalance(conformance):
     conformance(scenario)
 
 
-@FIXES
 def test_item3_timestamp_lookups_in_a_gzip_batch(conformance):
     def scenario(run):
         from confluent_kafka import Producer, TopicPartition
@@ -106,7 +96,6 @@ def test_item3_timestamp_lookups_in_a_gzip_batch(conformance):
     conformance(scenario)
 
 
-@FIXES
 def test_item4_record_too_large(conformance):
     def scenario(run):
         from confluent_kafka import Producer
