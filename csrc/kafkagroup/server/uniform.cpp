@@ -2,14 +2,13 @@
 //
 // Kafka picks its homogeneous builder when the coordinator says every member subscribes to the same topic
 // *names* (existing or not) and the heterogeneous one otherwise. We pick by the topics that exist
-// (subscriptions_uniform over the compact problem): members whose lists differ only in missing topics get
-// the homogeneous builder, whose result is balanced to within one partition with the fewest moves, which
+// (Prepared::uniform, prepare()'s subscriptions_uniform over the compact problem): members whose lists differ
+// only in missing topics get the homogeneous builder, whose result is balanced to within one partition with the fewest moves, which
 // Kafka's heterogeneous builder on equal subscriptions cannot beat.
 #include <stdexcept>
 #include <string>
 
 #include "kafkagroup/server/server_assignors.hpp"
-#include "kafkagroup/subscriptions.hpp"
 
 namespace kafkagroup {
 namespace server {
@@ -35,7 +34,7 @@ void check_single_owner(const Problem& p, const Prepared& pr) {
 
 std::vector<int32_t> assign_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
     if (pr.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
-    if (subscriptions_uniform(p, pr)) return uniform_homogeneous(p, pr, prev_owner);
+    if (pr.uniform) return uniform_homogeneous(p, pr, prev_owner);
     return uniform_heterogeneous(p, pr, prev_owner);
 }
 
