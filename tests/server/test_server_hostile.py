@@ -13,7 +13,9 @@ import struct
 import threading
 import time
 
-import pytest
+from kio.index import load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.serial import entity_reader
 
 from hostile_clients import (MiB, Serve, fetch_frame, finish_flood, prepare, produce, read_frames, soak,
                              soak_problems, start_flood)
@@ -330,5 +332,58 @@ def test_client_strings_cannot_forge_log_lines(caplog):
         lines = [rec.getMessage() for rec in caplog.records if "FORGED" in rec.getMessage()]
         assert lines and all("\n" not in line for line in lines), lines
         assert any("'g\\n2026" in line for line in lines), lines        # shown escaped, as %r shows it
+    finally:
+        s.stop()
+
+
+# ------------------------------------------------------------------------------------------- Metadata cache
+def _topics(wire: KafkaWire, names: list[str] | None) -> dict[str, int]:
+    """Metadata v9 for ``names`` (None: all topics): {topic: partitions} of the topics answered without error."""
+    v = 9
+    topics = None if names is None else tuple(nested(3, v, "MetadataRequestTopic", name=n) for n in names)
+    r = wire.request(3, v, body(3, v, topics=topics, allow_auto_topic_creation=True,
+                                include_cluster_authorized_operations=False,
+                                include_topic_authorized_operations=False))
+    return {t.name: len(t.partitions) for t in r.topics if t.error_code == NONE}
+
+
+def test_cached_metadata_follows_every_topic_change():
+    """The same Metadata request, repeated (answered from the cache), shows each creation, new partition and
+    deletion at once; the answers are the ones a fresh server gives."""
+    s = ServerThread(topics={"t": 2})
+    try:
+        with KafkaWire(s.address) as wire:
+            assert _topics(wire, None) == {"t": 2}
+            assert _topics(wire, None) == {"t": 2}
+            assert _topics(wire, ["fresh"]) == {"fresh": 1}            # auto-created by this request
+            assert _topics(wire, None) == {"t": 2, "fresh": 1}
+            assert _topics(wire, ["fresh"]) == {"fresh": 1}
+            v = 3
+            r = wire.request(37, v, body(37, v, timeout=5000, validate_only=False, topics=(
+                nested(37, v, "CreatePartitionsTopic", name="fresh", count=4, assignments=None),)))
+            assert r.results[0].error_code == NONE
+            assert _topics(wire, ["fresh"]) == {"fresh": 4}
+            assert _topics(wire, None) == {"t": 2, "fresh": 4}
+            r = wire.request(20, 4, body(20, 4, topic_names=("fresh",), timeout=5000))
+            assert r.responses[0].error_code == NONE
+            assert _topics(wire, None) == {"t": 2}
+    finally:
+        s.stop()
+
+
+def test_deleting_a_topic_answers_the_fetches_waiting_on_it():
+    s = ServerThread(topics={"t": 2})
+    try:
+        with KafkaWire(s.address) as waiting, KafkaWire(s.address) as admin:
+            waiting.send_raw(fetch_frame("t", (1,), max_wait_ms=600_000))
+            partition = s.server.log.topics["t"][1]
+            # parked (a server without per-partition waiters cannot show it: then the read below says it all)
+            wait_until(lambda: s.call(lambda: len(getattr(partition, "waiters", [None]))) == 1, 30, "a parked fetch")
+            assert admin.request(20, 4, body(20, 4, topic_names=("t",), timeout=5000)).responses[0].error_code == NONE
+            waiting.sock.settimeout(30)
+            frame = waiting.read_frame()             # answered now, not in ten minutes
+            answer, _ = entity_reader(load_response_schema(FETCH, 11))(frame, 4)     # after the v0 header
+            (partition,) = answer.responses[0].partitions
+            assert (partition.partition_index, partition.error_code) == (1, ErrorCode.unknown_topic_or_partition)
     finally:
         s.stop()
