@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean soak
+.PHONY: all venv build demo test test-fast conformance server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean soak
 
 all: build
 
@@ -41,18 +41,18 @@ java:
 kcat:
 	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; }
 
-# Apache Kafka's Java client (kafka-clients 3.9.1) and its four runtime jars, for the real-client tests and
-# `kafkagroup bench`'s Java peer. They ship inside a PyPI wheel (pyflink's lib/); only those five are kept.
+# Apache Kafka's Java client 3.9.1 and its four runtime jars (zstd-jni, lz4-java, snappy-java, slf4j-api) from
+# Maven Central by coordinates (tools/kafka-jars/pom.xml) into build/kafka-jars: `kafkagroup bench`'s Java peer
+# and the assignor differential test, whose figures are stated against 3.9.1. The real-client tests use Kafka
+# 4's client from `make kafka4`. Maven comes from Debian if missing.
 KAFKA_JARS := build/kafka-jars
-KAFKA_JAR_NAMES := kafka-clients lz4-java snappy-java slf4j-api zstd-jni
-$(KAFKA_JARS)/.extracted: | $(VENV)/bin/python
-	rm -rf build/kafka-wheel && mkdir -p build/kafka-wheel $(KAFKA_JARS)
-	$(PY) -m pip download -q --no-deps -d build/kafka-wheel "shigawire-apache-flink-libraries==2.0.0.post1"
-	cd build/kafka-wheel && unzip -q -o -j *.whl $(foreach j,$(KAFKA_JAR_NAMES),'pyflink/lib/$(j).jar') -d ../kafka-jars
-	rm -rf build/kafka-wheel
+$(KAFKA_JARS)/.copied: tools/kafka-jars/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven; }
+	rm -rf $(KAFKA_JARS) && mkdir -p $(KAFKA_JARS)
+	mvn -q -B -f tools/kafka-jars/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(abspath $(KAFKA_JARS))
 	touch $@
 
-kafka-jars: $(KAFKA_JARS)/.extracted
+kafka-jars: $(KAFKA_JARS)/.copied
 
 # Apache Kafka 4 (KAFKA4_VERSION, pinned in tools/kafka4/pom.xml) from Maven Central by coordinates: the
 # broker, its group coordinator (server-side assignors), kafka-tools and the 4.x client, with what they need,
@@ -95,8 +95,21 @@ cxx-test: build/cxx/engine_test
 test: build java kafka-jars kafka4 kcat cxx-test
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
 
+# tests/conformance/ with its extended set: every scenario against a real Apache Kafka 4.4.0 broker and
+# `kafkagroup serve`, including the long ones (offsets retention, every client through every rebalance
+# trigger), then the large seeded run of the server assignors against Kafka's classes. `make test` runs the
+# default set (a few minutes). KAFKAGROUP_CONFORMANCE_DUMP=<dir> writes each scenario's normalised
+# observations there.
+conformance: build java kafka4 server-assignors-conformance
+	KAFKAGROUP_CONFORMANCE_EXTENDED=1 $(PY) -m pytest -q tests/conformance
+
+# server-range / server-uniform against Kafka 4.4.0's own assignors on many seeded groups (one JVM; the sample
+# in `make test` runs 60 groups). SERVER_CONFORMANCE_GROUPS (default 3000) and SERVER_CONFORMANCE_SEED choose them.
+server-assignors-conformance: build java kafka4
+	KAFKAGROUP_SERVER_CONFORMANCE=1 $(PY) -m pytest -q -s -m server_conformance tests/core/test_server_assignors_kafka.py
+
 test-fast: build
-	$(PY) -m pytest -q -m "not spark and not slow" tests
+	$(PY) -m pytest -q -m "not spark and not slow" --ignore=tests/conformance tests
 
 # BENCH_FILES: which bench files (default: all of benches/); BENCH_ARGS: more pytest options, e.g.
 #   make bench BENCH_FILES=bench_spark.py BENCH_ARGS="-k member_rows"

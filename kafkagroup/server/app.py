@@ -38,6 +38,7 @@ from kafkagroup.server.log import InMemoryLog
 from kafkagroup.server.log_escape import escape_client_strings
 from kafkagroup.server.state import NODE_ID, NodeState
 from kafkagroup.server.topic_config import broker_values
+from kafkagroup.server.topics_view import LogTopics
 
 __all__ = ["serve", "Server", "parse_listen"]
 
@@ -74,6 +75,16 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host, port
 
 
+def _worker_thread(loop: asyncio.AbstractEventLoop) -> Any:
+    """Consumer groups' target computations on the loop's default executor, their results back on the loop
+    (Kafka's group.consumer.assignor.offload.enable): a 10,000-member group's assignment never holds the loop
+    for the whole computation (the engine releases the GIL)."""
+    def offload(job: Any, done: Any) -> None:
+        future = loop.run_in_executor(None, job)
+        future.add_done_callback(lambda f: done(f.exception() if f.exception() is not None else f.result()))
+    return offload
+
+
 @asynccontextmanager
 async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
                 topics: Mapping[str, int] | None = None,
@@ -89,7 +100,8 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
         records.create(name, partitions)
     loop = asyncio.get_running_loop()
     coordinator = GroupCoordinator(coordinator_config, clock=AsyncioClock(loop),
-                                   store=":memory:" if store is None else store)
+                                   store=":memory:" if store is None else store, topics=LogTopics(records),
+                                   target_offload=_worker_thread(loop))
     max_request_bytes = server_config["socket.request.max.bytes"]
     max_connections = server_config["max.connections"]
     budget = AnswerBudget(server_config["queued.max.answer.bytes"])

@@ -327,6 +327,7 @@ class InMemoryLog:
         self.topics: dict[str, list[PartitionLog]] = _Topics()
         self.configs: dict[str, dict[str, str]] = {}      # topic -> the configs set at creation
         self._incarnation: dict[str, int] = {}             # topic -> times created before (for its id)
+        self.metadata_version = 0        # bumped by every topic created, grown or deleted (consumer groups watch it)
 
     @staticmethod
     def topic_problem(name: str | None) -> str | None:
@@ -355,12 +356,14 @@ class InMemoryLog:
         self.configs[name] = dict(configs or {})
         created = [PartitionLog(self._partition_bound(name)) for _ in range(count)]
         self.topics[name] = created
+        self.metadata_version += 1
         return created
 
     def add_partitions(self, name: str, count: int) -> None:
         """Grow topic ``name`` to ``count`` partitions (CreatePartitions; the handler checks the count)."""
         parts = self.topics[name]
         parts.extend(PartitionLog(self._partition_bound(name)) for _ in range(count - len(parts)))
+        self.metadata_version += 1
 
     def delete(self, name: str) -> None:
         """Drop topic ``name`` and its records (DeleteTopics); a topic created later under the name gets a
@@ -370,6 +373,7 @@ class InMemoryLog:
         del self.topics[name]
         self.configs.pop(name, None)
         self._incarnation[name] = self._incarnation.get(name, 0) + 1
+        self.metadata_version += 1
 
     def max_message_bytes(self, topic: str) -> int:
         """The largest record batch a produce to ``topic`` may carry: its ``max.message.bytes``, else the

@@ -42,6 +42,8 @@ SUPPORTED: Mapping[int, tuple[str, int, int]] = {
     37: ("CreatePartitions", 0, 3),
     42: ("DeleteGroups", 0, 2),
     47: ("OffsetDelete", 0, 0),
+    68: ("ConsumerGroupHeartbeat", 0, 1),
+    69: ("ConsumerGroupDescribe", 0, 1),
 }
 # APIs a Kafka 4.4 broker advertises even when the feature behind them is switched off, answering every request
 # with UNSUPPORTED_VERSION in the response body (observed on 4.4.0 with group.coordinator.rebalance.protocols=

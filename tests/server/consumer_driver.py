@@ -30,7 +30,8 @@ import time
 from typing import Any, Callable, Iterable
 
 KAFKA_KEYS = ("session.timeout.ms", "heartbeat.interval.ms", "group.instance.id", "client.id",
-              "auto.offset.reset", "max.poll.interval.ms", "metadata.max.age.ms")
+              "auto.offset.reset", "max.poll.interval.ms", "metadata.max.age.ms", "group.protocol",
+              "group.remote.assignor")
 # librdkafka's own: how often it refreshes the metadata of the topics it uses (its metadata.max.age.ms only
 # bounds how long cached metadata is trusted)
 LIBRDKAFKA_KEYS = ("topic.metadata.refresh.interval.ms",)
@@ -99,10 +100,11 @@ def run_confluent(opts: dict[str, str], stop: threading.Event) -> None:
 
     config: dict[str, Any] = {
         "bootstrap.servers": opts["bootstrap"], "group.id": opts["group"],
-        "partition.assignment.strategy": opts.get("strategy", "range"),
         "enable.auto.commit": False, "auto.offset.reset": "earliest",
         "error_cb": lambda err: emit("error", error=str(err)),
     }
+    if opts.get("group.protocol", "classic") == "classic":    # KIP-848 members are assigned by the coordinator
+        config["partition.assignment.strategy"] = opts.get("strategy", "range")
     config.update({k: opts[k] for k in KAFKA_KEYS + LIBRDKAFKA_KEYS if k in opts})
     consumer = Consumer(config)
 

@@ -18,7 +18,7 @@ ADVERTISED = {0: (3, 9), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 9), 9: (1, 9)
               47: (0, 0),
               # issue 20: the topic admin APIs, at Apache Kafka 4.4.0's ranges
               19: (2, 7), 20: (1, 6), 21: (0, 2), 32: (1, 4), 37: (0, 3),
-              # issue 20: advertised and answered UNSUPPORTED_VERSION, as Kafka 4.4 with the consumer protocol off
+              # issue 22: the consumer group protocol (KIP-848)
               68: (0, 1), 69: (0, 1)}
 
 

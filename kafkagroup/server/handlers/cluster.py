@@ -21,7 +21,7 @@ from kafkagroup.server.log import INVALID_TOPIC_EXCEPTION
 from kafkagroup.server.state import (
     CLUSTER_ID, NODE_ID, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_REFUSED, NodeState,
 )
-from kafkagroup.server.versions import ADVERTISED
+from kafkagroup.server.versions import ADVERTISED, API_VERSIONS
 
 __all__ = ["HANDLERS"]
 

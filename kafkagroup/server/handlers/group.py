@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkagroup.messages.api import (ListGroupsResponse, OffsetCommitRequestTopic, OffsetCommitResponse,
+from kafkagroup.messages.api import (OffsetCommitRequestTopic, OffsetCommitResponse,
                                      OffsetCommitResponsePartition, OffsetCommitResponseTopic,
                                      OffsetDeleteRequestTopic, OffsetDeleteResponsePartition,
                                      OffsetDeleteResponseTopic)
@@ -108,25 +108,19 @@ def _offset_delete(state: NodeState, req: Request, peer: str) -> Any:
 
 
 def _describe_groups(state: NodeState, req: Request, peer: str) -> Any:
-    """From v6 a group the coordinator does not have is GROUP_ID_NOT_FOUND with Kafka's message (older
-    versions: error 0, state Dead). Kafka 4's admin client asks v6 and reports "not found" from it."""
-    response = state.coordinator.describe_groups(adapter.describe_groups(req.body))
-    if req.api_version < 6:
-        return response
-    return {"groups": [
-        {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "error_message": f"Group {g.group_id} not found.",
-         "group_id": g.group_id, "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": []}
-        if g.error_code == ErrorCode.NONE and g.group_state == "Dead" else g for g in response.groups]}
+    """From v6 a group the coordinator does not have is GROUP_ID_NOT_FOUND with Kafka's message, a consumer
+    group too ("not a classic group"); older versions: error 0, state Dead (the coordinator's rule, KIP-1043).
+    Kafka 4's admin client asks v6 and reports "not found" from it."""
+    return state.coordinator.describe_groups(adapter.describe_groups(req.body, req.api_version))
 
 
 def _list_groups(state: NodeState, req: Request, peer: str) -> Any:
     response = state.coordinator.list_groups(adapter.list_groups(req.body))
     types = {t.lower() for t in getattr(req.body, "types_filter", ())}        # v5+ (KIP-848)
-    if types and "classic" not in types:
-        response = ListGroupsResponse(response.error_code, [])
+    groups = [g for g in response.groups if not types or g.group_type in types]
     return {"error_code": response.error_code,
             "groups": [{"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.group_state,
-                        "group_type": "classic"} for g in response.groups]}
+                        "group_type": g.group_type} for g in groups]}
 
 
 def _delete_groups(state: NodeState, req: Request, peer: str) -> Any:
