@@ -7,9 +7,9 @@ the same: :class:`Channel` (the socket's protocol) cuts what arrives into frames
 waits beyond ``_READ_LIMIT`` bytes; :func:`serve_connection` takes one frame, handles it, writes the
 answer in slices of ``_WRITE_SLICE`` bytes, waiting for the socket to drain whenever more than
 ``_WRITE_HIGH_WATER`` bytes are queued (a client that does not read its answers holds one answer, not its
-whole backlog), then takes the next frame.  Between two requests of one connection the loop serves every
-other connection (it yields when the next frame is already there), so no client's pipeline delays another
-group's heartbeats by more than one request.
+whole backlog), then takes the next frame.  Between two requests of one connection, and after every
+``_SLICES_PER_TURN`` slices of a large answer, the loop serves every other connection, so no client's
+pipeline delays another group's heartbeats by more than one request's share of work.
 
 A parked JoinGroup or SyncGroup, or a Fetch waiting for data, suspends only this coroutine.  A Fetch that
 waits is dropped when its client goes away (end of stream or a reset): the log forgets it at once instead
@@ -18,7 +18,8 @@ is left to the coordinator's session timeout, as in Kafka.
 
 Answer memory: a request holds an :class:`~kafkagroup.server.answer_budget.AnswerHold` from the moment its
 handler reserves (a Fetch, before copying records) or its answer is encoded, until the answer has been
-handed to the socket.  Metadata answers are cached encoded (:class:`~kafkagroup.server.answer_cache.MetadataCache`).
+handed to the socket.  A Metadata request answered before (same bytes, topics unchanged) is answered from
+:class:`~kafkagroup.server.answer_cache.MetadataCache` without being decoded again.
 
 A frame that does not parse (garbage, truncation, a size above ``socket.request.max.bytes``, a null where
 Kafka forbids one), an API key or version outside :data:`kafkagroup.server.versions.ADVERTISED`, or a
@@ -34,7 +35,7 @@ from typing import Any
 
 from kafkagroup.messages.deferred import NotReadyError
 from kafkagroup.server.answer_budget import AnswerBudget, AnswerHold, reset_current_hold, set_current_hold
-from kafkagroup.server.answer_cache import MetadataCache
+from kafkagroup.server.answer_cache import METADATA as _METADATA, MetadataCache
 from kafkagroup.server.entities import to_entity
 from kafkagroup.server.framing import FrameBuffer, FrameError, Request, decode_request, encode_response_pieces, \
     response_header
@@ -49,7 +50,8 @@ _READ_LIMIT = 64 * 1024            # stop reading while a complete frame waits a
 _WRITE_HIGH_WATER = 256 * 1024     # wait for the socket to drain above this many queued bytes
 _WRITE_LOW_WATER = 64 * 1024
 _WRITE_SLICE = 256 * 1024          # a large answer is handed to the socket in slices of this size
-_FETCH, _METADATA = 1, 3
+_SLICES_PER_TURN = 4               # ... and the loop serves other clients after every 4 (1 MiB)
+_FETCH = 1
 
 
 class PeerGone(Exception):
@@ -153,11 +155,16 @@ class Channel(asyncio.Protocol):
         if size <= _WRITE_SLICE:
             transport.write(b"".join(pieces))
         else:
+            slices = 0
             for piece in pieces:
                 view = memoryview(piece)
                 for start in range(0, len(view), _WRITE_SLICE):
-                    await self._drain()
+                    if self._writing_paused:
+                        await self._drain()
+                    elif slices % _SLICES_PER_TURN == _SLICES_PER_TURN - 1:
+                        await asyncio.sleep(0)    # the socket keeps taking it: let other clients go between
                     transport.write(view[start:start + _WRITE_SLICE])
+                    slices += 1
         await self._drain()
 
     async def _drain(self) -> None:
@@ -195,12 +202,21 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
     request: Request | None = None
     try:
         while (frame := await channel.next_frame()) is not None:
-            request = decode_request(frame)
-            del frame
             hold = AnswerHold(budget)
             token = set_current_hold(hold)
             try:
-                answer = await _answer(state, channel, request, peer_host, metadata)
+                cacheable = metadata.key(frame)
+                cached = metadata.get(cacheable[0]) if cacheable is not None else None
+                if cached is not None:              # a Metadata request answered before, topics unchanged
+                    (version, _), correlation_id = cacheable  # type: ignore[misc]
+                    answer: list[bytes] | None = [response_header(_METADATA, version, correlation_id, len(cached)),
+                                                  cached]
+                else:
+                    request = decode_request(frame)
+                    del frame
+                    answer = await _answer(state, channel, request, peer_host)
+                    if cacheable is not None and answer is not None:
+                        metadata.put(cacheable[0], b"".join(answer[1:]))
                 if answer is not None:
                     size = sum(map(len, answer))
                     if not hold.bytes:
@@ -231,14 +247,9 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
         channel.close()
 
 
-async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str,
-                  metadata: MetadataCache) -> list[bytes] | None:
+async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str) -> list[bytes] | None:
     """The answer to ``request`` as pieces to write (size prefix and header first); None when Kafka sends none."""
     version = request.api_version if request.body is not None else 0
-    if request.api_key == _METADATA:
-        cached = metadata.get(version, request.body)
-        if cached is not None:
-            return [response_header(_METADATA, version, request.correlation_id, len(cached)), cached]
     result = HANDLERS[request.api_key](state, request, peer_host)
     if inspect.isawaitable(result):
         result = await (channel.unless_gone(result) if request.api_key == _FETCH else result)
@@ -246,7 +257,4 @@ async def _answer(state: NodeState, channel: Channel, request: Request, peer_hos
         return None
     body = to_entity(response_class(request.api_key, version), result)
     del result
-    pieces = encode_response_pieces(request.api_key, version, request.correlation_id, body)
-    if request.api_key == _METADATA:
-        metadata.put(version, request.body, b"".join(pieces[1:]))
-    return pieces
+    return encode_response_pieces(request.api_key, version, request.correlation_id, body)

@@ -7,18 +7,26 @@ expelled members, RSS, descriptors, log lines).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import struct
 import threading
 import time
 
-import pytest
+from kio.index import load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.serial import entity_reader
 
 from hostile_clients import (MiB, Serve, fetch_frame, finish_flood, prepare, produce, read_frames, soak,
                              soak_problems, start_flood)
 from server_support import Consumers, wait_until
 from server_wire import KafkaWire, ServerThread, body, nested, record_batch
+
+from kafkagroup.server.framing import Request
+from kafkagroup.server.handlers import HANDLERS
+from kafkagroup.server.log import InMemoryLog, split_batches
+from kafkagroup.server.state import NodeState
 
 FETCH, PRODUCE, API_VERSIONS = 1, 0, 18
 NONE = 0
@@ -183,23 +191,27 @@ def test_an_append_wakes_only_the_fetches_waiting_on_its_partition():
             return original(topic, index, **kw)
 
         s.call(setattr, log, "partition", counting)
+        t1 = log.topics["t"][1]
+
+        def parked() -> bool:          # all 20 waiting (a log without per-partition waiters: all 20 looked)
+            waiters = getattr(t1, "waiters", None)
+            return len(waiters) == 20 if waiters is not None else calls["t-1"] >= 20
+
         for i in range(20):
             w = KafkaWire(s.address)
             w.send_raw(fetch_frame("t", (1,), max_wait_ms=60_000, correlation_id=i))  # waits on t-1
             waiting.append(w)
-        wait_until(lambda: calls["t-1"] >= 20, 30, "20 fetches parked on t-1")
-        before = calls["t-1"]
+        wait_until(lambda: s.call(parked), 30, "20 fetches parked on t-1")
+        before = s.call(lambda: calls["t-1"])
         with KafkaWire(s.address) as producer:
             fill(producer, 0, 50, 10)          # 50 appends to t-0
-            woken = KafkaWire(s.address)
-            woken.send_raw(fetch_frame("t", (1,), max_wait_ms=60_000, correlation_id=99))
-            wait_until(lambda: calls["t-1"] >= before + 1, 30, "one more fetch parked")
-            assert calls["t-1"] == before + 1          # the 50 appends to t-0 woke none of the 20
-            fill(producer, 1, 1, 10)                   # one append to t-1 answers all 21
-            for w in [*waiting, woken]:
+            assert producer.request(API_VERSIONS, 3, body(API_VERSIONS, 3, client_software_name="k",
+                                                          client_software_version="1")).error_code == NONE
+            assert s.call(lambda: calls["t-1"]) == before      # none of the 20 looked at t-1 again
+            fill(producer, 1, 1, 10)                   # one append to t-1 answers all 20
+            for w in waiting:
                 (size,) = struct.unpack(">i", w._exactly(4))
                 assert size > 50
-            woken.close()
     finally:
         for w in waiting:
             w.close()
@@ -332,3 +344,83 @@ def test_client_strings_cannot_forge_log_lines(caplog):
         assert any("'g\\n2026" in line for line in lines), lines        # shown escaped, as %r shows it
     finally:
         s.stop()
+
+
+# ------------------------------------------------------------------------------------------- Metadata cache
+def _topics(wire: KafkaWire, names: list[str] | None) -> dict[str, int]:
+    """Metadata v9 for ``names`` (None: all topics): {topic: partitions} of the topics answered without error."""
+    v = 9
+    topics = None if names is None else tuple(nested(3, v, "MetadataRequestTopic", name=n) for n in names)
+    r = wire.request(3, v, body(3, v, topics=topics, allow_auto_topic_creation=True,
+                                include_cluster_authorized_operations=False,
+                                include_topic_authorized_operations=False))
+    return {t.name: len(t.partitions) for t in r.topics if t.error_code == NONE}
+
+
+def test_cached_metadata_follows_every_topic_change():
+    """The same Metadata request, repeated (answered from the cache), shows each creation, new partition and
+    deletion at once; the answers are the ones a fresh server gives."""
+    s = ServerThread(topics={"t": 2})
+    try:
+        with KafkaWire(s.address) as wire:
+            assert _topics(wire, None) == {"t": 2}
+            assert _topics(wire, None) == {"t": 2}
+            assert _topics(wire, ["fresh"]) == {"fresh": 1}            # auto-created by this request
+            assert _topics(wire, None) == {"t": 2, "fresh": 1}
+            assert _topics(wire, ["fresh"]) == {"fresh": 1}
+            v = 3
+            r = wire.request(37, v, body(37, v, timeout=5000, validate_only=False, topics=(
+                nested(37, v, "CreatePartitionsTopic", name="fresh", count=4, assignments=None),)))
+            assert r.results[0].error_code == NONE
+            assert _topics(wire, ["fresh"]) == {"fresh": 4}
+            assert _topics(wire, None) == {"t": 2, "fresh": 4}
+            r = wire.request(20, 4, body(20, 4, topic_names=("fresh",), timeout=5000))
+            assert r.responses[0].error_code == NONE
+            assert _topics(wire, None) == {"t": 2}
+    finally:
+        s.stop()
+
+
+def test_deleting_a_topic_answers_the_fetches_waiting_on_it():
+    s = ServerThread(topics={"t": 2})
+    try:
+        with KafkaWire(s.address) as waiting, KafkaWire(s.address) as admin:
+            waiting.send_raw(fetch_frame("t", (1,), max_wait_ms=600_000))
+            partition = s.server.log.topics["t"][1]
+            # parked (a server without per-partition waiters cannot show it: then the read below says it all)
+            wait_until(lambda: s.call(lambda: len(getattr(partition, "waiters", [None]))) == 1, 30, "a parked fetch")
+            assert admin.request(20, 4, body(20, 4, topic_names=("t",), timeout=5000)).responses[0].error_code == NONE
+            waiting.sock.settimeout(30)
+            frame = waiting.read_frame()             # answered now, not in ten minutes
+            answer, _ = entity_reader(load_response_schema(FETCH, 11))(frame, 4)     # after the v0 header
+            (partition,) = answer.responses[0].partitions
+            assert (partition.partition_index, partition.error_code) == (1, ErrorCode.unknown_topic_or_partition)
+    finally:
+        s.stop()
+
+
+def test_an_append_between_a_fetch_handler_and_its_wait_is_not_missed():
+    """The Fetch handler looks at the log, then its waiting coroutine runs a loop pass later (as its own task,
+    so the connection can drop it): an append in that gap answers it at once, not after max_wait."""
+    async def scenario() -> int:
+        log = InMemoryLog()
+        log.create("t", 1)
+        state = NodeState("127.0.0.1", 0, None, log)  # type: ignore[arg-type]   # Fetch needs no coordinator
+        v = 12
+        request = Request(FETCH, v, 1, "test", body(FETCH, v, replica_id=-1, max_wait=60_000, min_bytes=1,
+                                                    max_bytes=1 << 20, isolation_level=0, session_id=0,
+                                                    session_epoch=-1, rack_id="", forgotten_topics_data=(),
+                                                    topics=(nested(FETCH, v, "FetchTopic", topic="t", partitions=(
+                                                        nested(FETCH, v, "FetchPartition", partition=0,
+                                                               current_leader_epoch=-1, fetch_offset=0,
+                                                               last_fetched_epoch=-1, log_start_offset=-1,
+                                                               partition_max_bytes=1 << 20),)),)))
+        waiting = HANDLERS[FETCH](state, request, "/127.0.0.1")
+        assert asyncio.iscoroutine(waiting)                   # nothing to answer yet: it will wait
+        partition = log.partition("t", 0)
+        assert partition is not None
+        partition.append(split_batches(record_batch([b"in the gap"])))
+        answer = await asyncio.wait_for(waiting, 5)
+        return len(answer["responses"][0]["partitions"][0]["records"])
+
+    assert asyncio.run(scenario()) > 0

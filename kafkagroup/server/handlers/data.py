@@ -135,15 +135,19 @@ def _answer(plan: _FetchPlan) -> dict[str, Any]:
     return {"error_code": ErrorCode.NONE, "session_id": 0, "responses": plan.responses}
 
 
-async def _fetch_waiting(state: NodeState, body: Any, version: int, plan: _FetchPlan) -> Any:
+async def _fetch_waiting(state: NodeState, body: Any, version: int) -> Any:
     """Wait up to max_wait for min_bytes, woken only by appends to the partitions read; cancelled (and
-    forgotten by the log) when the client's connection closes (kafkagroup.server.connection)."""
+    forgotten by the log) when the client's connection closes (kafkagroup.server.connection).  The log is
+    read again before every wait, in the same step as the wait is registered: this coroutine may start a
+    loop pass after the handler looked (it runs as its own task), and an append in between must not be
+    missed."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + ms(body.max_wait) / 1000.0
-    while plan.total < body.min_bytes and not plan.error and (remaining := deadline - loop.time()) > 0:
-        await state.log.wait_for_append(plan.partitions, remaining)
+    while True:
         plan = _plan_fetch(state, body, version)
-    return await _fetch_answer(plan)
+        if plan.total >= body.min_bytes or plan.error or (remaining := deadline - loop.time()) <= 0:
+            return await _fetch_answer(plan)
+        await state.log.wait_for_append(plan.partitions, remaining)
 
 
 def _fetch(state: NodeState, req: Request, peer: str) -> Any:
@@ -154,7 +158,7 @@ def _fetch(state: NodeState, req: Request, peer: str) -> Any:
     # as Kafka: answered at once when enough is there, when nothing may be waited for, or on an error
     if plan.total >= body.min_bytes or ms(body.max_wait) <= 0 or plan.error or not plan.partitions:
         return _answer(plan) if plan.total == 0 else _fetch_answer(plan)
-    return _fetch_waiting(state, body, req.api_version, plan)
+    return _fetch_waiting(state, body, req.api_version)
 
 
 def _list_offsets(state: NodeState, req: Request, peer: str) -> Any:
