@@ -41,6 +41,10 @@ class Row:
 @dataclass
 class Report:
     rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)     # figures that are not times (memory), printed after
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def add(self, scenario: str, benchmark, peer_name: str, peer_ms: float | str | None, cap_s: float,
             note: str = "", *, partitions: int | None = None) -> None:
@@ -119,7 +123,7 @@ def time_peer(fn: Callable[[], object], *, rounds: int = 3, cap_s: float = 60.0)
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not _REPORT.rows:
+    if not _REPORT.rows and not _REPORT.notes:
         return
     tr = terminalreporter
     tr.section("kafkagroup vs peers (median ms, same inputs, same run)")
@@ -129,3 +133,5 @@ def pytest_terminal_summary(terminalreporter):
                 else f"{r.peer_ms:,.1f}")
         floor = f"{r.ours_ms / r.floor_ms:.2f}" if r.floor_ms else "-"
         tr.write_line(f"{r.scenario:<58} {r.ours_ms:>10.3f} {floor:>8} {r.peer_name:<22} {peer:>12} {r.ratio():>12}  {r.note}")
+    for text in _REPORT.notes:
+        tr.write_line(text)

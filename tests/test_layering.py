@@ -13,6 +13,11 @@ relative imports included.
                              protocol, errors, structs, java_order, scenarios, the native modules
     native (csrc/)           no Python at all: no Python.h, no pybind11 (pyext/ is the glue)
 
+Inside the coordinator, the two kinds of group never see each other (DESIGN.md, "Two protocols in one
+coordinator"): the consumer-group package ``coordinator/consumer/`` imports none of the classic group's
+modules (CLASSIC_MODULES), and those import nothing of ``coordinator/consumer/``; only the facade
+(``coordinator.py``, ``groups.py``, the package ``__init__``) holds both.
+
 Limits: an import spelled as a string (``importlib.import_module(name)``) is not seen; none exists today.
 """
 from __future__ import annotations
@@ -93,6 +98,29 @@ def layering_violations(package: Path) -> list[str]:
     return violations
 
 
+CLASSIC_MODULES = {f"kafkagroup.coordinator.{name}" for name in
+                   ("group", "membership", "rebalance", "subscriptions", "offsets", "offsets_txn")}
+CONSUMER_PACKAGE = "kafkagroup.coordinator.consumer"
+
+
+def _is_consumer(module: str) -> bool:
+    return module == CONSUMER_PACKAGE or module.startswith(CONSUMER_PACKAGE + ".")
+
+
+def group_kind_violations(package: Path) -> list[str]:
+    """Imports between the classic group's modules and the consumer-group package, either way."""
+    violations = []
+    for path in sorted(package.rglob("*.py")):
+        module = module_name(path, package)
+        if not (_is_consumer(module) or module in CLASSIC_MODULES):
+            continue
+        for line, target in imported_modules(path, module):
+            if (_is_consumer(module) and target in CLASSIC_MODULES) or (module in CLASSIC_MODULES
+                                                                        and _is_consumer(target)):
+                violations.append(f"{path.relative_to(package.parent)}:{line}: {module} imports {target}")
+    return violations
+
+
 _PYTHON_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](Python\.h|pybind11/[^>"]*|numpy/[^>"]*)[>"]', re.M)
 
 
@@ -106,6 +134,32 @@ def test_every_import_points_down_or_sideways_within_its_layer() -> None:
     assert len(list(PACKAGE.rglob("*.py"))) > 50, "the package's sources were not found"
     violations = layering_violations(PACKAGE)
     assert not violations, "imports that point up or across:\n" + "\n".join(violations)
+
+
+def test_classic_and_consumer_groups_never_import_each_other() -> None:
+    assert (PACKAGE / "coordinator" / "consumer" / "reconcile.py").exists()
+    violations = group_kind_violations(PACKAGE)
+    assert not violations, "the two kinds of group must stay apart:\n" + "\n".join(violations)
+
+
+def test_the_group_kind_checker_sees_violations(tmp_path: Path) -> None:
+    pkg = tmp_path / "kafkagroup"
+    files = {
+        "__init__.py": "",
+        "coordinator/__init__.py": "",
+        "coordinator/coordinator.py": "from .group import G\nfrom .consumer.group import C\n",   # facade: fine
+        "coordinator/group.py": "def f():\n    from .consumer import heartbeat\n",             # classic -> consumer
+        "coordinator/config.py": "",
+        "coordinator/consumer/__init__.py": "",
+        "coordinator/consumer/group.py": "from kafkagroup.coordinator.config import X\n",        # shared: fine
+        "coordinator/consumer/heartbeat.py": "from ..membership import m\n",                    # consumer -> classic
+    }
+    for name, text in files.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    found = sorted(v.split(": ", 1)[1] for v in group_kind_violations(pkg))
+    assert found == ["kafkagroup.coordinator.consumer.heartbeat imports kafkagroup.coordinator.membership",
+                     "kafkagroup.coordinator.group imports kafkagroup.coordinator.consumer"], found
 
 
 def test_the_native_core_has_no_python() -> None:

@@ -29,6 +29,17 @@ class CoordinatorConfig:
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4_096
     offsets_commit_timeout_ms: int = 5_000     # accepted for compatibility; writes here are synchronous
+    # consumer groups (KIP-848): the session and heartbeat interval are the broker's, not the member's
+    group_consumer_session_timeout_ms: int = 45_000
+    group_consumer_heartbeat_interval_ms: int = 5_000
+    group_consumer_max_size: int = INT_MAX
+    # Kafka 4.3+: a new target assignment at most once per interval (0 = at every group epoch change)
+    group_consumer_assignment_interval_ms: int = 1_000
+    # the bounds Kafka checks the two values above against (and per-group overrides, not supported here)
+    group_consumer_min_session_timeout_ms: int = 45_000
+    group_consumer_max_session_timeout_ms: int = 60_000
+    group_consumer_min_heartbeat_interval_ms: int = 5_000
+    group_consumer_max_heartbeat_interval_ms: int = 15_000
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -41,6 +52,20 @@ class CoordinatorConfig:
             raise ValueError(f"offsets.topic.num.partitions must be at least 1, got {self.offsets_topic_num_partitions}")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+        for name in ("group_consumer_session_timeout_ms", "group_consumer_heartbeat_interval_ms",
+                     "group_consumer_max_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{_kafka_key(name)} must be at least 1, got {getattr(self, name)}")
+        for what in ("session_timeout", "heartbeat_interval"):
+            low, value, high = (getattr(self, f"group_consumer_{k}") for k in
+                                (f"min_{what}_ms", f"{what}_ms", f"max_{what}_ms"))
+            if not low <= value <= high:
+                raise ValueError(f"group.consumer.{what.replace('_', '.')}.ms={value} is outside "
+                                 f"group.consumer.min/max.{what.replace('_', '.')}.ms [{low}, {high}]")
+        if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
+            raise ValueError("group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms")
+        if self.group_consumer_assignment_interval_ms < 0:
+            raise ValueError("group.consumer.assignment.interval.ms must not be negative")
         for name in ("group_initial_rebalance_delay_ms", "offsets_retention_minutes",
                      "offsets_retention_check_interval_ms", "offset_metadata_max_bytes"):
             if getattr(self, name) < 0:

@@ -55,12 +55,24 @@ from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.messages.deferred import Deferred
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteError, group_write_error
+from kafkagroup.coordinator.consumer.group import ConsumerGroup
+from kafkagroup.coordinator.consumer.heartbeat import ConsumerGroupHandlers
+from kafkagroup.coordinator.consumer.offsets import (
+    consumer_commit_error, consumer_fetch_error, describe_consumer_group, expired_offsets, list_entry,
+)
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
+from kafkagroup.coordinator.groups import GroupRegistry
+from kafkagroup.coordinator.offset_state import GroupOffsets
+from kafkagroup.messages.consumer_api import (
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, DescribedConsumerGroup,
+)
+from kafkagroup.messages.topics import StaticTopics, TopicsView
 from kafkagroup.coordinator.membership import MembershipHandlers
 from kafkagroup.messages.api import (
     DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribedGroupMember,
     DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
-    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest, ListGroupsResponse,
+    JoinGroupResponse, LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest, ListGroupsResponse,
     OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
     OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse, TransactionResult, TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
@@ -96,7 +108,11 @@ class GroupCoordinator:
     a restart, ``":memory:"`` for tests and simulations (lost with the process).  ``owned_partitions``:
     the offsets-topic partitions this coordinator leads (default: all), loaded from the store at once.
     ``enable_offset_expiration``: run the retention task every ``offsets.retention.check.interval.ms``
-    (Kafka's unit tests disable it, and so do the scenario tests).
+    (Kafka's unit tests disable it, and so do the scenario tests).  ``topics``: the cluster's topics as
+    consumer groups (KIP-848) need them (a :class:`~kafkagroup.messages.topics.TopicsView`; default: none).
+    ``target_offload(job, done)``: runs a consumer group's target computation off the calling thread and calls
+    ``done(result or exception)`` back on it (serve: a worker thread of the loop); None computes in the
+    heartbeat.
     """
 
     def __init__(
@@ -108,6 +124,8 @@ class GroupCoordinator:
         owned_partitions: Iterable[int] | None = None,
         enable_offset_expiration: bool = True,
         member_id_factory: Callable[[str], str] | None = None,
+        topics: TopicsView | None = None,
+        target_offload: Callable[[Callable[[], Any], Callable[[Any], None]], None] | None = None,
         **config_kwargs: Any,
     ) -> None:
         if isinstance(config, CoordinatorConfig):
@@ -131,6 +149,12 @@ class GroupCoordinator:
         self.offsets = OffsetHandlers(clock, config, self.engine, self.store, self.groups, self._create_group,
                                       self.partition_for)
         self.txn = TxnOffsetHandlers(clock, config, self.store, self.groups, self._create_group, self.partition_for)
+        # one group-id namespace: classic groups (self.groups, shared with the classic handlers) and
+        # consumer groups (KIP-848), which need the cluster's topics to compute target assignments
+        self.registry = GroupRegistry(self.groups, self._new_classic_group)
+        self.topics: TopicsView = topics if topics is not None else StaticTopics()
+        self.consumer = ConsumerGroupHandlers(config, self.engine.clock, self.topics, self.registry,
+                                              offload=target_offload)
         self._expiry_timer: Any = None
         partitions = range(self._num_partitions) if owned_partitions is None else owned_partitions
         for p in partitions:
@@ -199,6 +223,14 @@ class GroupCoordinator:
         self.groups[group_id] = group
         return group
 
+    def _new_classic_group(self, group_id: str, offsets: GroupOffsets) -> ClassicGroup:
+        return ClassicGroup(group_id, now_ms=self.clock.now_ms(), offsets=offsets)
+
+    def _consumer_group_holds(self, group_id: str) -> bool:
+        """Before a classic membership request: True when a consumer group with members holds the id (the
+        request is refused); an empty consumer group of the id becomes a classic one (Kafka's conversion)."""
+        return not self.registry.take_over_empty_consumer_group(group_id)
+
     def add_group(self, group: ClassicGroup) -> ClassicGroup:
         """Register a group built outside the request path (Kafka's ``GroupMetadataManager.addGroup``):
         tools and tests that construct a group in a given state.  An existing group with the id wins."""
@@ -224,6 +256,8 @@ class GroupCoordinator:
         if error is None and not (self.config.group_min_session_timeout_ms <= request.session_timeout_ms
                                   <= self.config.group_max_session_timeout_ms):
             error = _E.INVALID_SESSION_TIMEOUT
+        if error is None and self._consumer_group_holds(request.group_id):
+            error = _E.INCONSISTENT_GROUP_PROTOCOL      # a consumer-protocol group: mixed groups not supported
         if error is not None:
             reply.set_result(JoinGroupResponse(error, member_id=request.member_id))
             return reply
@@ -244,6 +278,9 @@ class GroupCoordinator:
                 error = _E.REBALANCE_IN_PROGRESS  # the active rebalance is lost: rejoin (Scala)
             reply.set_result(SyncGroupResponse(error))
             return reply
+        if request.group_id in self.registry.consumer:   # classic members are not served in consumer groups
+            reply.set_result(SyncGroupResponse(_E.UNKNOWN_MEMBER_ID))
+            return reply
         return self._answer_by_handler("SyncGroup", self.membership.sync_group, request, reply,
                                        lambda: SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
 
@@ -256,6 +293,8 @@ class GroupCoordinator:
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return HeartbeatResponse(_E.NONE if error is _E.COORDINATOR_LOAD_IN_PROGRESS else error)
+        if request.group_id in self.registry.consumer:
+            return HeartbeatResponse(_E.UNKNOWN_MEMBER_ID)
         try:
             return HeartbeatResponse(self.membership.heartbeat(request))
         except IllegalGroupStateError:
@@ -272,6 +311,10 @@ class GroupCoordinator:
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return LeaveGroupResponse(error, [])
+        if request.group_id in self.registry.consumer:
+            return LeaveGroupResponse(_E.NONE, [LeaveGroupMemberResponse(m.member_id, m.group_instance_id,
+                                                                         _E.UNKNOWN_MEMBER_ID)
+                                                for m in request.members])
         try:
             return self.membership.leave_group(request)
         except IllegalGroupStateError:
@@ -288,6 +331,12 @@ class GroupCoordinator:
         error = self._gate(request.group_id, allow_empty=True)
         if error is not None:
             return uniform_commit_response(request, error)
+        consumer_group = self.registry.consumer.get(request.group_id)
+        if consumer_group is not None:
+            error = consumer_commit_error(consumer_group, request)
+            if error is not None:
+                return uniform_commit_response(request, error)
+            return self.offsets.store_commit(request.group_id, consumer_group.offset_state, request)
         try:
             return self.offsets.offset_commit(request)
         except IllegalGroupStateError:
@@ -301,6 +350,12 @@ class GroupCoordinator:
         error = self._gate(request.group_id, allow_empty=True)
         if error is not None:
             return OffsetFetchResponse(error, [])
+        consumer_group = self.registry.consumer.get(request.group_id)
+        if consumer_group is not None:
+            error = consumer_fetch_error(consumer_group, request)
+            if error is not None:
+                return OffsetFetchResponse(error, [])
+            return self.offsets.fetch(consumer_group.offset_state, request)
         return self.offsets.offset_fetch(request)
 
     def txn_offset_commit(self, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
@@ -364,7 +419,30 @@ class GroupCoordinator:
         for group in list(self.groups.values()):
             if group.state is not _S.DEAD:
                 removed += self.offsets.cleanup_group(group)[0]
+        for consumer_group in list(self.registry.consumer.values()):
+            removed += self._expire_consumer_group_offsets(consumer_group)
         return removed
+
+    def _expire_consumer_group_offsets(self, group: ConsumerGroup) -> int:
+        """Expired offsets of a consumer group removed durably; an empty group left without offsets is deleted
+        with them (Kafka writes its tombstone).  A failed write changes nothing (retried next period)."""
+        state = group.offset_state
+        expired = expired_offsets(group, self.clock.now_ms(), self.config.offsets_retention_ms)
+        remove_group = (group.is_empty() and len(expired) == len(state.committed) and not state.pending_txn_offsets)
+        if not expired and not remove_group:
+            return 0
+        try:
+            self.store.delete_offsets(group.group_id, expired, delete_group=remove_group)
+        except StoreWriteError as exc:
+            log.warning("offset expiry of group %s failed: %s", group.group_id, exc)
+            return 0
+        for tp in expired:
+            del state.committed[tp]
+        if remove_group:
+            group.dead = True
+            self.consumer.drop_timers(group)
+            del self.registry.consumer[group.group_id]
+        return len(expired)
 
     def _schedule_offset_expiration(self) -> None:
         def run() -> None:
@@ -377,6 +455,40 @@ class GroupCoordinator:
 
         self._expiry_timer = self.engine.clock.call_at(
             self.clock.now_ms() + self.config.offsets_retention_check_interval_ms, run)
+
+    # ============================================== consumer groups (KIP-848)
+
+    def consumer_group_heartbeat(self, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
+        """ConsumerGroupHeartbeat (API 68): see :mod:`~kafkagroup.coordinator.consumer.heartbeat`."""
+        error = self._gate(request.group_id, allow_empty=True)
+        if error is not None:
+            return ConsumerGroupHeartbeatResponse(error)
+        try:
+            return self.consumer.heartbeat(request)
+        except IllegalGroupStateError:
+            log.exception("ConsumerGroupHeartbeat of group %s failed", request.group_id)
+            return ConsumerGroupHeartbeatResponse(_E.UNKNOWN_SERVER_ERROR)
+
+    def consumer_group_describe(self, request: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
+        """ConsumerGroupDescribe (API 69): consumer groups only; a classic or unknown id is GROUP_ID_NOT_FOUND."""
+        out = []
+        for group_id in request.group_ids:
+            error = self._gate(group_id, allow_empty=True)
+            if error is not None:
+                out.append(DescribedConsumerGroup(error, group_id))
+                continue
+            group = self.registry.consumer.get(group_id)
+            if group is None:
+                message = (f"Group {group_id} is not a consumer group." if group_id in self.groups
+                           else f"Group {group_id} not found.")
+                out.append(DescribedConsumerGroup(_E.GROUP_ID_NOT_FOUND, group_id, message))
+            else:
+                out.append(describe_consumer_group(group, self.topics))
+        return ConsumerGroupDescribeResponse(out)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The in-memory consumer group (for inspection; mutate only through requests)."""
+        return self.registry.consumer.get(group_id)
 
     # ====================================================== Describe / List / Delete
 
@@ -392,7 +504,14 @@ class GroupCoordinator:
                 out.append(DescribedGroup(error, group_id, ""))
                 continue
             group = self.groups.get(group_id)
-            out.append(DescribedGroup(_E.NONE, group_id, "Dead") if group is None else self._describe(group))
+            if group is not None:
+                out.append(self._describe(group))
+            elif request.version < 6:       # a missing group and a consumer group both answer Dead (Kafka)
+                out.append(DescribedGroup(_E.NONE, group_id, "Dead"))
+            else:                           # KIP-1043: v6 says why
+                message = (f"Group {group_id} is not a classic group." if group_id in self.registry.consumer
+                           else f"Group {group_id} not found.")
+                out.append(DescribedGroup(_E.GROUP_ID_NOT_FOUND, group_id, "Dead", error_message=message))
         return DescribeGroupsResponse(out)
 
     @staticmethod
@@ -403,8 +522,10 @@ class GroupCoordinator:
                                             m.metadata(protocol), m.assignment) for m in group.members.values()]
             return DescribedGroup(_E.NONE, group.group_id, str(group.state), group.protocol_type or "", protocol,
                                   members)
-        members = [DescribedGroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
-                   for m in group.members.values()]
+        # Outside Stable no protocol metadata, but each member's current assignment all the same (Kafka's
+        # ClassicGroupMember.describeNoMetadata): during a rebalance, the previous generation's.
+        members = [DescribedGroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"",
+                                        m.assignment) for m in group.members.values()]
         return DescribedGroup(_E.NONE, group.group_id, str(group.state), group.protocol_type or "", "", members)
 
     def list_groups(self, request: ListGroupsRequest | None = None) -> ListGroupsResponse:
@@ -416,6 +537,8 @@ class GroupCoordinator:
         wanted = {s.lower() for s in request.states_filter} if request is not None else set()
         groups = [ListedGroup(g.group_id, g.protocol_type or "", str(g.state)) for g in self.groups.values()
                   if not wanted or str(g.state).lower() in wanted]
+        groups += [list_entry(g) for g in self.registry.consumer.values()
+                   if not wanted or g.state_name.lower() in wanted]
         return ListGroupsResponse(_E.COORDINATOR_LOAD_IN_PROGRESS if self._loading else _E.NONE, groups)
 
     def delete_groups(self, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
@@ -433,6 +556,19 @@ class GroupCoordinator:
         return DeleteGroupsResponse(results)
 
     def _delete_group(self, group_id: str) -> ErrorCode:
+        consumer_group = self.registry.consumer.get(group_id)
+        if consumer_group is not None:
+            if not consumer_group.is_empty():
+                return _E.NON_EMPTY_GROUP
+            try:
+                self.store.delete_group(group_id)
+            except StoreWriteError as exc:
+                log.warning("deleting group %s failed: %s", group_id, exc)
+                return group_write_error(exc.code)
+            consumer_group.dead = True
+            consumer_group.offset_state.clear()
+            del self.registry.consumer[group_id]
+            return _E.NONE
         group = self.groups.get(group_id)
         if group is None or group.state is _S.DEAD:
             return _E.GROUP_ID_NOT_FOUND
@@ -444,9 +580,7 @@ class GroupCoordinator:
             log.warning("deleting group %s failed: %s", group_id, exc)
             return group_write_error(exc.code)
         group.transition_to(_S.DEAD, self.clock.now_ms())
-        group.offsets.clear()
-        group.pending_txn_offsets.clear()
-        group.pending_txn_partitions.clear()
+        group.offset_state.clear()
         del self.groups[group_id]
         return _E.NONE
 
@@ -538,6 +672,8 @@ class GroupCoordinator:
             group = self.groups.pop(group_id)
             if group.state is not _S.DEAD:
                 self.engine.on_group_unloaded(group)
+        for group_id in [g for g in self.registry.consumer if self.partition_for(g) == partition]:
+            self.consumer.drop_timers(self.registry.consumer.pop(group_id))
 
     def shutdown(self) -> None:
         """Stop: every request is answered COORDINATOR_NOT_AVAILABLE; a store opened here is closed."""

@@ -17,11 +17,11 @@ Example (C79)::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from kafkagroup.coordinator.errors import IllegalGroupStateError
+from kafkagroup.coordinator.offset_state import GroupOffsets, OffsetAndMetadata
 from kafkagroup.messages.api import JoinGroupResponseMember
 from kafkagroup.coordinator.subscriptions import group_subscribed_topics
 from kafkagroup.java_order import hashmap_spread, java_hashmap_order
@@ -56,20 +56,6 @@ VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
     _S.STABLE: frozenset({_S.COMPLETING_REBALANCE}),
     _S.DEAD: frozenset({_S.STABLE, _S.PREPARING_REBALANCE, _S.COMPLETING_REBALANCE, _S.EMPTY, _S.DEAD}),
 }
-
-
-@dataclass(slots=True)
-class OffsetAndMetadata:
-    """A committed offset as the coordinator keeps it (Kafka's ``OffsetAndMetadata``)."""
-
-    committed_offset: int
-    leader_epoch: int = -1
-    metadata: str = ""
-    commit_timestamp: int = 0
-    expire_timestamp: int | None = None   # only from OffsetCommit v2-v4 with an explicit retention time
-    # position of the write in the store (Kafka: the record's offset in __consumer_offsets); a transaction
-    # marker materializes a pending offset only over an older committed one.  Not part of the value.
-    record_offset: int = field(default=0, compare=False)
 
 
 class ClassicGroupMember:
@@ -151,7 +137,10 @@ class ClassicGroupMember:
 class ClassicGroup:
     """A classic group's state (``GroupMetadata``); mutate it only through these methods."""
 
-    def __init__(self, group_id: str, *, now_ms: int, state: GroupState = GroupState.EMPTY) -> None:
+    group_type = "classic"
+
+    def __init__(self, group_id: str, *, now_ms: int, state: GroupState = GroupState.EMPTY,
+                 offsets: GroupOffsets | None = None) -> None:
         self.group_id = group_id
         self.state = state
         self.previous_state: GroupState | None = None
@@ -173,16 +162,20 @@ class ClassicGroup:
         self.join_timer: Any = None                          # the (initial) delayed join of the rebalance
         self.join_timer_initial = False                      # True while the initial delayed join runs
         self.sync_timer: Any = None                          # the pending-sync expiry
-        self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
-        # transactional offsets not yet completed by a marker: producer id -> partition -> offset, and the
-        # producers with a pending offset per partition (Kafka's openTransactions), for O(1) stability checks
-        self.pending_txn_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = {}
-        self.pending_txn_partitions: dict[TopicPartition, set[int]] = {}
+        # the group id's offsets (offset_state.GroupOffsets): held by reference, handed over on conversion
+        self.offset_state = GroupOffsets() if offsets is None else offsets
         # consumer groups: the members' topics as of the last generation (or load), parsed on first use
         self._subscription_snapshot: tuple[str | None, str | None, list[bytes], bool] | None = None
         self._subscribed_topics: set[str] | None = None
 
     # ------------------------------------------------------------------ state
+
+    @property
+    def state_name(self) -> str:
+        return self.state.value
+
+    def is_empty(self) -> bool:
+        return not self.members
 
     def can_rebalance(self) -> bool:
         return self.state in VALID_PREVIOUS_STATES[GroupState.PREPARING_REBALANCE]
@@ -197,42 +190,39 @@ class ClassicGroup:
         self.state = target
         self.state_timestamp = now_ms
 
-    # -------------------------------------------------------- pending txn offsets
+    # ------------------------------------------------ offsets (the group id's, see offset_state)
+
+    @property
+    def offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        return self.offset_state.committed
+
+    @offsets.setter
+    def offsets(self, value: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        self.offset_state.committed = value
+
+    @property
+    def pending_txn_offsets(self) -> dict[int, dict[TopicPartition, OffsetAndMetadata]]:
+        return self.offset_state.pending_txn_offsets
+
+    @property
+    def pending_txn_partitions(self) -> dict[TopicPartition, set[int]]:
+        return self.offset_state.pending_txn_partitions
 
     def has_offsets(self) -> bool:
         """Committed or pending transactional offsets exist (``GroupMetadata.hasOffsets``)."""
-        return bool(self.offsets) or bool(self.pending_txn_offsets)
+        return self.offset_state.has_offsets()
 
     def add_pending_txn_offsets(self, producer_id: int,
                                 offsets: Iterable[tuple[TopicPartition, OffsetAndMetadata]]) -> None:
-        pending = self.pending_txn_offsets.setdefault(producer_id, {})
-        by_partition = self.pending_txn_partitions
-        for tp, value in offsets:
-            pending[tp] = value
-            by_partition.setdefault(tp, set()).add(producer_id)
+        self.offset_state.add_pending_txn_offsets(producer_id, offsets)
 
     def take_pending_txn_offsets(self, producer_id: int) -> dict[TopicPartition, OffsetAndMetadata]:
         """Remove and return the producer's pending offsets (empty if none)."""
-        pending = self.pending_txn_offsets.pop(producer_id, None)
-        if not pending:
-            return {}
-        by_partition = self.pending_txn_partitions
-        for tp in pending:
-            producers = by_partition.get(tp)
-            if producers is not None:
-                producers.discard(producer_id)
-                if not producers:
-                    del by_partition[tp]
-        return pending
+        return self.offset_state.take_pending_txn_offsets(producer_id)
 
     def drop_pending_txn_partition(self, tp: TopicPartition) -> None:
         """Forget every producer's pending offset of ``tp`` (an offset tombstone clears them, as in Kafka)."""
-        for producer_id in self.pending_txn_partitions.pop(tp, ()):
-            pending = self.pending_txn_offsets.get(producer_id)
-            if pending is not None:
-                pending.pop(tp, None)
-                if not pending:
-                    del self.pending_txn_offsets[producer_id]
+        self.offset_state.drop_pending_txn_partition(tp)
 
     # ---------------------------------------------------------------- members
 

@@ -37,6 +37,7 @@ from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.coordinator.errors import StoreWriteError, group_write_error, offset_commit_write_error
 from kafkagroup.coordinator.group import ClassicGroup, GroupState, OffsetAndMetadata
 from kafkagroup.coordinator.membership import validate_current_member
+from kafkagroup.coordinator.offset_state import GroupOffsets
 from kafkagroup.messages.api import (
     OffsetCommitRequest, OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
     OffsetCommitRequestTopic, OffsetDeleteRequest, OffsetDeleteResponse, OffsetDeleteResponsePartition,
@@ -162,9 +163,10 @@ class OffsetHandlers:
         state = group.state
         if state is _S.STABLE or state is _S.PREPARING_REBALANCE:
             self.engine.restart_session(group, group.members[req.member_id])
-        return self._store(group, req)
+        return self.store_commit(group.group_id, group.offset_state, req)
 
-    def _store(self, group: ClassicGroup, req: OffsetCommitRequest) -> OffsetCommitResponse:
+    def store_commit(self, group_id: str, state: GroupOffsets, req: OffsetCommitRequest) -> OffsetCommitResponse:
+        """Write a validated commit durably, then into ``state`` (the group id's offsets, of either kind)."""
         now = self.clock.now_ms()
         # Only -1 (OffsetCommitRequest.DEFAULT_RETENTION_TIME) means "the broker's offsets.retention"; any other
         # value, negative ones included, sets expireTimestamp = now + retention (OffsetMetadataManager
@@ -183,12 +185,12 @@ class OffsetHandlers:
         write_error = _E.NONE
         if accepted:
             try:
-                self.store.store_offsets(group.group_id, self.partition_for(group.group_id), accepted)
+                self.store.store_offsets(group_id, self.partition_for(group_id), accepted)
             except StoreWriteError as exc:
                 write_error = offset_commit_write_error(exc.code)
-                log.warning("offset commit of group %s failed: %s", group.group_id, exc)
+                log.warning("offset commit of group %s failed: %s", group_id, exc)
             else:
-                offsets = group.offsets
+                offsets = state.committed
                 for tp, value in accepted:
                     offsets[tp] = value
         return OffsetCommitResponse(response_topics(req.topics, codes, write_error))
@@ -199,9 +201,13 @@ class OffsetHandlers:
         """§2.7 from step 2: offsets regardless of the group state; absent ones as offset -1."""
         group = self.groups.get(req.group_id)
         live = group is not None and group.state is not _S.DEAD
-        offsets = group.offsets if live else {}
+        return self.fetch(group.offset_state if group is not None and live else None, req)
+
+    def fetch(self, state: GroupOffsets | None, req: OffsetFetchRequest) -> OffsetFetchResponse:
+        """The offsets of ``state`` (None: a group id with none) as OffsetFetch answers them."""
+        offsets = state.committed if state is not None else {}
         # require_stable: partitions with a pending transactional offset answer -1 / UNSTABLE_OFFSET_COMMIT
-        unstable = group.pending_txn_partitions if live and req.require_stable else {}
+        unstable = state.pending_txn_partitions if state is not None and req.require_stable else {}
         if req.topics is None:  # committed partitions only: a pending-only partition is not listed (Java)
             by_topic: dict[str, list[OffsetFetchResponsePartition]] = {}
             for tp, o in offsets.items():

@@ -308,6 +308,8 @@ class OffsetFetchRequest(_CheckedArrays):
     group_id: str
     topics: Sequence[OffsetFetchRequestTopic] | None = None   # None = every committed offset of the group
     require_stable: bool = False                               # v7+
+    member_id: str | None = None                               # v9+ (KIP-848): checked for consumer groups
+    member_epoch: int = -1                                     # v9+: -1 = not a member (admin)
 
     NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("topics",)   # v2+: None = all
 
@@ -442,6 +444,7 @@ class OffsetDeleteResponse(_PartitionErrors):
 @dataclass(slots=True)
 class DescribeGroupsRequest(_CheckedArrays):
     groups: Sequence[str] = ()
+    version: int = 0                                 # v6+ (KIP-1043): a missing or non-classic group is an error
 
     NON_NULLABLE_SEQUENCES: ClassVar[tuple[str, ...]] = ("groups",)
 
@@ -464,6 +467,7 @@ class DescribedGroup:
     protocol_type: str = ""
     protocol_data: str = ""                          # the selected protocol name (Stable only)
     members: list[DescribedGroupMember] = field(default_factory=list)
+    error_message: str | None = None                 # v6+
 
 
 @dataclass(slots=True)
@@ -483,6 +487,7 @@ class ListedGroup:
     group_id: str
     protocol_type: str
     group_state: str
+    group_type: str = "classic"             # ListGroups v5+ (KIP-848): "classic" or "consumer"
 
 
 @dataclass(slots=True)

@@ -102,7 +102,8 @@ def offset_fetch_groups(body: Any) -> list[OffsetFetchRequest]:
     stable = getattr(body, "require_stable", False)
     groups = body.groups if hasattr(body, "groups") else [body]
     return [OffsetFetchRequest(g.group_id, None if g.topics is None else [
-        OffsetFetchRequestTopic(t.name, list(t.partition_indexes)) for t in g.topics], stable) for g in groups]
+        OffsetFetchRequestTopic(t.name, list(t.partition_indexes)) for t in g.topics], stable,
+        getattr(g, "member_id", None), getattr(g, "member_epoch", -1)) for g in groups]        # v9+: member
 
 
 def offset_fetch_response(responses: list[OffsetFetchResponse], group_ids: list[str], version: int) -> Any:
@@ -117,8 +118,8 @@ def offset_delete(body: Any) -> OffsetDeleteRequest:
         OffsetDeleteRequestTopic(t.name, [p.partition_index for p in t.partitions]) for t in body.topics])
 
 
-def describe_groups(body: Any) -> DescribeGroupsRequest:
-    return DescribeGroupsRequest(list(body.groups))
+def describe_groups(body: Any, version: int = 0) -> DescribeGroupsRequest:
+    return DescribeGroupsRequest(list(body.groups), version)
 
 
 def list_groups(body: Any) -> ListGroupsRequest:

@@ -17,9 +17,22 @@ SERVER_CONFIG: Mapping[str, tuple[Any, str]] = {
     "auto.create.topics.enable": (True, "create a topic on its first Metadata or Produce"),
     "socket.request.max.bytes": (DEFAULT_MAX_REQUEST_BYTES,
                                  "largest request frame; a larger one closes the connection"),
+    "message.max.bytes": (1_048_588,
+                          "largest record batch a Produce may carry (a topic's max.message.bytes overrides it); "
+                          "a larger one is answered MESSAGE_TOO_LARGE, as Kafka answers it"),
     "log.retention.bytes": (256 * 1024 * 1024,
                             "per-partition byte bound of the in-memory log: the oldest batches are dropped "
                             "and fetching below the new log start is OFFSET_OUT_OF_RANGE"),
+    "fetch.max.bytes": (55 * 1024 * 1024,
+                        "largest Fetch answer, whatever the request asks (Kafka's rule: the first batch is "
+                        "returned even if larger, so a consumer makes progress)"),
+    "queued.max.answer.bytes": (256 * 1024 * 1024,
+                                "server-wide bound on memory held for answers being written (a Fetch "
+                                "reserves its records' bytes); beyond it Fetches wait (never fail); one "
+                                "answer larger than the bound is served alone"),
+    "max.connections": (1000,
+                        "open client connections; a new connection beyond it is closed at once (keep it "
+                        "below the process's file-descriptor limit, `ulimit -n`)"),
 }
 
 

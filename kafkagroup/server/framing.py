@@ -4,8 +4,12 @@ Request headers and all bodies are read and written by kio's generated codecs; t
 version (request header v2 for a flexible request, else v1; response header v1 for a flexible response,
 else v0 -- and always v0 for ApiVersions, KIP-511, so a client that sent a version the server does not
 know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``,
-that the header and body consume it exactly, and that no non-nullable field was sent as null: kio's
-readers accept a null length anywhere, Kafka's refuse it and close the connection).  The size prefix and the first eight header bytes (api key,
+that the header and body parse from it, and that no non-nullable field was sent as null: kio's
+readers accept a null length anywhere, Kafka's refuse it and close the connection).  Bytes left in the frame
+after the body are ignored, for every API, as Kafka's broker ignores them (it reads the body from the frame's
+buffer and never checks what remains; checked on a 4.4.0 broker with Metadata v1/v12, ApiVersions v3 and
+Heartbeat v4).  librdkafka 2.x relies on it: its "all topics" Metadata request in flexible versions writes
+the null topic array as one varint and leaves 3 reserved bytes behind it.  The size prefix and the first eight header bytes (api key,
 version, correlation id: identical in every header version) are read with :mod:`struct`, because the
 header version to decode with depends on them; so is the fixed response header (see
 :func:`encode_response`).
@@ -26,7 +30,8 @@ from kafkagroup.server.entities import null_field
 from kafkagroup.server.errors import FrameError   # re-exported: its old home
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
-__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response"]
+__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response", "encode_response_pieces",
+           "response_header", "Records"]
 
 _SIZE = struct.Struct(">i")
 _HEADER_START = struct.Struct(">hhi")
@@ -60,6 +65,16 @@ class FrameBuffer:
     def feed(self, chunk: bytes) -> None:
         self._data += chunk
 
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def has_frame(self) -> bool:
+        """A complete frame (or a size prefix :meth:`next_frame` refuses) is buffered."""
+        if len(self._data) < 4:
+            return False
+        (size,) = _SIZE.unpack_from(self._data)
+        return size < 0 or size > self._max_bytes or len(self._data) >= 4 + size
+
     def next_frame(self) -> bytes | None:
         """The next complete frame's payload (size prefix removed), or None until more bytes arrive."""
         data = self._data
@@ -90,15 +105,15 @@ def decode_request(frame: bytes) -> Request:
     api_key, version, correlation_id = _HEADER_START.unpack_from(frame)
     if not is_supported(api_key, version):
         if api_key == API_VERSIONS and version >= 0:
-            header, _ = _parse(_read_header_v1, frame, 0, "request header v1")
+            # Answered (v0, UNSUPPORTED_VERSION) so that a newer client can retry lower; the header is read
+            # as the newest version's (v2, with tagged fields), as Kafka does: a v1 header closes it there.
+            header, _ = _parse(_read_header_v2, frame, 0, "request header v2")
             return Request(api_key, version, correlation_id, header.client_id, None)
         raise FrameError(f"unsupported API key {api_key} version {version} (correlation id {correlation_id})")
     cls = request_class(api_key, version)
     read_header = _read_header_v2 if cls.__flexible__ else _read_header_v1
     header, used = _parse(read_header, frame, 0, "request header")
-    body, body_used = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
-    if used + body_used != len(frame):
-        raise FrameError(f"{cls.__name__} v{version} ends at byte {used + body_used} of a {len(frame)}-byte frame")
+    body, _ = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
     null = null_field(body)
     if null is not None:
         raise FrameError(f"{cls.__name__} v{version}: non-nullable field {null} is null")
@@ -121,11 +136,76 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: Any) 
     (a pure function of a few hashable fields: Heartbeat's throttle time and error code) are encoded once
     per distinct value.
     """
-    flexible_header = api_key != API_VERSIONS and response_class(api_key, version).__flexible__
-    encoded = _constant_body(body) if api_key in _CONSTANT_BODY_APIS else _body_bytes(body)
-    header = _HEADER_V1.pack(len(encoded) + 5, correlation_id, 0) if flexible_header else \
-        _HEADER_V0.pack(len(encoded) + 4, correlation_id)
-    return header + encoded
+    return b"".join(encode_response_pieces(api_key, version, correlation_id, body))
+
+
+def encode_response_pieces(api_key: int, version: int, correlation_id: int, body: Any) -> list[bytes]:
+    """:func:`encode_response` as pieces to write in order: the size prefix and header, then the body, whose
+    :class:`Records` fields are their batches themselves, not copies (a Fetch answer of fetch.max.bytes
+    costs no copy of its records)."""
+    if api_key in _CONSTANT_BODY_APIS:
+        pieces = [_constant_body(body)]
+    else:
+        out = _Pieces()
+        entity_writer(type(body))(out, body)
+        pieces = out.finish()
+    size = sum(map(len, pieces))
+    return [response_header(api_key, version, correlation_id, size), *pieces]
+
+
+def response_header(api_key: int, version: int, correlation_id: int, body_size: int) -> bytes:
+    """Size prefix + response header of a body of ``body_size`` bytes."""
+    if api_key != API_VERSIONS and response_class(api_key, version).__flexible__:
+        return _HEADER_V1.pack(body_size + 5, correlation_id, 0)
+    return _HEADER_V0.pack(body_size + 4, correlation_id)
+
+
+class Records:
+    """A records field made of whole batches held elsewhere (the log's), written without copying them:
+    ``len()`` is their total size (kio writes the length prefix from it); :func:`encode_response_pieces`
+    keeps the batches as pieces; ``bytes()`` joins them."""
+
+    __slots__ = ("batches", "size")
+
+    def __init__(self, batches: list[bytes]) -> None:
+        self.batches = batches
+        self.size = sum(map(len, batches))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.batches)
+
+    def __eq__(self, other: object) -> bool:
+        return bytes(self) == (bytes(other) if isinstance(other, (bytes, bytearray, memoryview, Records)) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Pieces:
+    """kio's write target for :func:`encode_response_pieces`: small writes gathered, Records kept by reference."""
+
+    __slots__ = ("_pieces", "_buffer")
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+        self._buffer = bytearray()
+
+    def write(self, data: Any) -> int:
+        if type(data) is Records:
+            if self._buffer:
+                self._pieces.append(bytes(self._buffer))
+                self._buffer.clear()
+            self._pieces.extend(data.batches)
+        else:
+            self._buffer += data
+        return len(data)
+
+    def finish(self) -> list[bytes]:
+        if self._buffer:
+            self._pieces.append(bytes(self._buffer))
+        return self._pieces
 
 
 _HEADER_V0 = struct.Struct(">ii")      # size, correlation id

@@ -10,6 +10,9 @@ of an idempotent producer is recognised and not appended twice.  The batch's
 ``lastOffsetDelta`` gives how many offsets it takes.  The high watermark is the last offset + 1 (every
 write is "replicated" at once).  A per-partition byte bound (``log.retention.bytes``) drops the oldest
 batches: the log start offset moves past them and fetching below it is OFFSET_OUT_OF_RANGE.
+
+Fetches waiting for data (``InMemoryLog.wait_for_append``) wait on the partitions they read: an append
+wakes only the fetches waiting on that partition.
 """
 from __future__ import annotations
 
@@ -22,14 +25,16 @@ from dataclasses import dataclass, field
 
 from crc32c import crc32c
 
+from kafkagroup.server.compression import CompressionError, decompress_records
 from kafkagroup.server.errors import BatchError   # re-exported: its old home
 
 __all__ = ["InMemoryLog", "PartitionLog", "BatchError", "split_batches", "TOPIC_ID_NAMESPACE",
-           "OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "INVALID_TOPIC_EXCEPTION", "INVALID_RECORD"]
+           "OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "MESSAGE_TOO_LARGE", "INVALID_TOPIC_EXCEPTION", "INVALID_RECORD"]
 
 # Kafka error codes only the log answers (the coordinator's live in kafkagroup.messages.ErrorCode).
 OFFSET_OUT_OF_RANGE = 1
 CORRUPT_MESSAGE = 2
+MESSAGE_TOO_LARGE = 10
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_RECORD = 87
 
@@ -54,8 +59,12 @@ _PRODUCER = struct.Struct(">qhi")       # @43: producerId, producerEpoch, baseSe
 _RECENT_BATCHES_PER_PRODUCER = 5        # Kafka's ProducerStateEntry keeps the last 5 batches' metadata
 
 
-def split_batches(records: bytes) -> list[bytearray]:
-    """The v2 record batches in ``records``, each checked (length, magic, CRC32C, offset delta)."""
+def split_batches(records: bytes, max_batch_bytes: int = 2**31 - 1) -> list[bytearray]:
+    """The v2 record batches in ``records``, each checked (length, magic, size, CRC32C, offset delta).
+
+    A batch larger than ``max_batch_bytes`` (the topic's ``max.message.bytes``) is MESSAGE_TOO_LARGE: Kafka
+    compares the batch's size as sent (its ``sizeInBytes``: the 12-byte offset and length prefix included,
+    compressed records as compressed), before checking its CRC."""
     batches = []
     pos, end = 0, len(records)
     if end == 0:
@@ -71,6 +80,9 @@ def split_batches(records: bytes) -> list[bytearray]:
         magic = records[pos + _MAGIC_AT]
         if magic != 2:
             raise BatchError(INVALID_RECORD, f"record batch at byte {pos} has magic {magic}; only v2 is accepted")
+        if size > max_batch_bytes:
+            raise BatchError(MESSAGE_TOO_LARGE, f"the record batch at byte {pos} is {size} bytes, over the maximum "
+                                                f"of {max_batch_bytes} (max.message.bytes / message.max.bytes)")
         batch = bytearray(records[pos:pos + size])
         (crc,) = _CRC.unpack_from(batch, 17)
         if crc32c(memoryview(batch)[21:]) != crc:
@@ -95,6 +107,8 @@ class PartitionLog:
     bases: list[int] = field(default_factory=list)
     # idempotent producers: producer id -> recent (epoch, base sequence, base offset), newest last
     producers: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    # fetches waiting for data on this partition, woken (and forgotten) by the next append
+    waiters: set[asyncio.Future[None]] = field(default_factory=set)
 
     def append(self, batches: list[bytearray]) -> int:
         """Append checked batches; return the base offset of the first.  A batch an idempotent producer
@@ -125,32 +139,63 @@ class PartitionLog:
         while self.size_bytes > self.max_bytes and len(self.batches) > 1:
             self.size_bytes -= len(self.batches[0])
             del self.batches[0], self.bases[0]
-            self.log_start_offset = self.bases[0]
+            self.log_start_offset = max(self.log_start_offset, self.bases[0])
+        if first is not None:
+            self.wake_waiters()
         return self.high_watermark if first is None else first
 
-    def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
-        """Whole batches from the one holding ``offset``, up to ``max_bytes`` (the first batch even if
-        larger when ``at_least_one``, KIP-74); ``b""`` at the high watermark.  ``offset`` must be in range."""
+    def wake_waiters(self) -> None:
+        waiters, self.waiters = self.waiters, set()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to ``offset`` (-1 = the high watermark), dropping the
+        batches wholly below it, as Kafka's ``deleteRecordsOnLeader``; a lower offset leaves it where it is.
+        Returns the new log start offset (the answer's low watermark).  ``offset`` must be at most the high
+        watermark (the handler answers OFFSET_OUT_OF_RANGE otherwise)."""
+        target = self.high_watermark if offset == -1 else offset
+        if target > self.log_start_offset:
+            self.log_start_offset = target
+            drop = bisect.bisect_right(self.bases, target) - 1      # the batch holding target stays
+            if target == self.high_watermark:
+                drop = len(self.batches)
+            if drop > 0:
+                self.size_bytes -= sum(len(b) for b in self.batches[:drop])
+                del self.batches[:drop], self.bases[:drop]
+        return self.log_start_offset
+
+    def batches_from(self, offset: int, max_bytes: int, at_least_one: bool) -> list[bytes]:
+        """The whole batches a read from ``offset`` returns (not copied): from the one holding ``offset``, up
+        to ``max_bytes`` (the first batch even if larger when ``at_least_one``, KIP-74); none at the high
+        watermark.  ``offset`` must be in range."""
         if offset >= self.high_watermark:
-            return b""
-        i = bisect.bisect_right(self.bases, offset) - 1
+            return []
+        i = max(bisect.bisect_right(self.bases, offset) - 1, 0)
         out: list[bytes] = []
         total = 0
-        for batch in self.batches[max(i, 0):]:
+        for j in range(i, len(self.batches)):
+            batch = self.batches[j]
             if total + len(batch) > max_bytes and (out or not at_least_one):
                 break
             out.append(batch)
             total += len(batch)
-        return b"".join(out)
+        return out
+
+    def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
+        """:meth:`batches_from`, joined; ``b""`` at the high watermark."""
+        return b"".join(self.batches_from(offset, max_bytes, at_least_one))
 
     def in_range(self, offset: int) -> bool:
         return self.log_start_offset <= offset <= self.high_watermark
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
         """(offset, timestamp) of the first record whose timestamp is >= ``timestamp``, else (-1, -1), as
-        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first
-        such record inside.  In a compressed batch (records not read here) the batch's base offset and max
-        timestamp stand for the record (a consumer seeking there skips earlier records itself)."""
+        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first such
+        record inside -- inside a compressed batch too (its records are decompressed for this, as Kafka's
+        broker reads them: a consumer seeking to the batch's base offset would read the earlier records of
+        the batch again, it does not skip them)."""
         for base, batch in zip(self.bases, self.batches):
             (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
             if max_ts >= timestamp:
@@ -162,7 +207,7 @@ class PartitionLog:
 
     def max_timestamp(self) -> tuple[int, int]:
         """(offset, timestamp) for ListOffsets' MAX_TIMESTAMP (KIP-734): the first record holding the largest
-        timestamp (batch base offset for a compressed batch); (-1, -1) when empty."""
+        timestamp, in the first batch that reaches it (compressed or not); (-1, -1) when empty."""
         best = (-1, -1, b"")
         for base, batch in zip(self.bases, self.batches):
             (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
@@ -190,26 +235,36 @@ def _varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
 
 
 def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
-    """(offset delta, timestamp) of every record of an uncompressed v2 batch, in order; None for a
-    compressed batch, or one whose records do not parse (its CRC is the client's; the records are not
-    checked at produce time)."""
+    """(offset delta, timestamp) of every record of a v2 batch, in order; None for a batch whose records do
+    not parse or decompress (its CRC is the client's; the records are not checked at produce time).
+
+    A log-append-time batch needs no record: each carries the batch's max timestamp.  A compressed batch is
+    decompressed here (:mod:`kafkagroup.server.compression`) and its records read one by one in Python --
+    unavoidable there, the timestamps being inside the compressed bytes; a lookup does it for the one batch
+    that holds its answer, never at append time."""
     (attributes,) = _ATTRIBUTES.unpack_from(batch, 21)
     (last_delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
     (base_ts,) = _BASE_TIMESTAMP.unpack_from(batch, 27)
     (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
-    if attributes & _COMPRESSION_MASK:
-        return None
     if attributes & _LOG_APPEND_TIME:        # every record carries the batch's (max) timestamp
         return [(d, max_ts) for d in range(last_delta + 1)]
     (count,) = _RECORD_COUNT.unpack_from(batch, 57)
+    codec = attributes & _COMPRESSION_MASK
+    if codec:
+        try:
+            records: bytes | bytearray = decompress_records(codec, memoryview(batch)[_BATCH_OVERHEAD:])
+        except CompressionError:
+            return None
+        pos = 0
+    else:
+        records, pos = batch, _BATCH_OVERHEAD
     out = []
-    pos = _BATCH_OVERHEAD
     try:
         for _ in range(count):
-            length, pos = _varint(batch, pos)
+            length, pos = _varint(records, pos)
             end = pos + length
-            ts_delta, pos = _varint(batch, pos + 1)       # after the record's attributes byte
-            offset_delta, pos = _varint(batch, pos)
+            ts_delta, pos = _varint(records, pos + 1)       # after the record's attributes byte
+            offset_delta, pos = _varint(records, pos)
             out.append((offset_delta, base_ts + ts_delta))
             pos = end
     except (IndexError, ValueError):
@@ -217,11 +272,50 @@ def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
     return out
 
 
+class _Topics(dict):  # type: ignore[type-arg]
+    """The topic -> partitions dict, counting its changes (for caches of what depends on the topic list)."""
+
+    __slots__ = ("changes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changes = 0
+
+    def __setitem__(self, key, value):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        super().__delitem__(key)
+
+    def pop(self, *args):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        return super().pop(*args)
+
+    def popitem(self):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        return super().popitem()
+
+    def setdefault(self, key, default=None):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self.changes += 1
+        super().clear()
+
+
 class InMemoryLog:
-    """Topics -> partitions, created from ``--topic`` or on first use (``num.partitions``)."""
+    """Topics -> partitions, created from ``--topic``, by CreateTopics or on first use (``num.partitions``),
+    each with the topic configs it was created with (:mod:`kafkagroup.server.topic_config`)."""
 
     def __init__(self, *, num_partitions: int = 1, partition_max_bytes: int = 256 * 1024 * 1024,
-                 auto_create: bool = True) -> None:
+                 auto_create: bool = True, message_max_bytes: int = 1_048_588) -> None:
         if num_partitions < 1:
             raise ValueError(f"num.partitions must be at least 1, got {num_partitions}")
         if partition_max_bytes < 1:
@@ -229,8 +323,11 @@ class InMemoryLog:
         self.num_partitions = num_partitions
         self.partition_max_bytes = partition_max_bytes
         self.auto_create = auto_create
-        self.topics: dict[str, list[PartitionLog]] = {}
-        self._appended = asyncio.Event()
+        self.message_max_bytes = message_max_bytes
+        self.topics: dict[str, list[PartitionLog]] = _Topics()
+        self.configs: dict[str, dict[str, str]] = {}      # topic -> the configs set at creation
+        self._incarnation: dict[str, int] = {}             # topic -> times created before (for its id)
+        self.metadata_version = 0        # bumped by every topic created, grown or deleted (consumer groups watch it)
 
     @staticmethod
     def topic_problem(name: str | None) -> str | None:
@@ -238,11 +335,15 @@ class InMemoryLog:
             return f"illegal topic name {name!r} (1-249 of [a-zA-Z0-9._-], not '.' or '..')"
         return None
 
-    @staticmethod
-    def topic_id(name: str) -> uuid.UUID:
-        return uuid.uuid5(TOPIC_ID_NAMESPACE, name)
+    def topic_id(self, name: str) -> uuid.UUID:
+        """uuid5 of the name (and, for a topic deleted and created again, of how many times it was: a new
+        topic gets a new id, as in Kafka, so that clients tell the two apart); stable across restarts for a
+        topic created once."""
+        again = self._incarnation.get(name, 0)
+        return uuid.uuid5(TOPIC_ID_NAMESPACE, name if again == 0 else f"{name}\x00{again}")
 
-    def create(self, name: str, partitions: int | None = None) -> list[PartitionLog]:
+    def create(self, name: str, partitions: int | None = None, configs: dict[str, str] | None = None
+               ) -> list[PartitionLog]:
         problem = self.topic_problem(name)
         if problem:
             raise ValueError(problem)
@@ -252,9 +353,39 @@ class InMemoryLog:
         existing = self.topics.get(name)
         if existing is not None:
             return existing
-        created = [PartitionLog(self.partition_max_bytes) for _ in range(count)]
+        self.configs[name] = dict(configs or {})
+        created = [PartitionLog(self._partition_bound(name)) for _ in range(count)]
         self.topics[name] = created
+        self.metadata_version += 1
         return created
+
+    def add_partitions(self, name: str, count: int) -> None:
+        """Grow topic ``name`` to ``count`` partitions (CreatePartitions; the handler checks the count)."""
+        parts = self.topics[name]
+        parts.extend(PartitionLog(self._partition_bound(name)) for _ in range(count - len(parts)))
+        self.metadata_version += 1
+
+    def delete(self, name: str) -> None:
+        """Drop topic ``name`` and its records (DeleteTopics); a topic created later under the name gets a
+        new id.  Fetches waiting on its partitions are woken (they answer UNKNOWN_TOPIC_OR_PARTITION)."""
+        for partition in self.topics[name]:
+            partition.wake_waiters()
+        del self.topics[name]
+        self.configs.pop(name, None)
+        self._incarnation[name] = self._incarnation.get(name, 0) + 1
+        self.metadata_version += 1
+
+    def max_message_bytes(self, topic: str) -> int:
+        """The largest record batch a produce to ``topic`` may carry: its ``max.message.bytes``, else the
+        node's ``message.max.bytes``."""
+        value = self.configs.get(topic, {}).get("max.message.bytes")
+        return self.message_max_bytes if value is None else int(value)
+
+    def _partition_bound(self, topic: str) -> int:
+        """Bytes kept per partition: a positive ``retention.bytes`` of the topic, else ``log.retention.bytes``
+        (Kafka's -1, unbounded, is not offered: the log is in memory)."""
+        value = int(self.configs.get(topic, {}).get("retention.bytes", "-1"))
+        return value if value > 0 else self.partition_max_bytes
 
     def partition(self, topic: str, index: int, *, create: bool = False) -> PartitionLog | None:
         parts = self.topics.get(topic)
@@ -264,13 +395,28 @@ class InMemoryLog:
             return None
         return parts[index]
 
-    def notify_append(self) -> None:
-        """Wake fetches waiting for data."""
-        self._appended.set()
-        self._appended = asyncio.Event()
+    def layout(self) -> tuple[int, int]:
+        """Changes whenever a topic is created or removed or gains partitions: (changes to the topic dict,
+        partitions in all)."""
+        topics = self.topics
+        return getattr(topics, "changes", -1), sum(map(len, topics.values()))
 
-    async def wait_for_append(self, timeout_s: float) -> None:
+    async def wait_for_append(self, partitions: list[PartitionLog], timeout_s: float) -> None:
+        """Return at the next append to one of ``partitions`` or after ``timeout_s`` (whichever first); a
+        cancelled wait leaves nothing behind."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        for partition in partitions:
+            partition.waiters.add(waiter)
+        timer = loop.call_later(timeout_s, _wake, waiter)
         try:
-            await asyncio.wait_for(self._appended.wait(), timeout_s)
-        except asyncio.TimeoutError:
-            pass
+            await waiter
+        finally:
+            timer.cancel()
+            for partition in partitions:
+                partition.waiters.discard(waiter)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -1,7 +1,7 @@
 // A Java consumer (Apache Kafka's kafka-clients) that a Python test drives and follows: every group event is
 // one JSON line on stdout, flushed, so the test can wait for it with a deadline.
 //
-//   java -cp 'build/kafka-jars/*' tests/server/java/GroupConsumer.java bootstrap=127.0.0.1:9092 group=g topics=t0,t1 \
+//   java -cp 'build/kafka4/lib/*' tests/server/java/GroupConsumer.java bootstrap=127.0.0.1:9092 group=g topics=t0,t1 \
 //        strategy=cooperative-sticky group.instance.id=host-1 session.timeout.ms=6000 commit=sync
 //
 // Arguments are key=value. Keys this driver reads itself: bootstrap, group, topics (comma list), strategy
@@ -106,8 +106,11 @@ public class GroupConsumer {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.getOrDefault("bootstrap", "127.0.0.1:9092"));
         props.put(ConsumerConfig.GROUP_ID_CONFIG, opts.getOrDefault("group", "g"));
-        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
-                  strategyClasses(opts.getOrDefault("strategy", "range")));
+        if (!opts.getOrDefault("group.protocol", "classic").equalsIgnoreCase("consumer")) {
+            // a KIP-848 member (group.protocol=consumer, kafka-clients 4.x) is assigned by the coordinator
+            props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                      strategyClasses(opts.getOrDefault("strategy", "range")));
+        }
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());

@@ -1,0 +1,88 @@
+"""What offsets, describe and list need from a consumer group (KIP-848): the member checks of OffsetCommit and
+OffsetFetch (Kafka's ``ConsumerGroup.validateOffsetCommit`` / ``validateOffsetFetch``), the
+ConsumerGroupDescribe answer and the ListGroups entry.  Storing and reading offsets is kind-agnostic
+(:class:`~kafkagroup.coordinator.offsets.OffsetHandlers` over the group id's
+:class:`~kafkagroup.coordinator.offset_state.GroupOffsets`).
+
+* OffsetCommit: a commit with a negative epoch is an admin's (or a manual-assignment consumer's) and is
+  accepted only while the group has no members; otherwise the member must exist (UNKNOWN_MEMBER_ID), use
+  OffsetCommit v9+ (UNSUPPORTED_VERSION: older versions cannot carry a member epoch) and send its current
+  member epoch (STALE_MEMBER_EPOCH otherwise -- e.g. a member fenced while it was processing).
+* OffsetFetch: without member id and with a negative epoch it is an admin's and always answered; otherwise
+  the same member and epoch checks (v9+ carry them).
+* Retention (Kafka's ``ConsumerGroup`` expiration condition): an offset of a topic no member subscribes to
+  expires ``offsets.retention.minutes`` after its commit (or at the explicit expiry an OffsetCommit v2-v4 set);
+  offsets of subscribed topics and of partitions with a pending transactional offset never do.
+"""
+from __future__ import annotations
+
+from kafkagroup.coordinator.consumer.group import ConsumerGroup
+from kafkagroup.coordinator.consumer.target import preferred_assignor
+from kafkagroup.messages.api import ListedGroup, OffsetCommitRequest, OffsetFetchRequest
+from kafkagroup.messages.consumer_api import (
+    DescribedConsumerGroup, DescribedConsumerGroupMember, DescribedTopicPartitions,
+)
+from kafkagroup.messages.error_codes import ErrorCode
+from kafkagroup.messages.topics import TopicsView
+from kafkagroup.structs import TopicPartition
+
+__all__ = ["consumer_commit_error", "consumer_fetch_error", "describe_consumer_group", "list_entry",
+           "expired_offsets"]
+
+_E = ErrorCode
+
+
+def consumer_commit_error(group: ConsumerGroup, req: OffsetCommitRequest) -> ErrorCode | None:
+    if req.generation_id < 0 and group.is_empty():
+        return None
+    member = group.members.get(req.member_id)
+    if member is None:
+        return _E.UNKNOWN_MEMBER_ID
+    if req.version < 9:
+        return _E.UNSUPPORTED_VERSION
+    if req.generation_id != member.member_epoch:
+        return _E.STALE_MEMBER_EPOCH
+    return None
+
+
+def consumer_fetch_error(group: ConsumerGroup, req: OffsetFetchRequest) -> ErrorCode | None:
+    if req.member_id is None and req.member_epoch < 0:
+        return None
+    member = group.members.get(req.member_id or "")
+    if member is None:
+        return _E.UNKNOWN_MEMBER_ID
+    if req.member_epoch != member.member_epoch:
+        return _E.STALE_MEMBER_EPOCH
+    return None
+
+
+def _partitions(assignment: dict, topics: TopicsView) -> list[DescribedTopicPartitions]:
+    return [DescribedTopicPartitions(t, topics.topic_name(t) or "", sorted(ps)) for t, ps in assignment.items()]
+
+
+def describe_consumer_group(group: ConsumerGroup, topics: TopicsView) -> DescribedConsumerGroup:
+    members = [DescribedConsumerGroupMember(
+        m.member_id, m.instance_id, m.rack_id, m.member_epoch, m.client_id, m.client_host,
+        list(m.subscribed_topic_names), m.subscribed_topic_regex,
+        _partitions(dict(m.assignment.assigned), topics), _partitions(dict(group.target.get(m.member_id, {})), topics))
+        for m in group.members.values()]
+    return DescribedConsumerGroup(_E.NONE, group.group_id, None, group.state_name, group.group_epoch,
+                                  group.assignment_epoch,
+                                  preferred_assignor(m.server_assignor for m in group.members.values()), members)
+
+
+def list_entry(group: ConsumerGroup) -> ListedGroup:
+    return ListedGroup(group.group_id, group.protocol_type, group.state_name, group.group_type)
+
+
+def expired_offsets(group: ConsumerGroup, now_ms: int, retention_ms: int) -> list[TopicPartition]:
+    subscribed = group.all_subscribed_topics()
+    pending = group.offset_state.pending_txn_partitions
+    expired = []
+    for tp, o in group.offset_state.committed.items():
+        if tp.topic in subscribed or tp in pending:
+            continue
+        if (now_ms >= o.expire_timestamp) if o.expire_timestamp is not None else (
+                now_ms - o.commit_timestamp >= retention_ms):
+            expired.append(tp)
+    return expired
