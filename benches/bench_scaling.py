@@ -1,8 +1,8 @@
 """Sticky and cooperative-sticky from 10k to 16M partitions, each next to the memory floor and franz-go.
 
 The floor ("memory pass"): read P int32 (the claims, or any P-entry input) and write P int32 owners into a
-freshly allocated array, in this process, with numpy (``memory_pass``); no assignor can return owner[P]
-for less. Every row prints "x floor" = our median / the floor's median at the same P, measured in the
+newly allocated array, in this process, with numpy (``conftest.memory_pass``: the engine's allocator, so
+pages are reused or faulted in as for the engine's own arrays); no assignor can return owner[P] for less. Every row prints "x floor" = our median / the floor's median at the same P, measured in the
 same run.
 
 Shapes (uniform subscriptions, every member on every topic; ANCHORS.md's rows where they exist):

@@ -129,7 +129,7 @@ def test_sticky_engine_vs_kafka_python(benchmark, report, strategy, name, base, 
         if racks:
             note += "; peer ignores racks"
     report.add(f"{strategy} {name}", benchmark, "kafka-python 3.0.12" if run_peer else "-",
-               peer_ms if run_peer else "n/a", CAP_S, note)
+               peer_ms if run_peer else "n/a", CAP_S, note, partitions=int(group.partition_count.sum()))
 
 
 _MEMORY_PROBE = """

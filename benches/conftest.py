@@ -63,7 +63,12 @@ def report() -> Report:
 
 
 def memory_pass(claims: np.ndarray) -> np.ndarray:
-    """The floor of any assignor returning owner[P]: read P int32 and write them into a fresh int32[P]."""
+    """The floor of any assignor returning owner[P]: read P int32 and write them into a new int32[P] from
+    the allocator the engine's result comes from (malloc). As for the engine's own arrays, glibc's
+    thresholds decide whether its pages are reused from the last call or faulted in afresh: measured here,
+    reused at 1M partitions (~0.1 ms), fresh at 4M (~5 ms, page faults). Forcing fresh pages at every
+    size (an anonymous mapping per call) measured 12 ms at 1M on the loaded VM, a cost the engine does
+    not pay in steady state."""
     owner = np.empty(claims.shape[0], dtype=np.int32)
     np.copyto(owner, claims)
     return owner

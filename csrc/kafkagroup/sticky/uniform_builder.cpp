@@ -102,6 +102,35 @@ std::vector<int32_t> build_uniform(const Input& in) {
     }
 
     std::vector<int64_t> load(static_cast<std::size_t>(M), 0);
+    if (any_owned && !in.rack_aware) {
+        // Keep and round out in one pass. Each member keeps the first min(owned, quota) of its partitions in
+        // partition order, so its load after keeping is known before the pass; a partition not kept goes to
+        // the lowest id below quota counting those kept loads, exactly as the two passes below hand it out
+        // (free partitions in partition order, the member pointer only moving up).
+        std::vector<int64_t> kept(static_cast<std::size_t>(M), 0);
+        for (int32_t k = 0; k < M; ++k) load[k] = std::min(owned[k], quota[k]);
+        const int32_t* const sticky_owner = in.sticky_owner;
+        int32_t* const own = owner.data();
+        int64_t* const load_of = load.data();
+        int64_t* const kept_of = kept.data();
+        const int64_t* const quota_of = quota.data();
+        int32_t next = 0;  // lowest member that may still be below quota
+        for (int32_t t = 0; t < in.T; ++t) {
+            if (!in.subscribed(t)) continue;
+            for (int32_t part = in.topic_begin(t), end = in.topic_end(t); part < end; ++part) {
+                const int32_t o = sticky_owner[part];
+                if (o >= 0 && kept_of[o] < quota_of[o]) {
+                    own[part] = o;
+                    ++kept_of[o];
+                    continue;
+                }
+                while (load_of[next] >= quota_of[next]) ++next;  // quotas sum to N: one is below quota
+                own[part] = next;
+                ++load_of[next];
+            }
+        }
+        return owner;
+    }
     if (any_owned) {
         const int32_t* const sticky_owner = in.sticky_owner;
         int32_t* const own = owner.data();
