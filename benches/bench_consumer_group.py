@@ -8,6 +8,8 @@
   hold serve's event loop without the offload; serve runs it on a worker thread) -- uniform and range, homogeneous
   subscriptions and 10 distinct ones.  Peer: Kafka's 461 ms for a heterogeneous 10,000-member group is issue 22's
   figure, not measured in this run (no JVM here); the table shows it as text.
+* the longest stall of an asyncio loop (1 ms ticks) while that target is computed on the loop's executor, as
+  serve does, next to computing it inline (same run; printed, and in the benchmark's extra_info).
 """
 from __future__ import annotations
 
@@ -113,3 +115,55 @@ def test_target_after_one_join_in_a_10k_group(benchmark, report, tmp_path: Path,
     report.add(f"KIP-848: new target after one join, 10k members ({kind}, {assignor})", benchmark,
                "Kafka 4.4 (issue 22, not this run)", "461 ms heterogeneous", 0,
                "the heartbeat that computes it; serve offloads it to a worker thread")
+
+
+def _loop_stall(offload: bool) -> float:
+    """The longest gap between 1 ms ticks of an asyncio loop while a 10,000-member group's new target (one
+    member joined) is computed inline, or on the loop's executor as serve does (seconds)."""
+    import asyncio
+
+    from kafkagroup.coordinator.consumer.target import compute_target
+    from kafkagroup.messages.topics import topic_id_for
+
+    topics = {name: (topic_id_for(name), count) for name, count in TOPICS.items()}
+    members = {f"m{i:05d}": (tuple(NAMES), None, None) for i in range(MEMBERS)}
+    previous = compute_target("uniform", topics, members, {})
+    members["new"] = (tuple(NAMES), None, None)
+
+    async def run() -> float:
+        gaps: list[float] = []
+        done = False
+
+        async def ticker() -> None:
+            last = time.perf_counter()
+            while not done:
+                await asyncio.sleep(0.001)
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0.02)
+        gaps.clear()
+        if offload:
+            await asyncio.get_running_loop().run_in_executor(None, compute_target, "uniform", topics, members,
+                                                             previous)
+        else:
+            compute_target("uniform", topics, members, previous)
+        await asyncio.sleep(0.005)
+        done = True
+        await task
+        return max(gaps)
+
+    return asyncio.run(run())
+
+
+def test_event_loop_stall_while_a_10k_target_is_computed(benchmark) -> None:
+    """The benchmark times whole loop runs (offloaded); the figures are the stalls, in extra_info and printed:
+    the median longest stall offloaded next to inline in the same run."""
+    benchmark.pedantic(_loop_stall, args=(True,), rounds=3, iterations=1)
+    inline = sorted(_loop_stall(False) for _ in range(5))[2] * 1000
+    offloaded = sorted(_loop_stall(True) for _ in range(5))[2] * 1000
+    benchmark.extra_info.update(offloaded_stall_ms=round(offloaded, 1), inline_stall_ms=round(inline, 1))
+    print(f"\nlongest event-loop stall while a 10k-member target is computed: offloaded {offloaded:.1f} ms, "
+          f"inline {inline:.1f} ms (median of 5 each, same run)")
