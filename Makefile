@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean
+.PHONY: all venv build demo test test-fast conformance server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean soak
 
 all: build
 
@@ -25,8 +25,15 @@ $(STAMP): $(VENV)/bin/python pyproject.toml setup.py
 
 venv: $(STAMP)
 
+# setup.py's naive_recompile rebuilds an object only when its .cpp is newer: a changed header (a struct in
+# problem.hpp, say) would leave stale objects that crash at run time, so any header change drops them all.
+ENGINE_HEADERS := $(shell find csrc pyext -name '*.hpp' 2>/dev/null)
+build/.engine-headers: $(ENGINE_HEADERS)
+	rm -rf build/temp.*
+	@mkdir -p build && touch $@
+
 # flock: several shells (or helpers) may build at once in one work tree.
-build: $(STAMP)
+build: $(STAMP) build/.engine-headers
 	flock /tmp/kafkagroup-build.lock env KAFKAGROUP_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace
 
 demo: build
@@ -41,18 +48,18 @@ java:
 kcat:
 	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; }
 
-# Apache Kafka's Java client (kafka-clients 3.9.1) and its four runtime jars, for the real-client tests and
-# `kafkagroup bench`'s Java peer. They ship inside a PyPI wheel (pyflink's lib/); only those five are kept.
+# Apache Kafka's Java client 3.9.1 and its four runtime jars (zstd-jni, lz4-java, snappy-java, slf4j-api) from
+# Maven Central by coordinates (tools/kafka-jars/pom.xml) into build/kafka-jars: `kafkagroup bench`'s Java peer
+# and the assignor differential test, whose figures are stated against 3.9.1. The real-client tests use Kafka
+# 4's client from `make kafka4`. Maven comes from Debian if missing.
 KAFKA_JARS := build/kafka-jars
-KAFKA_JAR_NAMES := kafka-clients lz4-java snappy-java slf4j-api zstd-jni
-$(KAFKA_JARS)/.extracted: | $(VENV)/bin/python
-	rm -rf build/kafka-wheel && mkdir -p build/kafka-wheel $(KAFKA_JARS)
-	$(PY) -m pip download -q --no-deps -d build/kafka-wheel "shigawire-apache-flink-libraries==2.0.0.post1"
-	cd build/kafka-wheel && unzip -q -o -j *.whl $(foreach j,$(KAFKA_JAR_NAMES),'pyflink/lib/$(j).jar') -d ../kafka-jars
-	rm -rf build/kafka-wheel
+$(KAFKA_JARS)/.copied: tools/kafka-jars/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven; }
+	rm -rf $(KAFKA_JARS) && mkdir -p $(KAFKA_JARS)
+	mvn -q -B -f tools/kafka-jars/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(abspath $(KAFKA_JARS))
 	touch $@
 
-kafka-jars: $(KAFKA_JARS)/.extracted
+kafka-jars: $(KAFKA_JARS)/.copied
 
 # Apache Kafka 4 (KAFKA4_VERSION, pinned in tools/kafka4/pom.xml) from Maven Central by coordinates: the
 # broker, its group coordinator (server-side assignors), kafka-tools and the 4.x client, with what they need,
@@ -95,14 +102,35 @@ cxx-test: build/cxx/engine_test
 test: build java kafka-jars kafka4 kcat cxx-test
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
 
+# tests/conformance/ with its extended set: every scenario against a real Apache Kafka 4.4.0 broker and
+# `kafkagroup serve`, including the long ones (offsets retention, every client through every rebalance
+# trigger), then the large seeded run of the server assignors against Kafka's classes. `make test` runs the
+# default set (a few minutes). KAFKAGROUP_CONFORMANCE_DUMP=<dir> writes each scenario's normalised
+# observations there.
+conformance: build java kafka4 server-assignors-conformance
+	KAFKAGROUP_CONFORMANCE_EXTENDED=1 $(PY) -m pytest -q tests/conformance
+
+# server-range / server-uniform against Kafka 4.4.0's own assignors on many seeded groups (one JVM; the sample
+# in `make test` runs 60 groups). SERVER_CONFORMANCE_GROUPS (default 3000) and SERVER_CONFORMANCE_SEED choose them.
+server-assignors-conformance: build java kafka4
+	KAFKAGROUP_SERVER_CONFORMANCE=1 $(PY) -m pytest -q -s -m server_conformance tests/core/test_server_assignors_kafka.py
+
 test-fast: build
-	$(PY) -m pytest -q -m "not spark and not slow" tests
+	$(PY) -m pytest -q -m "not spark and not slow" --ignore=tests/conformance tests
 
 # BENCH_FILES: which bench files (default: all of benches/); BENCH_ARGS: more pytest options, e.g.
 #   make bench BENCH_FILES=bench_spark.py BENCH_ARGS="-k member_rows"
 BENCH_FILES ?= .
 bench: build
 	cd benches && PYSPARK_PYTHON=$(abspath $(PY)) ../$(PY) -m pytest -q -o python_files='bench_*.py' -p no:cacheprovider --benchmark-columns=median,min,rounds --benchmark-sort=name $(BENCH_FILES) $(BENCH_ARGS)
+
+# `kafkagroup serve` under heavy and hostile clients (issue 24) at full size: a live 3-member group heartbeats
+# while another process pipelines 55 MiB Fetches (read and unread), Metadata for 1,000 topics and parked
+# Fetches that vanish, for SOAK_SECONDS (default 60). Prints idle/peak RSS, the worst heartbeat latency and
+# what was answered as one JSON line; fails if the server dies, RSS passes 2x idle + the answer bound, or a
+# member is expelled. (make test runs the same scenario for 8 s: tests/server/test_server_hostile.py.)
+soak: build
+	$(PY) tests/server/hostile_clients.py --seconds $${SOAK_SECONDS:-60}
 
 fuzz: build
 	$(PY) -m pip install -q "atheris>=2.3"

@@ -171,6 +171,49 @@ def churn_inputs(strategy: str):
     return metadata, members
 
 
+def independent_inputs(strategy: str, seed: int = 11):
+    """The churned reference group as JoinGroup bytes made independently of kafkagroup's scenario names:
+    500 random 10-letter topic names, 2,000 random client-style member ids (consumer-app-N-<uuid>) in join
+    order (shuffled, not MemberInfo order), a settled generation 7 of ``strategy`` on them (each survivor
+    claims what it was given, in Java's ConsumerProtocol layout), 200 members replaced by new ones that
+    own nothing. churn_inputs' names are ``topic000123`` / ``m0000123`` in MemberInfo order, generation 1."""
+    import string
+
+    from kafkagroup.protocol.user_data import cooperative_sticky_user_data, sticky_user_data
+    from kafkagroup.scenarios import next_generation, uniform_group
+
+    rng = random.Random(seed)
+    names: set[str] = set()
+    while len(names) < TOPICS:
+        names.add("".join(rng.choice(string.ascii_lowercase) for _ in range(10)))
+
+    def member_id() -> str:
+        return f"consumer-app-{rng.randrange(1, 100)}-" + "%08x-%04x-%04x-%04x-%012x" % tuple(
+            rng.getrandbits(b) for b in (32, 16, 16, 16, 48))
+
+    group = uniform_group(topics=TOPICS, partitions=PARTITIONS, members=MEMBERS)
+    group.topics, group.members = sorted(names), sorted(member_id() for _ in range(MEMBERS))  # Java order
+    settled = kafkagroup.assign_arrays(strategy, **group.arrays())
+    churned = next_generation(group, settled.owner, remove=200, add=200, generation=7, seed=seed)
+    churned.topics = group.topics
+    members = []
+    for i in range(len(churned.members)):
+        mid = churned.members[i] if i < MEMBERS - 200 else member_id()
+        topics = [churned.topics[t] for t in churned.sub_topics[churned.sub_offsets[i]:churned.sub_offsets[i + 1]].tolist()]
+        tn, pn = churned.partition_names(churned.owned_partitions[churned.owned_offsets[i]:churned.owned_offsets[i + 1]])
+        owned = [TopicPartition(t, p) for t, p in zip(tn, pn)]
+        generation = int(churned.generation[i])
+        if strategy == "sticky":
+            sub = Subscription(topics, sticky_user_data(owned, generation) if generation >= 0 else None, [], -1)
+        elif strategy == "cooperative-sticky":
+            sub = Subscription(topics, cooperative_sticky_user_data(generation), owned, generation)
+        else:
+            sub = Subscription(topics, None, owned, generation)
+        members.append((mid, None, encode_subscription(sub, 3)))
+    rng.shuffle(members)
+    return dict(zip(churned.topics, churned.partition_count.tolist())), members
+
+
 def build_mixed_inputs():
     rng = random.Random(5)
     topics = [f"topic-{t:03d}-{(t * 7919) % 1000:03d}" for t in range(TOPICS)]
@@ -268,22 +311,27 @@ def kafka_python_leader(strategy: str, members, metadata):
     return {mid: a.encode() for mid, a in assignor.assign(KafkaPythonCluster(metadata), decoded).items()}
 
 
+INPUTS = {"bench": churn_inputs, "independent": independent_inputs}
+
+
+@pytest.mark.parametrize("shape", list(INPUTS))
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_leader_path_churn(benchmark, report, strategy):
-    """decode + assign + encode on the churned reference group (churn_inputs), next to the engine call
-    alone on the decoded group and kafka-python's whole step (capped, KAFKAGROUP_PEER_CAP_S)."""
+def test_leader_path_churn(benchmark, report, strategy, shape):
+    """decode + assign + encode on the churned reference group (churn_inputs, or independent_inputs: the
+    same group as independently generated JoinGroup bytes), next to the engine call alone on the decoded
+    group and kafka-python's whole step (capped, KAFKAGROUP_PEER_CAP_S)."""
     from conftest import time_peer
 
-    metadata, members = churn_inputs(strategy)
+    metadata, members = INPUTS[shape](strategy)
     out = benchmark.pedantic(lambda: leader_path(strategy, members, metadata), rounds=5, warmup_rounds=1)
     assert len(out) == MEMBERS
     group = decode_group(members, metadata, assignor=strategy)
     arrays = group.arrays()
     engine = _median_ms(lambda: kafkagroup.assign_arrays(strategy, **arrays), 5)[0]
     cpu = stage_cpu_ms(strategy, members, metadata)
-    name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%"
+    name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%, {shape} input"
     report.add(name, benchmark, "engine call alone", engine, 0,
-               "CPU ms: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
+               "CPU ms: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()), partitions=TOPICS * PARTITIONS)
     report.add(name, benchmark, "kafka-python 3.0.12",
                time_peer(lambda: kafka_python_leader(strategy, members, metadata), rounds=1, cap_s=CAP_S),
                CAP_S, "decode+assign+encode")
@@ -327,10 +375,11 @@ def print_leader_path_stages() -> None:
     print(f"{'leader path, churn (CPU ms, median of 7)':<42} {'decode':>7} {'engine':>7} {'encode':>7} "
           f"{'sum':>7} {'path':>7}")
     for strategy in STRATEGIES:
-        metadata, members = churn_inputs(strategy)
-        c = stage_cpu_ms(strategy, members, metadata)
-        print(f"{strategy:<42} {c['decode']:>7.1f} {c['engine']:>7.1f} {c['encode']:>7.1f} "
-              f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f}")
+        for shape, make in INPUTS.items():
+            metadata, members = make(strategy)
+            c = stage_cpu_ms(strategy, members, metadata)
+            print(f"{strategy + ', ' + shape:<42} {c['decode']:>7.1f} {c['engine']:>7.1f} {c['encode']:>7.1f} "
+                  f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f}")
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["leader"]:

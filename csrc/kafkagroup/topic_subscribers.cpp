@@ -10,7 +10,7 @@ TopicSubscribers topic_subscribers(const Problem& p, const Prepared& pr) {
     const std::size_t T = static_cast<std::size_t>(pr.num_topics);
     out.first.assign(T, 0);
     out.size.assign(T, 0);
-    if (subscriptions_uniform(p, pr)) {
+    if (pr.uniform) {
         out.members.resize(static_cast<std::size_t>(pr.num_members));
         std::iota(out.members.begin(), out.members.end(), 0);
         for (int64_t i = p.sub_offsets[0]; i < p.sub_offsets[1]; ++i) out.size[p.sub_topics[i]] = pr.num_members;

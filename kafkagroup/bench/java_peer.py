@@ -52,17 +52,17 @@ def find_jars(directory: str | os.PathLike[str] | None = None) -> list[Path]:
                           "run make kafka-jars)")
 
 
-def _compile(jars: list[Path]) -> Path:
-    """Compile the driver once per (source, jars) into ~/.cache/kafkagroup/bench-java/<hash>/."""
+def _compile(jars: list[Path], source_name: str = _SOURCE) -> Path:
+    """Compile a driver of java/ once per (source, jars) into ~/.cache/kafkagroup/bench-java/<hash>/."""
     for tool in ("java", "javac"):
         if shutil.which(tool) is None:
             raise JavaUnavailable(f"not available ({tool} not found; install a JDK >= 11)")
-    source = resources.files("kafkagroup.bench").joinpath("java", _SOURCE).read_bytes()
+    source = resources.files("kafkagroup.bench").joinpath("java", source_name).read_bytes()
     key = hashlib.sha256(source + "\0".join(str(j) for j in jars).encode()).hexdigest()[:16]
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kafkagroup" / "bench-java" / key
-    if not (cache / "AssignorDriver.class").exists():
+    if not (cache / source_name.replace(".java", ".class")).exists():
         cache.mkdir(parents=True, exist_ok=True)
-        src = cache / _SOURCE
+        src = cache / source_name
         src.write_bytes(source)
         done = subprocess.run(["javac", "-nowarn", "-cp", os.pathsep.join(map(str, jars)), "-d", str(cache), str(src)],
                               capture_output=True, text=True)

@@ -26,6 +26,11 @@ write survives a process or OS crash (pass ``synchronous="NORMAL"`` to trade OS-
 speed).  ``":memory:"`` is for tests and simulations and must be given explicitly (there is no default
 path: a forgotten one would silently lose acknowledged commits on restart).  The connection is used from one thread (the coordinator's).
 
+A new store file is created with mode 0600 (owner only: it holds every group's members, client ids and
+hosts; SQLite gives its -wal and -shm files the same mode).  A path that exists must already be a
+kafkagroup store: an empty file, or an SQLite database without the store's tables, is refused naming the
+path (opening it as a new store would silently start from nothing where offsets were expected).
+
 Opening checks the file before anything is read or written (:class:`~kafkagroup.coordinator.errors.StoreError`
 naming the file otherwise): the process must be able to write the file and its directory (a read-only
 store is refused at once, not at the first commit), the file must be an SQLite database, and ``PRAGMA
@@ -194,6 +199,25 @@ def _sqlite_reason(exc: sqlite3.Error) -> str:
     return text
 
 
+_STORE_TABLES = frozenset({"groups", "members", "offsets"})   # in every schema version
+
+
+def _create_private(path: str) -> bool:
+    """Create ``path`` empty with mode 0600 if nothing is there (SQLite then makes it a database); True if
+    created.  An existing empty file is refused: it is not a store, and SQLite would take it as a new one."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        if os.path.isfile(path) and os.path.getsize(path) == 0:
+            raise StoreError(path, "the file is empty, not a kafkagroup store; refusing to start a new store "
+                                   "over it (remove it, or name a path where no file exists)") from None
+        return False
+    except OSError:
+        return False    # left to SQLite's open, whose error names the cause
+    os.close(fd)
+    return True
+
+
 def _refuse_read_only(path: str) -> None:
     """The coordinator writes every acknowledged commit to the file, and SQLite writes its -wal / -shm files
     next to it: refuse a file or directory this process cannot write, at open rather than at the first commit."""
@@ -203,6 +227,16 @@ def _refuse_read_only(path: str) -> None:
     if os.path.isdir(directory) and not os.access(directory, os.W_OK | os.X_OK):
         raise StoreError(path, f"its directory {directory} is not writable (SQLite keeps its -wal and -shm "
                                "files next to the database)")
+
+
+def _remove_created(path: str, created: bool) -> None:
+    """Undo :func:`_create_private` when the open fails after it (no empty file left behind)."""
+    if created:
+        for leftover in (path, path + "-wal", path + "-shm"):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
 
 
 class GroupStore:
@@ -222,26 +256,41 @@ class GroupStore:
         # group id -> member rows as this connection last committed them (store_group writes only changes)
         self._member_rows: dict[str, list[tuple]] = {}
         self._data_version: int | None = None
+        created = False
         if path != ":memory:":
             _refuse_read_only(path)
+            created = _create_private(path)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
+            _remove_created(path, created)
             raise StoreError(path, f"cannot open: {_sqlite_reason(exc)}") from exc
         try:
             if path != ":memory:":
                 if integrity_check != "off":
                     self._check_integrity(_INTEGRITY_PRAGMAS[integrity_check])
+                if not created:
+                    self._check_is_store()
                 self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
             self._open_schema()
             self._open_record_counter()
         except sqlite3.Error as exc:
             self._db.close()
+            _remove_created(path, created)
             raise StoreError(path, f"cannot open: {_sqlite_reason(exc)}") from exc
         except BaseException:
             self._db.close()
+            _remove_created(path, created)
             raise
+
+    def _check_is_store(self) -> None:
+        """An existing file must hold the store's tables (any schema version)."""
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not _STORE_TABLES <= tables:
+            found = ", ".join(sorted(tables)[:8]) or "none"
+            raise StoreError(self.path, f"the file is an SQLite database but not a kafkagroup store (tables: "
+                                        f"{found}); refusing to write into it")
 
     def _check_integrity(self, pragma: str) -> None:
         """Refuse a damaged file before anything is read from it (at most 10 problems are listed)."""

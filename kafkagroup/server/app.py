@@ -23,13 +23,19 @@ import dataclasses
 import logging
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping
+
+import socket
 
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.messages.clock import AsyncioClock
-from kafkagroup.server.connection import serve_connection
+from kafkagroup.server.answer_budget import AnswerBudget
+from kafkagroup.server.answer_cache import MetadataCache
+from kafkagroup.server.connection import Channel, serve_connection
 from kafkagroup.server.config import split_config
+from kafkagroup.server.listener import accept_forever, open_listeners
 from kafkagroup.server.log import InMemoryLog
+from kafkagroup.server.log_escape import escape_client_strings
 from kafkagroup.server.state import NODE_ID, NodeState
 from kafkagroup.server.topic_config import broker_values
 from kafkagroup.server.topics_view import LogTopics
@@ -37,6 +43,7 @@ from kafkagroup.server.topics_view import LogTopics
 __all__ = ["serve", "Server", "parse_listen"]
 
 log = logging.getLogger("kafkagroup.server")
+escape_client_strings("kafkagroup.server", "kafkagroup.coordinator")
 
 @dataclass(slots=True)
 class Server:
@@ -46,6 +53,7 @@ class Server:
     port: int
     coordinator: GroupCoordinator
     log: InMemoryLog
+    answers: AnswerBudget            # memory held for answers (queued.max.answer.bytes)
 
     @property
     def bootstrap(self) -> str:
@@ -95,35 +103,52 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
                                    store=":memory:" if store is None else store, topics=LogTopics(records),
                                    target_offload=_worker_thread(loop))
     max_request_bytes = server_config["socket.request.max.bytes"]
-    connections: set[asyncio.Task[None]] = set()
+    max_connections = server_config["max.connections"]
+    budget = AnswerBudget(server_config["queued.max.answer.bytes"])
+    connections: set[asyncio.Task[None]] = set()     # connecting or served; each counted once in `live`
+    live = 0                                         # accepted sockets not yet closed (max.connections)
     state: NodeState | None = None
+    metadata: MetadataCache = MetadataCache(records)
 
-    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None and state is not None
+    def closed(task: asyncio.Task[None]) -> None:
+        nonlocal live
+        connections.discard(task)
+        live -= 1
+
+    def opened(channel: Channel) -> None:
+        assert state is not None
+        task = loop.create_task(serve_connection(state, channel, budget, metadata))
         connections.add(task)
-        try:
-            await serve_connection(state, reader, writer, max_request_bytes)
-        except asyncio.CancelledError:
-            pass   # the server is stopping; ending normally keeps asyncio's stream callback from logging it
-        finally:
-            connections.discard(task)
+        task.add_done_callback(closed)
+
+    def serve_socket(conn: socket.socket) -> None:
+        nonlocal live
+        live += 1
+        task = loop.create_task(_connect(loop, conn, max_request_bytes, opened))
+        connections.add(task)
+        task.add_done_callback(lambda t: connections.discard(t) if not t.cancelled() and t.result() else closed(t))
 
     try:
-        listener = await asyncio.start_server(accept, host, port)
+        listeners = open_listeners(host, port)
     except BaseException:
         coordinator.shutdown()
         raise
-    bound_port = listener.sockets[0].getsockname()[1]
+    bound_port = listeners[0].getsockname()[1]
     effective = {**server_config, **{f.name.replace("_", "."): getattr(coordinator.config, f.name)
                                      for f in dataclasses.fields(coordinator.config)}}
-    state = NodeState(host, bound_port, coordinator, records,
+    state = NodeState(host, bound_port, coordinator, records, fetch_max_bytes=server_config["fetch.max.bytes"],
                       broker_config=broker_values(NODE_ID, effective, (config or {}).keys()))
+    accepting = [loop.create_task(accept_forever(sock, max_connections, lambda: live, serve_socket))
+                 for sock in listeners]
     log.info("listening on %s:%d (log in memory; offsets in %s)", host, bound_port, store or "memory")
     try:
-        yield Server(host, bound_port, coordinator, records)
+        yield Server(host, bound_port, coordinator, records, budget)
     finally:
-        listener.close()
+        for task in accepting:
+            task.cancel()
+        await asyncio.gather(*accepting, return_exceptions=True)
+        for sock in listeners:
+            sock.close()
         # The coordinator first: it answers every parked JoinGroup/SyncGroup (a retriable coordinator error:
         # clients look for the coordinator again) and closes its store; a loop pass lets those answers be
         # written; then the connections still waiting (on a fetch or on a client) are closed.
@@ -134,4 +159,18 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
             task.cancel()
         if connections:
             await asyncio.gather(*connections, return_exceptions=True)
-        await listener.wait_closed()
+
+
+async def _connect(loop: asyncio.AbstractEventLoop, conn: socket.socket, max_request_bytes: int,
+                   opened: Callable[[Channel], None]) -> bool:
+    """Wrap an accepted socket in a :class:`Channel` (which starts its connection); False if it failed."""
+    try:
+        await loop.connect_accepted_socket(lambda: Channel(max_request_bytes, opened), conn)
+        return True
+    except asyncio.CancelledError:
+        conn.close()
+        return False
+    except OSError as e:    # the socket failed before it could be served (reset, out of memory)
+        log.info("dropped a connection before serving it: %s", e)
+        conn.close()
+        return False

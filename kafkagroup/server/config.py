@@ -23,6 +23,16 @@ SERVER_CONFIG: Mapping[str, tuple[Any, str]] = {
     "log.retention.bytes": (256 * 1024 * 1024,
                             "per-partition byte bound of the in-memory log: the oldest batches are dropped "
                             "and fetching below the new log start is OFFSET_OUT_OF_RANGE"),
+    "fetch.max.bytes": (55 * 1024 * 1024,
+                        "largest Fetch answer, whatever the request asks (Kafka's rule: the first batch is "
+                        "returned even if larger, so a consumer makes progress)"),
+    "queued.max.answer.bytes": (256 * 1024 * 1024,
+                                "server-wide bound on memory held for answers being written (a Fetch "
+                                "reserves its records' bytes); beyond it Fetches wait (never fail); one "
+                                "answer larger than the bound is served alone"),
+    "max.connections": (1000,
+                        "open client connections; a new connection beyond it is closed at once (keep it "
+                        "below the process's file-descriptor limit, `ulimit -n`)"),
 }
 
 

@@ -1,79 +1,224 @@
-"""One client connection: requests handled one at a time, in order -- as a Kafka broker does.
+"""One client connection: one request read, handled and answered at a time -- as a Kafka broker does.
 
-A broker handles one request of a connection at a time (it mutes the channel until the answer is sent),
-so answers leave in request order and a request is never handled before the previous one is answered.
-This connection does the same with a coroutine per connection: it reads whatever the socket holds, cuts
-it into frames (:class:`~kafkagroup.server.framing.FrameBuffer`) and handles them in order; the answers
-of requests handled at once (pipelined heartbeats, say) leave in one write.  A parked JoinGroup or
-SyncGroup, or a Fetch waiting for data, suspends only this coroutine (earlier answers are written first)
-while the loop serves every other connection and the coordinator's timers.
+A broker mutes a connection from the moment it reads a request until its answer is sent, so answers leave
+in request order and a pipelined burst costs one request's memory, not the burst's.  This connection does
+the same: :class:`Channel` (the socket's protocol) cuts what arrives into frames
+(:class:`~kafkagroup.server.framing.FrameBuffer`) and stops reading from the socket while a complete frame
+waits beyond ``_READ_LIMIT`` bytes; :func:`serve_connection` takes one frame, handles it, writes the
+answer in slices of ``_WRITE_SLICE`` bytes, waiting for the socket to drain whenever more than
+``_WRITE_HIGH_WATER`` bytes are queued (a client that does not read its answers holds one answer, not its
+whole backlog), then takes the next frame.  Between two requests of one connection the loop serves every
+other connection (it yields when the next frame is already there), so no client's pipeline delays another
+group's heartbeats by more than one request.
+
+A parked JoinGroup or SyncGroup, or a Fetch waiting for data, suspends only this coroutine.  A Fetch that
+waits is dropped when its client goes away (end of stream or a reset): the log forgets it at once instead
+of keeping it (and waking it on every append) until its max_wait ends.  A JoinGroup whose client goes away
+is left to the coordinator's session timeout, as in Kafka.
+
+Answer memory: a request holds an :class:`~kafkagroup.server.answer_budget.AnswerHold` from the moment its
+handler reserves (a Fetch, before copying records) or its answer is encoded, until the answer has been
+handed to the socket.  Metadata answers are cached encoded (:class:`~kafkagroup.server.answer_cache.MetadataCache`).
 
 A frame that does not parse (garbage, truncation, a size above ``socket.request.max.bytes``, a null where
 Kafka forbids one), an API key or version outside :data:`kafkagroup.server.versions.ADVERTISED`, or a
 handler failure closes this connection with one logged line naming the peer and the reason; answers to
-the requests before it are still sent; nothing else is touched.  A client that goes away while its
-JoinGroup is parked is noticed by the coordinator's session timeout, as in Kafka.
+the requests before it are still sent; nothing else is touched.
 """
 from __future__ import annotations
 
 import asyncio
 import inspect
 import logging
+from typing import Any
 
 from kafkagroup.messages.deferred import NotReadyError
+from kafkagroup.server.answer_budget import AnswerBudget, AnswerHold, reset_current_hold, set_current_hold
+from kafkagroup.server.answer_cache import MetadataCache
 from kafkagroup.server.entities import to_entity
-from kafkagroup.server.framing import FrameBuffer, FrameError, Request, decode_request, encode_response
+from kafkagroup.server.framing import FrameBuffer, FrameError, Request, decode_request, encode_response_pieces, \
+    response_header
 from kafkagroup.server.handlers import HANDLERS
 from kafkagroup.server.state import NO_RESPONSE, NodeState
 from kafkagroup.server.versions import API_NAMES, response_class
 
-__all__ = ["serve_connection"]
+__all__ = ["Channel", "serve_connection"]
 
 log = logging.getLogger("kafkagroup.server")
-_READ_SIZE = 256 * 1024
-_WRITE_HIGH_WATER = 256 * 1024     # await drain() only when this much is buffered
+_READ_LIMIT = 64 * 1024            # stop reading while a complete frame waits and this much is buffered
+_WRITE_HIGH_WATER = 256 * 1024     # wait for the socket to drain above this many queued bytes
+_WRITE_LOW_WATER = 64 * 1024
+_WRITE_SLICE = 256 * 1024          # a large answer is handed to the socket in slices of this size
+_FETCH, _METADATA = 1, 3
 
 
-async def serve_connection(state: NodeState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                           max_request_bytes: int) -> None:
-    peername = writer.get_extra_info("peername")
+class PeerGone(Exception):
+    """The client closed its side (or the connection broke) while its request waited."""
+
+
+class Channel(asyncio.Protocol):
+    """The socket side of one connection: frames in, with reading paused while a request waits; answers
+    out, with flow control; ``gone`` set at the client's end of stream or when the connection is lost."""
+
+    def __init__(self, max_request_bytes: int, on_open: Any) -> None:
+        self.frames = FrameBuffer(max_request_bytes)
+        self.transport: asyncio.Transport | None = None
+        self.peername: Any = None
+        self._on_open = on_open
+        self._loop = asyncio.get_running_loop()
+        self.gone: asyncio.Future[None] = self._loop.create_future()
+        self._eof = False
+        self._lost = False
+        self._reading_paused = False
+        self._writing_paused = False
+        self._frame_waiter: asyncio.Future[None] | None = None
+        self._drain_waiter: asyncio.Future[None] | None = None
+
+    # ------------------------------------------------------------------ asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.peername = transport.get_extra_info("peername")
+        transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER, low=_WRITE_LOW_WATER)
+        self._on_open(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.frames.feed(data)
+        if len(self.frames) >= _READ_LIMIT and self.frames.has_frame() and not self._reading_paused:
+            self._reading_paused = True
+            assert self.transport is not None
+            self.transport.pause_reading()
+        self._wake_reader()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._set_gone()
+        self._wake_reader()
+        return True      # keep the transport: answers to requests already read may still be written
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        self._set_gone()
+        self._wake_reader()
+        waiter, self._drain_waiter = self._drain_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(ConnectionResetError("connection lost"))
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        waiter, self._drain_waiter = self._drain_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # ------------------------------------------------------------------ for serve_connection
+    def _set_gone(self) -> None:
+        if not self.gone.done():
+            self.gone.set_result(None)
+
+    def _wake_reader(self) -> None:
+        waiter, self._frame_waiter = self._frame_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def next_frame(self) -> bytes | None:
+        """The next request frame; None at the end of the stream (a partial frame left is a FrameError)."""
+        while True:
+            frame = self.frames.next_frame()
+            if frame is not None:
+                if self._reading_paused and not (len(self.frames) >= _READ_LIMIT and self.frames.has_frame()):
+                    self._reading_paused = False
+                    assert self.transport is not None
+                    if not self._lost:
+                        self.transport.resume_reading()
+                return frame
+            if self._eof or self._lost:
+                self.frames.check_end()
+                return None
+            self._frame_waiter = self._loop.create_future()
+            await self._frame_waiter
+
+    def has_frame(self) -> bool:
+        return self.frames.has_frame()
+
+    async def write(self, pieces: list[bytes], size: int) -> None:
+        """Hand an answer (``pieces`` of ``size`` bytes in all) to the socket: at once when small, else slice
+        by slice, waiting for the socket to drain whenever more than the high-water mark is queued."""
+        transport = self.transport
+        assert transport is not None
+        if self._lost:
+            raise ConnectionResetError("connection lost")
+        if size <= _WRITE_SLICE:
+            transport.write(b"".join(pieces))
+        else:
+            for piece in pieces:
+                view = memoryview(piece)
+                for start in range(0, len(view), _WRITE_SLICE):
+                    await self._drain()
+                    transport.write(view[start:start + _WRITE_SLICE])
+        await self._drain()
+
+    async def _drain(self) -> None:
+        if self._lost:
+            raise ConnectionResetError("connection lost")
+        if not self._writing_paused:
+            return
+        self._drain_waiter = self._loop.create_future()
+        await self._drain_waiter
+
+    async def unless_gone(self, awaitable: Any) -> Any:
+        """Await ``awaitable`` as a task; cancel it and raise :class:`PeerGone` if the client goes first."""
+        task = asyncio.ensure_future(awaitable)
+        try:
+            await asyncio.wait((task, self.gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if task.cancelled():
+            raise PeerGone()
+        return task.result()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBudget,
+                           metadata: MetadataCache) -> None:
+    peername = channel.peername
     # the member's client host as Kafka records it: InetAddress.toString() of an unresolved address, "/ip"
     peer_host = f"/{peername[0]}" if isinstance(peername, tuple) else str(peername)
     peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
-    frames = FrameBuffer(max_request_bytes)
-    answers: list[bytes] = []
     request: Request | None = None
-
-    def flush() -> None:
-        if answers:
-            writer.write(b"".join(answers))
-            answers.clear()
-
     try:
-        while True:
-            chunk = await reader.read(_READ_SIZE)
-            if not chunk:
-                frames.check_end()
-                break
-            frames.feed(chunk)
-            while (frame := frames.next_frame()) is not None:
-                request = decode_request(frame)
-                result = HANDLERS[request.api_key](state, request, peer_host)
-                if inspect.isawaitable(result):
-                    flush()
-                    result = await result
-                if result is not NO_RESPONSE:
-                    version = request.api_version if request.body is not None else 0
-                    body = to_entity(response_class(request.api_key, version), result)
-                    answers.append(encode_response(request.api_key, version, request.correlation_id, body))
-                request = None
-            flush()
-            if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
-                await writer.drain()
+        while (frame := await channel.next_frame()) is not None:
+            request = decode_request(frame)
+            del frame
+            hold = AnswerHold(budget)
+            token = set_current_hold(hold)
+            try:
+                answer = await _answer(state, channel, request, peer_host, metadata)
+                if answer is not None:
+                    size = sum(map(len, answer))
+                    if not hold.bytes:
+                        hold.count(size)
+                    await channel.write(answer, size)
+                    del answer
+            finally:
+                hold.release()
+                reset_current_hold(token)
+            request = None
+            if channel.has_frame():
+                await asyncio.sleep(0)     # the next request is here already: let every other client go first
     except FrameError as e:
         log.warning("closing connection from %s: %s", peer, e)
     except NotReadyError as e:
         log.info("closing connection from %s: %s (Kafka never answers it; the client times out)", peer, e)
+    except PeerGone:
+        log.debug("closing connection from %s: the client went away while its Fetch waited", peer)
     except ConnectionError:
         pass
     except asyncio.CancelledError:
@@ -83,8 +228,25 @@ async def serve_connection(state: NodeState, reader: asyncio.StreamReader, write
                 f"(correlation id {request.correlation_id})") if request else "a request"
         log.exception("closing connection from %s: internal error handling %s", peer, what)
     finally:
-        try:
-            flush()
-        except Exception:   # the transport may already be gone; nothing more can be sent
-            pass
-        writer.close()
+        channel.close()
+
+
+async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str,
+                  metadata: MetadataCache) -> list[bytes] | None:
+    """The answer to ``request`` as pieces to write (size prefix and header first); None when Kafka sends none."""
+    version = request.api_version if request.body is not None else 0
+    if request.api_key == _METADATA:
+        cached = metadata.get(version, request.body)
+        if cached is not None:
+            return [response_header(_METADATA, version, request.correlation_id, len(cached)), cached]
+    result = HANDLERS[request.api_key](state, request, peer_host)
+    if inspect.isawaitable(result):
+        result = await (channel.unless_gone(result) if request.api_key == _FETCH else result)
+    if result is NO_RESPONSE:
+        return None
+    body = to_entity(response_class(request.api_key, version), result)
+    del result
+    pieces = encode_response_pieces(request.api_key, version, request.correlation_id, body)
+    if request.api_key == _METADATA:
+        metadata.put(version, request.body, b"".join(pieces[1:]))
+    return pieces

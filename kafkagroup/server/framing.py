@@ -30,7 +30,8 @@ from kafkagroup.server.entities import null_field
 from kafkagroup.server.errors import FrameError   # re-exported: its old home
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
-__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response"]
+__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response", "encode_response_pieces",
+           "response_header", "Records"]
 
 _SIZE = struct.Struct(">i")
 _HEADER_START = struct.Struct(">hhi")
@@ -63,6 +64,16 @@ class FrameBuffer:
 
     def feed(self, chunk: bytes) -> None:
         self._data += chunk
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def has_frame(self) -> bool:
+        """A complete frame (or a size prefix :meth:`next_frame` refuses) is buffered."""
+        if len(self._data) < 4:
+            return False
+        (size,) = _SIZE.unpack_from(self._data)
+        return size < 0 or size > self._max_bytes or len(self._data) >= 4 + size
 
     def next_frame(self) -> bytes | None:
         """The next complete frame's payload (size prefix removed), or None until more bytes arrive."""
@@ -125,11 +136,76 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: Any) 
     (a pure function of a few hashable fields: Heartbeat's throttle time and error code) are encoded once
     per distinct value.
     """
-    flexible_header = api_key != API_VERSIONS and response_class(api_key, version).__flexible__
-    encoded = _constant_body(body) if api_key in _CONSTANT_BODY_APIS else _body_bytes(body)
-    header = _HEADER_V1.pack(len(encoded) + 5, correlation_id, 0) if flexible_header else \
-        _HEADER_V0.pack(len(encoded) + 4, correlation_id)
-    return header + encoded
+    return b"".join(encode_response_pieces(api_key, version, correlation_id, body))
+
+
+def encode_response_pieces(api_key: int, version: int, correlation_id: int, body: Any) -> list[bytes]:
+    """:func:`encode_response` as pieces to write in order: the size prefix and header, then the body, whose
+    :class:`Records` fields are their batches themselves, not copies (a Fetch answer of fetch.max.bytes
+    costs no copy of its records)."""
+    if api_key in _CONSTANT_BODY_APIS:
+        pieces = [_constant_body(body)]
+    else:
+        out = _Pieces()
+        entity_writer(type(body))(out, body)
+        pieces = out.finish()
+    size = sum(map(len, pieces))
+    return [response_header(api_key, version, correlation_id, size), *pieces]
+
+
+def response_header(api_key: int, version: int, correlation_id: int, body_size: int) -> bytes:
+    """Size prefix + response header of a body of ``body_size`` bytes."""
+    if api_key != API_VERSIONS and response_class(api_key, version).__flexible__:
+        return _HEADER_V1.pack(body_size + 5, correlation_id, 0)
+    return _HEADER_V0.pack(body_size + 4, correlation_id)
+
+
+class Records:
+    """A records field made of whole batches held elsewhere (the log's), written without copying them:
+    ``len()`` is their total size (kio writes the length prefix from it); :func:`encode_response_pieces`
+    keeps the batches as pieces; ``bytes()`` joins them."""
+
+    __slots__ = ("batches", "size")
+
+    def __init__(self, batches: list[bytes]) -> None:
+        self.batches = batches
+        self.size = sum(map(len, batches))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.batches)
+
+    def __eq__(self, other: object) -> bool:
+        return bytes(self) == (bytes(other) if isinstance(other, (bytes, bytearray, memoryview, Records)) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Pieces:
+    """kio's write target for :func:`encode_response_pieces`: small writes gathered, Records kept by reference."""
+
+    __slots__ = ("_pieces", "_buffer")
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+        self._buffer = bytearray()
+
+    def write(self, data: Any) -> int:
+        if type(data) is Records:
+            if self._buffer:
+                self._pieces.append(bytes(self._buffer))
+                self._buffer.clear()
+            self._pieces.extend(data.batches)
+        else:
+            self._buffer += data
+        return len(data)
+
+    def finish(self) -> list[bytes]:
+        if self._buffer:
+            self._pieces.append(bytes(self._buffer))
+        return self._pieces
 
 
 _HEADER_V0 = struct.Struct(">ii")      # size, correlation id

@@ -10,6 +10,9 @@ of an idempotent producer is recognised and not appended twice.  The batch's
 ``lastOffsetDelta`` gives how many offsets it takes.  The high watermark is the last offset + 1 (every
 write is "replicated" at once).  A per-partition byte bound (``log.retention.bytes``) drops the oldest
 batches: the log start offset moves past them and fetching below it is OFFSET_OUT_OF_RANGE.
+
+Fetches waiting for data (``InMemoryLog.wait_for_append``) wait on the partitions they read: an append
+wakes only the fetches waiting on that partition.
 """
 from __future__ import annotations
 
@@ -104,6 +107,8 @@ class PartitionLog:
     bases: list[int] = field(default_factory=list)
     # idempotent producers: producer id -> recent (epoch, base sequence, base offset), newest last
     producers: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    # fetches waiting for data on this partition, woken (and forgotten) by the next append
+    waiters: set[asyncio.Future[None]] = field(default_factory=set)
 
     def append(self, batches: list[bytearray]) -> int:
         """Append checked batches; return the base offset of the first.  A batch an idempotent producer
@@ -135,7 +140,15 @@ class PartitionLog:
             self.size_bytes -= len(self.batches[0])
             del self.batches[0], self.bases[0]
             self.log_start_offset = max(self.log_start_offset, self.bases[0])
+        if first is not None:
+            self.wake_waiters()
         return self.high_watermark if first is None else first
+
+    def wake_waiters(self) -> None:
+        waiters, self.waiters = self.waiters, set()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def delete_records(self, offset: int) -> int:
         """DeleteRecords: move the log start offset up to ``offset`` (-1 = the high watermark), dropping the
@@ -153,20 +166,26 @@ class PartitionLog:
                 del self.batches[:drop], self.bases[:drop]
         return self.log_start_offset
 
-    def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
-        """Whole batches from the one holding ``offset``, up to ``max_bytes`` (the first batch even if
-        larger when ``at_least_one``, KIP-74); ``b""`` at the high watermark.  ``offset`` must be in range."""
+    def batches_from(self, offset: int, max_bytes: int, at_least_one: bool) -> list[bytes]:
+        """The whole batches a read from ``offset`` returns (not copied): from the one holding ``offset``, up
+        to ``max_bytes`` (the first batch even if larger when ``at_least_one``, KIP-74); none at the high
+        watermark.  ``offset`` must be in range."""
         if offset >= self.high_watermark:
-            return b""
-        i = bisect.bisect_right(self.bases, offset) - 1
+            return []
+        i = max(bisect.bisect_right(self.bases, offset) - 1, 0)
         out: list[bytes] = []
         total = 0
-        for batch in self.batches[max(i, 0):]:
+        for j in range(i, len(self.batches)):
+            batch = self.batches[j]
             if total + len(batch) > max_bytes and (out or not at_least_one):
                 break
             out.append(batch)
             total += len(batch)
-        return b"".join(out)
+        return out
+
+    def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
+        """:meth:`batches_from`, joined; ``b""`` at the high watermark."""
+        return b"".join(self.batches_from(offset, max_bytes, at_least_one))
 
     def in_range(self, offset: int) -> bool:
         return self.log_start_offset <= offset <= self.high_watermark
@@ -253,6 +272,44 @@ def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
     return out
 
 
+class _Topics(dict):  # type: ignore[type-arg]
+    """The topic -> partitions dict, counting its changes (for caches of what depends on the topic list)."""
+
+    __slots__ = ("changes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changes = 0
+
+    def __setitem__(self, key, value):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        super().__delitem__(key)
+
+    def pop(self, *args):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        return super().pop(*args)
+
+    def popitem(self):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        return super().popitem()
+
+    def setdefault(self, key, default=None):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.changes += 1
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self.changes += 1
+        super().clear()
+
+
 class InMemoryLog:
     """Topics -> partitions, created from ``--topic``, by CreateTopics or on first use (``num.partitions``),
     each with the topic configs it was created with (:mod:`kafkagroup.server.topic_config`)."""
@@ -267,11 +324,10 @@ class InMemoryLog:
         self.partition_max_bytes = partition_max_bytes
         self.auto_create = auto_create
         self.message_max_bytes = message_max_bytes
-        self.topics: dict[str, list[PartitionLog]] = {}
+        self.topics: dict[str, list[PartitionLog]] = _Topics()
         self.configs: dict[str, dict[str, str]] = {}      # topic -> the configs set at creation
         self._incarnation: dict[str, int] = {}             # topic -> times created before (for its id)
         self.metadata_version = 0        # bumped by every topic created, grown or deleted (consumer groups watch it)
-        self._appended = asyncio.Event()
 
     @staticmethod
     def topic_problem(name: str | None) -> str | None:
@@ -311,7 +367,9 @@ class InMemoryLog:
 
     def delete(self, name: str) -> None:
         """Drop topic ``name`` and its records (DeleteTopics); a topic created later under the name gets a
-        new id."""
+        new id.  Fetches waiting on its partitions are woken (they answer UNKNOWN_TOPIC_OR_PARTITION)."""
+        for partition in self.topics[name]:
+            partition.wake_waiters()
         del self.topics[name]
         self.configs.pop(name, None)
         self._incarnation[name] = self._incarnation.get(name, 0) + 1
@@ -337,13 +395,28 @@ class InMemoryLog:
             return None
         return parts[index]
 
-    def notify_append(self) -> None:
-        """Wake fetches waiting for data."""
-        self._appended.set()
-        self._appended = asyncio.Event()
+    def layout(self) -> tuple[int, int]:
+        """Changes whenever a topic is created or removed or gains partitions: (changes to the topic dict,
+        partitions in all)."""
+        topics = self.topics
+        return getattr(topics, "changes", -1), sum(map(len, topics.values()))
 
-    async def wait_for_append(self, timeout_s: float) -> None:
+    async def wait_for_append(self, partitions: list[PartitionLog], timeout_s: float) -> None:
+        """Return at the next append to one of ``partitions`` or after ``timeout_s`` (whichever first); a
+        cancelled wait leaves nothing behind."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        for partition in partitions:
+            partition.waiters.add(waiter)
+        timer = loop.call_later(timeout_s, _wake, waiter)
         try:
-            await asyncio.wait_for(self._appended.wait(), timeout_s)
-        except asyncio.TimeoutError:
-            pass
+            await waiter
+        finally:
+            timer.cancel()
+            for partition in partitions:
+                partition.waiters.discard(waiter)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

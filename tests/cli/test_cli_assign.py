@@ -394,3 +394,20 @@ def test_garbage_group_files_never_show_a_traceback(tmp_path, capsys, data):
         assert len(run.err_lines) - sum("warning:" in line for line in run.err_lines) == 1
     else:
         assert set(json.loads(run.out)) == set(STRATEGIES)
+
+
+def test_partition_claimed_twice_skips_only_server_uniform(tmp_path, capsys):
+    """A classic group may hold a partition claimed by two members (the tie voids both claims); server-uniform's
+    input is a previous target assignment, which cannot: with every strategy it is skipped with a warning
+    naming the members, asked for by name it is the error."""
+    group = {"topics": {"t0": 4}, "members": {"A": {"topics": ["t0"], "owned": [["t0", 1]]},
+                                              "B": {"topics": ["t0"], "owned": [["t0", 1]]}}}
+    path = write_group(tmp_path, group)
+    run = run_cli(capsys, "assign", path, "--format", "json")
+    assert run.code == 0
+    assert set(json.loads(run.out)) == set(STRATEGIES) - {"server-uniform"}
+    assert (f"kafkagroup: warning: {path}: server-uniform skipped: members 'A' and 'B' both hold partition t0-1 "
+            "in their previous target assignment (a partition has at most one owner)") in run.err_lines
+    run = run_cli(capsys, "assign", path, "--strategy", "server-uniform")
+    assert run.code == 2 and run.err_lines[-1].endswith("members 'A' and 'B' both hold partition t0-1 in their "
+                                                        "previous target assignment (a partition has at most one owner)")

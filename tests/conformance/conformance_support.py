@@ -27,6 +27,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
@@ -186,11 +187,11 @@ class Run:
 
 
 def compare(scenario: Callable[[Run], Any], servers: Iterable[Server], scenario_id: str,
-            java_classpath: Optional[str] = None) -> dict[str, Any]:
-    """Run `scenario` against each server in turn (Kafka first), normalise, and fail with both answers side
-    by side if they differ. Returns the normalised observations by server name."""
-    seen: dict[str, Any] = {}
-    for server in servers:
+            java_classpath: Optional[str] = None, parallel: bool = False) -> dict[str, Any]:
+    """Run `scenario` against each server (in turn, Kafka first; or at once with `parallel`, for scenarios
+    that mostly wait, e.g. for a retention period), normalise, and fail with both answers side by side if
+    they differ. Returns the normalised observations by server name."""
+    def one(server: Server) -> Any:
         run = Run(server, scenario_id, java_classpath)
         try:
             observed = scenario(run)
@@ -199,7 +200,15 @@ def compare(scenario: Callable[[Run], Any], servers: Iterable[Server], scenario_
                                  f"({server.bootstrap}): {e}") from e
         finally:
             run.close()
-        seen[server.name] = Normaliser()(plain(observed))
+        return Normaliser()(plain(observed))
+
+    servers = list(servers)
+    if parallel:
+        with ThreadPoolExecutor(len(servers)) as pool:
+            futures = {s.name: pool.submit(one, s) for s in servers}
+            seen = {name: f.result() for name, f in futures.items()}
+    else:
+        seen = {s.name: one(s) for s in servers}
     kafka, serve = seen["kafka"], seen["serve"]
     dump = os.environ.get("KAFKAGROUP_CONFORMANCE_DUMP")
     if dump:                      # a directory: each scenario's normalised observations, for reading

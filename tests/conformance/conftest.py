@@ -8,6 +8,7 @@ Needs `make kafka4` (build/kafka4/lib) and a JDK (`make java`); `make test` prov
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shutil
 import sys
@@ -24,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from kafka_broker import KAFKA4_VERSION, KafkaBroker, kafka4_lib  # noqa: E402
 from conformance_support import Server, compare  # noqa: E402
-from server_support import JAVA_SOURCE, ServeProcess, wait_until  # noqa: E402
+from server_support import ServeProcess, compile_java, wait_until  # noqa: E402
 
 log = logging.getLogger("conformance")
 
@@ -39,6 +40,7 @@ TOPICS: dict[str, int] = {
     "c.data-static-b": 2,
     "c.vote": 2,
     "c.tool": 2,
+    "c.fetch-bounds": 2,
 }
 
 # Group settings given to both servers: no initial rebalance delay (a wait, not behaviour) and a minimum
@@ -54,6 +56,20 @@ GROUP_CONFIG: dict[str, Any] = {
 }
 
 _started: dict[str, str] = {}
+
+# `make conformance` sets this: the tests marked conformance_extended (longer: retention periods, every
+# client through every trigger) run too; `make test` runs the default set only.
+EXTENDED = os.environ.get("KAFKAGROUP_CONFORMANCE_EXTENDED") == "1"
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    if EXTENDED:
+        return
+    skip = pytest.mark.skip(reason="extended conformance set: `make conformance` "
+                                   "(KAFKAGROUP_CONFORMANCE_EXTENDED=1)")
+    for item in items:
+        if item.get_closest_marker("conformance_extended") is not None:
+            item.add_marker(skip)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -122,29 +138,70 @@ def serve() -> Iterator[ServeProcess]:
 
 @pytest.fixture(scope="session")
 def java_classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """tests/server/java/GroupConsumer.java compiled against Kafka 4.4.0's kafka-clients."""
+    """tests/server/java/GroupConsumer.java compiled against Kafka 4.4.0's kafka-clients (build/kafka4/lib)."""
     if shutil.which("javac") is None:
         pytest.fail("javac not found: `make java` installs a JDK 17")
-    import subprocess
-    import os
+    return compile_java(tmp_path_factory.mktemp("java-driver-kafka4"))
 
-    out = tmp_path_factory.mktemp("java-driver-kafka4")
-    classpath = os.pathsep.join([str(out), str(kafka4_lib() / "*")])
-    subprocess.run(["javac", "-nowarn", "-d", str(out), "-cp", classpath, str(JAVA_SOURCE)],
-                   check=True, capture_output=True, text=True)
-    return classpath
+
+def _checker(request: pytest.FixtureRequest, servers: list[Server], java_classpath: str) -> Callable[..., Any]:
+    counter = iter(range(1, 1000))
+
+    def check(scenario: Callable[..., Any], name: str | None = None, parallel: bool = False) -> dict[str, Any]:
+        scenario_id = re.sub(r"[^A-Za-z0-9._-]", "-", f"{request.node.name}.{name or next(counter)}")
+        return compare(scenario, servers, scenario_id, java_classpath, parallel=parallel)
+
+    return check
 
 
 @pytest.fixture
 def conformance(request: pytest.FixtureRequest, kafka4: KafkaBroker, serve: ServeProcess,
                 java_classpath: str) -> Callable[..., dict[str, Any]]:
-    """conformance(scenario, name=None) -> runs scenario(run) against Kafka 4 then serve and diffs the
-    normalised observations (see conformance_support). Group names are unique to the test (and `name`)."""
-    servers = [Server("kafka", kafka4.bootstrap), Server("serve", serve.bootstrap)]
-    counter = iter(range(1, 1000))
+    """conformance(scenario, name=None, parallel=False) -> runs scenario(run) against Kafka 4 then serve and
+    diffs the normalised observations (see conformance_support). Group names are unique to the test (and
+    `name`)."""
+    return _checker(request, [Server("kafka", kafka4.bootstrap), Server("serve", serve.bootstrap)], java_classpath)
 
-    def check(scenario: Callable[..., Any], name: str | None = None) -> dict[str, Any]:
-        scenario_id = re.sub(r"[^A-Za-z0-9._-]", "-", f"{request.node.name}.{name or next(counter)}")
-        return compare(scenario, servers, scenario_id, java_classpath)
 
-    return check
+@pytest.fixture(scope="module")
+def server_pair(request: pytest.FixtureRequest) -> Iterator[Callable[[dict[str, Any]], list[Server]]]:
+    """server_pair(settings) -> [kafka, serve] started once per module and settings with GROUP_CONFIG + `settings` (for
+    scenarios that need other broker settings than the session's, e.g. a short offsets retention); both
+    stopped after the module."""
+    started: list[Any] = []
+    pairs: dict[str, list[Server]] = {}
+
+    def start(settings: dict[str, Any]) -> list[Server]:
+        key = repr(sorted(settings.items()))
+        if key not in pairs:
+            pairs[key] = _start_pair(settings)
+        return pairs[key]
+
+    def _start_pair(settings: dict[str, Any]) -> list[Server]:
+        config = {**GROUP_CONFIG, **settings}
+        broker = KafkaBroker(config)
+        started.append(broker)
+        _create_topics_on_kafka(broker.bootstrap, TOPICS)
+        _warm_coordinator(broker.bootstrap)
+        log.info("conformance: extra Apache Kafka %s with %s: started in %.2f s", KAFKA4_VERSION, settings,
+                 broker.started_in_s)
+        server = ServeProcess(TOPICS, config=config)
+        started.append(server)
+        return [Server("kafka", broker.bootstrap), Server("serve", server.bootstrap)]
+
+    try:
+        yield start
+    finally:
+        for thing in reversed(started):
+            thing.kill() if isinstance(thing, KafkaBroker) else thing.terminate()
+
+
+@pytest.fixture
+def conformance_with(request: pytest.FixtureRequest, server_pair: Callable[[dict[str, Any]], list[Server]],
+                     java_classpath: str) -> Callable[[dict[str, Any]], Callable[..., dict[str, Any]]]:
+    """conformance_with(settings) -> a conformance(scenario, ...) on the module's server pair with those
+    settings (started on first use)."""
+    def make(settings: dict[str, Any]) -> Callable[..., dict[str, Any]]:
+        return _checker(request, server_pair(settings), java_classpath)
+
+    return make

@@ -1,7 +1,13 @@
 """Committed offsets of a group with no members, through the clients' own APIs: simple commits (with
 metadata) by confluent-kafka and kafka-python, read back by both consumers, both admin clients and a raw
 OffsetFetch; an admin alter (confluent), an offset delete and a group delete (kafka-python's admin), the
-group's description and listing in between -- the same answers from Apache Kafka 4 and `kafkagroup serve`."""
+group's description and listing in between -- the same answers from Apache Kafka 4 and `kafkagroup serve`.
+
+Spec addition (../shared/spec/coordinator.md §2.6 OffsetCommit, and OffsetDelete): before the coordinator's
+rules, Kafka's broker answers UNKNOWN_TOPIC_OR_PARTITION itself for a topic it does not have or a partition
+index the topic lacks, and passes only the rest on (an OffsetCommit with nothing left creates no group; an
+OffsetDelete is still passed on, and a group-level error then is the whole answer). `serve` stored such offsets
+until this scenario compared it with the broker."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,7 +1,13 @@
 """The coordinator's error cases that a client can reach (spec §7), and requests no well-behaved client sends
 (nulls where Kafka's schema has none, duplicates, unknown member ids, stale generations, a version an API does
 not have, an unknown API key), as raw requests: each answer (or the connection being closed) must be the same
-from `kafkagroup serve` as from Apache Kafka 4."""
+from `kafkagroup serve` as from Apache Kafka 4.
+
+Spec correction (§2.8 "DescribeGroups: unknown group -> 0 with state Dead"): so up to v5; from v6 (which Kafka
+4's admin client and kafka-consumer-groups use) an unknown group is GROUP_ID_NOT_FOUND with a message, state
+Dead. Also found here and matched in `serve`: FindCoordinator's error_message is "NONE" on success (v0-v3) and
+"" per coordinator (v4+); ApiVersions at an unknown version is read with the newest header (v2) and answered
+with ApiVersions' own range only."""
 from __future__ import annotations
 
 import struct
@@ -10,7 +16,7 @@ from typing import Any
 from conformance_support import (DELETE_GROUPS, DESCRIBE, FIND_COORDINATOR, HEARTBEAT, JOIN, OFFSET_COMMIT,
                                  OFFSET_FETCH, SYNC, describe_group, fetch_offsets, heartbeat_body, join_answer,
                                  join_body, plain, sync_body)
-from server_wire import KafkaWire, body, encode_request, nested
+from server_wire import body, nested
 
 API_VERSIONS = 18
 

@@ -25,15 +25,22 @@ def shape(described):
             "static": {m["group_instance_id"]: m["assigned"] for m in members if m["group_instance_id"]}}
 
 
-@pytest.mark.parametrize("client", ["confluent", "kafka-python"])
-def test_join_leave_crash_and_subscription_change(conformance, client):
+EXTENDED = pytest.mark.conformance_extended
+
+
+@pytest.mark.parametrize("strategy", ["range", pytest.param("cooperative-sticky", marks=EXTENDED)])
+@pytest.mark.parametrize("client", ["confluent", "kafka-python", pytest.param("java", marks=EXTENDED),
+                                    pytest.param("aiokafka", marks=EXTENDED)])
+def test_join_leave_crash_and_subscription_change(conformance, client, strategy):
+    if client == "aiokafka" and strategy != "range":
+        pytest.skip("aiokafka has no cooperative rebalancing")
     def scenario(run):
-        group = run.group(client)
+        group = run.group(f"{client}-{strategy}")
         wire = run.wire()
         everything = {(t, p) for t, n in TOPICS.items() for p in range(n)}
         seen = {}
         start = lambda name, topics=tuple(TOPICS), **kw: run.start(  # noqa: E731
-            client, group, topics, name=name, strategy="range", commit="none", **kw)
+            client, group, topics, name=name, strategy=strategy, commit="none", **kw)
         one, two = start("one"), start("two")
         wait_settled([one, two], everything)
         seen["two_members"] = shape(wait_group(wire, group, "Stable", members=2))
@@ -58,4 +65,4 @@ def test_join_leave_crash_and_subscription_change(conformance, client):
         seen["static_resubscribed"] = shape(wait_group(wire, group, "Stable", members=2))
         return seen
 
-    conformance(scenario)
+    conformance(scenario, name=f"{client}-{strategy}")

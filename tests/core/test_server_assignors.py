@@ -21,6 +21,18 @@ def parts(result, member):
     return [(tp.topic, tp.partition) for tp in result.assignment[member]]
 
 
+def test_readme_example_runs_as_written():
+    from pathlib import Path
+    import doctest
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = readme.index("### Kafka 4's server-side assignors")
+    block = readme[readme.index("```pycon", start) + len("```pycon"):readme.index("```", readme.index("```pycon", start) + 8)]
+    test = doctest.DocTestParser().get_doctest(block, {}, "README server assignors", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert test.examples and runner.failures == 0
+
+
 def test_server_names_are_registered():
     assert {"server-range", "server-uniform"} <= set(kafkagroup.strategies())
 

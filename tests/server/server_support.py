@@ -37,14 +37,15 @@ TP = tuple[str, int]
 
 
 def kafka_jars() -> Path:
-    """Apache Kafka's Java client jars: $KAFKAGROUP_KAFKA_JARS, else <repo>/build/kafka-jars (make kafka-jars)."""
-    return Path(os.environ.get("KAFKAGROUP_KAFKA_JARS") or REPO / "build" / "kafka-jars")
+    """The Java consumer's jars: $KAFKAGROUP_REAL_CLIENT_JARS, else Apache Kafka 4.4.0's client with the rest of
+    <repo>/build/kafka4/lib (`make kafka4`, Maven Central)."""
+    return Path(os.environ.get("KAFKAGROUP_REAL_CLIENT_JARS") or REPO / "build" / "kafka4" / "lib")
 
 
 def java_classpath(classes: Path) -> str:
     jars = sorted(kafka_jars().glob("*.jar"))
     if not any(j.name.startswith("kafka-clients") for j in jars):
-        raise RuntimeError(f"no kafka-clients jar in {kafka_jars()}: run `make kafka-jars`")
+        raise RuntimeError(f"no kafka-clients jar in {kafka_jars()}: run `make kafka4`")
     return os.pathsep.join([str(classes), *map(str, jars)])
 
 

@@ -1,5 +1,5 @@
 """kafkagroup's server (`kafkagroup.server.serve`, `kafkagroup serve`) against four real Kafka clients nobody here
-wrote: Apache Kafka's Java consumer 3.9.1 (tests/server/java/GroupConsumer.java), confluent-kafka
+wrote: Apache Kafka's Java consumer 4.4.0 (tests/server/java/GroupConsumer.java, classic protocol), confluent-kafka
 (librdkafka 2.x), kafka-python 3.0.12 and aiokafka (tests/server/consumer_driver.py). Each consumer is its own
 process, followed through the JSON lines it prints for its own rebalance callbacks, records and commits; the
 assertions are about what the clients saw, not what the server says it did.

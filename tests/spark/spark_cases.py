@@ -54,6 +54,21 @@ def random_group(rng: random.Random, group_id: str, *, racks: bool = True, owned
     return {"group_id": group_id, "topics": topics, "members": members}
 
 
+def single_holder(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The groups with every partition claimed by one member at most (later claims dropped): the input of the
+    server-side assignors, whose previous target assignment never has two holders (server-uniform refuses it)."""
+    out = []
+    for group in groups:
+        seen: set[Any] = set()
+        members = {}
+        for member_id, spec in group["members"].items():
+            claims = [c for c in spec.get("owned", ()) if tuple(c) not in seen]
+            seen.update(map(tuple, claims))
+            members[member_id] = dict(spec, owned=claims) if "owned" in spec else spec
+        out.append(dict(group, members=members))
+    return out
+
+
 def nested_row(group: dict[str, Any]) -> dict[str, Any]:
     """The group as one nested row (GROUPS_SCHEMA plus a per-group topic_table)."""
     members = []

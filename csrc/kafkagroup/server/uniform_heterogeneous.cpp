@@ -36,7 +36,7 @@ constexpr int kMaxBalanceRounds = 16;   // Kafka's MAX_ITERATION_COUNT
 class Heterogeneous {
 public:
     Heterogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner)
-        : pr_(pr), prev_(prev_owner), subs_(topic_subscribers(p, pr)),
+        : p_(p), pr_(pr), prev_(prev_owner), subs_(topic_subscribers(p, pr)),
           owner_(static_cast<std::size_t>(pr.num_partitions), kUnassigned),
           load_(static_cast<std::size_t>(pr.num_members), 0),
           local_(static_cast<std::size_t>(pr.num_members), -1) {}
@@ -45,6 +45,9 @@ public:
         keep();
         fill();
         balance();
+        level_by_chains();
+        restore();
+        restore_by_chains();
         return std::move(owner_);
     }
 
@@ -162,8 +165,240 @@ private:
         return moved;
     }
 
+    // Kafka's per-topic balancing can stop with members two or more apart when no single topic joins them:
+    // member A (4 partitions) holds none of topic x, the only topic of member C (2), while B (3) holds x and
+    // shares topic y with A. A chain fixes it: A gives B a partition of y, B gives C one of x. Here,
+    // breadth-first search over "u can give v a partition of a topic v subscribes to" from every least
+    // loaded member finds the shortest chain from a member two or more above them and shifts one partition
+    // along it (each intermediate member keeps its count; a partition it did not hold before moves first);
+    // then the same from the most loaded members down. Ends when no chain exists: then no least loaded
+    // member can gain and no most loaded member can lose without another member crossing them, so the spread
+    // cannot shrink by such moves. O(chains * (P + subscriptions)); none when the loads are within one.
+    void level_by_chains() {
+        if (pr_.num_members < 2) return;
+        std::vector<int32_t> parent(static_cast<std::size_t>(pr_.num_members));
+        std::vector<int32_t> via(static_cast<std::size_t>(pr_.num_members));
+        std::vector<char> topic_seen(static_cast<std::size_t>(pr_.num_topics));
+        std::vector<int32_t> queue;
+        // Chains cost moves; they are kept only where they narrow the spread: the work done at one level
+        // (say, raising the least loaded members from 2 to 3) is undone when some member at that level cannot
+        // be raised (the minimum stays 2, the moves would buy nothing the spread shows).
+        std::vector<int32_t> saved_owner, saved_load;
+        for (int direction = 0; direction < 2; ++direction) {   // 0: raise the least loaded, 1: lower the most
+            int32_t saved_level = -1;
+            while (true) {
+                const auto [lo_it, hi_it] = std::minmax_element(load_.begin(), load_.end());
+                const int32_t lo = *lo_it, hi = *hi_it;
+                if (hi - lo <= 1) return;
+                const int32_t level = direction == 0 ? lo : hi;
+                if (level != saved_level) {   // a new level reached: keep what got us here
+                    saved_owner = owner_;
+                    saved_load = load_;
+                    saved_level = level;
+                }
+                std::fill(parent.begin(), parent.end(), -2);
+                std::fill(topic_seen.begin(), topic_seen.end(), 0);
+                queue.clear();
+                for (int32_t m = 0; m < pr_.num_members; ++m)
+                    if (load_[m] == level) parent[m] = -1, queue.push_back(m);
+                int32_t found = -1;
+                for (std::size_t head = 0; head < queue.size() && found < 0; ++head) {
+                    const int32_t v = queue[head];
+                    if (direction == 0) {
+                        // who can give v a partition: holders of v's topics
+                        for (int64_t i = p_.sub_offsets[v]; i < p_.sub_offsets[v + 1] && found < 0; ++i) {
+                            const int32_t t = p_.sub_topics[i];
+                            if (topic_seen[t]) continue;
+                            topic_seen[t] = 1;
+                            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) {
+                                const int32_t u = owner_[part];
+                                if (u < 0 || parent[u] != -2) continue;
+                                parent[u] = v, via[u] = t;
+                                if (load_[u] >= lo + 2) { found = u; break; }
+                                queue.push_back(u);
+                            }
+                        }
+                    } else {
+                        // whom v can give a partition: subscribers of the topics v holds
+                        for (int64_t i = p_.sub_offsets[v]; i < p_.sub_offsets[v + 1] && found < 0; ++i) {
+                            const int32_t t = p_.sub_topics[i];
+                            if (topic_seen[t] || !holds(v, t)) continue;
+                            topic_seen[t] = 1;
+                            for (const int32_t* u = subs_.begin(t); u != subs_.end(t); ++u) {
+                                if (parent[*u] != -2) continue;
+                                parent[*u] = v, via[*u] = t;
+                                if (load_[*u] <= hi - 2) { found = *u; break; }
+                                queue.push_back(*u);
+                            }
+                        }
+                    }
+                }
+                if (found < 0) {   // this side is as level as chains make it: undo the partial level
+                    owner_ = saved_owner;
+                    load_ = saved_load;
+                    break;
+                }
+                // shift one partition along the chain
+                for (int32_t u = found; parent[u] >= 0; u = parent[u]) {
+                    const int32_t giver = direction == 0 ? u : parent[u];
+                    const int32_t taker = direction == 0 ? parent[u] : u;
+                    give(giver, taker, via[u]);
+                }
+            }
+        }
+    }
+
+    bool holds(int32_t m, int32_t t) const {
+        for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part)
+            if (owner_[part] == m) return true;
+        return false;
+    }
+
+    // One partition of topic t from `giver` to `taker`: one the giver did not hold before, if any.
+    void give(int32_t giver, int32_t taker, int32_t t) {
+        int32_t chosen = -1;
+        for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) {
+            if (owner_[part] != giver) continue;
+            chosen = part;
+            if (prev_[part] != giver) break;
+        }
+        owner_[chosen] = taker;
+        --load_[giver];
+        ++load_[taker];
+    }
+
+    // After balancing: gives partitions back to their previous owner where that leaves the balance as good
+    // or better (Kafka has no such step; its cascading per-topic moves often take more than needed):
+    //   - p went from a to b and a holds fewer than b: p goes back (the two loads move towards each other,
+    //     never past each other, so no load leaves the range it was in and nothing gets less balanced);
+    //   - otherwise, if a holds a partition r it did not hold before, of a topic b subscribes to: p goes
+    //     back to a and r to b (loads unchanged; one move fewer, two when r was b's).
+    // Each step removes at least one move, so the passes end; they stop early after a pass without a step.
+    // O(passes * (P + moved * foreign partitions scanned)).
+    void restore() {
+        std::vector<std::vector<int32_t>> foreign(static_cast<std::size_t>(pr_.num_members));
+        std::vector<int32_t> moved;
+        for (int32_t part = 0; part < pr_.num_partitions; ++part) {
+            if (owner_[part] < 0 || owner_[part] == prev_[part]) continue;
+            foreign[owner_[part]].push_back(part);
+            if (prev_[part] >= 0) moved.push_back(part);
+        }
+        if (moved.empty()) return;
+        // b's topics stamped once per partition examined: O(b's subscriptions) instead of sorting every list
+        std::vector<int32_t> stamp(static_cast<std::size_t>(pr_.num_topics), -1);
+        int32_t stamped_for = -1;
+        auto subscribes = [&](int32_t m, int32_t t) {
+            if (stamped_for != m) {
+                ++stamp_epoch_;
+                for (int64_t i = p_.sub_offsets[m]; i < p_.sub_offsets[m + 1]; ++i) stamp[p_.sub_topics[i]] = stamp_epoch_;
+                stamped_for = m;
+            }
+            return stamp[t] == stamp_epoch_;
+        };
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (int32_t part : moved) {
+                const int32_t a = prev_[part], b = owner_[part];
+                if (a == b) continue;
+                if (load_[a] < load_[b]) {
+                    owner_[part] = a, ++load_[a], --load_[b];
+                    changed = true;
+                    continue;
+                }
+                std::vector<int32_t>& mine = foreign[a];
+                for (std::size_t k = 0; k < mine.size(); ++k) {
+                    const int32_t r = mine[k];
+                    if (owner_[r] != a) {   // no longer a's: drop the stale entry
+                        mine[k--] = mine.back();
+                        mine.pop_back();
+                        continue;
+                    }
+                    if (!subscribes(b, pr_.topic_of(r))) continue;
+                    owner_[part] = a;
+                    owner_[r] = b;
+                    mine[k] = mine.back();
+                    mine.pop_back();
+                    if (prev_[r] != b) foreign[b].push_back(r);
+                    changed = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    // restore()'s swap along a chain: p went from a to b; p goes back to a, a passes on a partition it did not
+    // hold before to u1, u1 one it did not hold before to u2, ..., ending at b (loads unchanged) or at a member
+    // below b (b loses one, that member gains one: the two move towards each other). Partitions passed on were
+    // already moved away from their previous owner (or had none), so each chain is at least one move fewer.
+    // Breadth-first over "u holds such a partition of a topic v subscribes to". Bounded: at most
+    // kChainSearchBudget member visits in all, so a large group with many moves pays O(budget) at most.
+    void restore_by_chains() {
+        constexpr int64_t kChainSearchBudget = 4'000'000;
+        const int32_t M = pr_.num_members;
+        std::vector<std::vector<int32_t>> foreign(static_cast<std::size_t>(M));
+        std::vector<int32_t> moved;
+        for (int32_t part = 0; part < pr_.num_partitions; ++part) {
+            if (owner_[part] < 0 || owner_[part] == prev_[part]) continue;
+            foreign[owner_[part]].push_back(part);
+            if (prev_[part] >= 0) moved.push_back(part);
+        }
+        if (moved.empty()) return;
+        std::vector<int32_t> parent(static_cast<std::size_t>(M), -2), via(static_cast<std::size_t>(M), -1);
+        std::vector<int32_t> topic_stamp(static_cast<std::size_t>(pr_.num_topics), -1);
+        std::vector<int32_t> queue, visited;
+        int64_t budget = kChainSearchBudget;
+        int32_t search = 0;
+        for (int32_t part : moved) {
+            const int32_t a = prev_[part], b = owner_[part];
+            if (a == b || budget <= 0) continue;
+            ++search;
+            queue.assign(1, a);
+            visited.assign(1, a);
+            parent[a] = -1;
+            int32_t found = -1;
+            for (std::size_t head = 0; head < queue.size() && found < 0 && budget > 0; ++head) {
+                const int32_t u = queue[head];
+                std::vector<int32_t>& mine = foreign[u];
+                for (std::size_t k = 0; k < mine.size() && found < 0; ++k) {
+                    const int32_t r = mine[k];
+                    if (owner_[r] != u || prev_[r] == u) {   // stale: no longer u's, or back home
+                        mine[k--] = mine.back();
+                        mine.pop_back();
+                        continue;
+                    }
+                    const int32_t t = pr_.topic_of(r);
+                    if (topic_stamp[t] == search) continue;
+                    topic_stamp[t] = search;
+                    for (const int32_t* v = subs_.begin(t); v != subs_.end(t); ++v) {
+                        --budget;
+                        if (parent[*v] != -2) continue;
+                        parent[*v] = u, via[*v] = r;
+                        visited.push_back(*v);
+                        if (*v == b || load_[*v] < load_[b]) { found = *v; break; }
+                        queue.push_back(*v);
+                    }
+                }
+            }
+            if (found >= 0) {
+                owner_[part] = a;
+                ++load_[a];
+                --load_[b];
+                for (int32_t v = found; parent[v] >= 0; v = parent[v]) {
+                    const int32_t r = via[v];
+                    owner_[r] = v;
+                    --load_[parent[v]];
+                    ++load_[v];
+                    if (prev_[r] != v) foreign[v].push_back(r);
+                }
+            }
+            for (int32_t v : visited) parent[v] = -2;
+        }
+    }
+
+    const Problem& p_;
     const Prepared& pr_;
     const std::vector<int32_t>& prev_;
+    int32_t stamp_epoch_ = 0;
     const TopicSubscribers subs_;
     std::vector<int32_t> owner_;
     std::vector<int32_t> load_;

@@ -10,7 +10,7 @@ bool use_rack_aware_assignment(const Problem& p, const Prepared& pr) {
     if (!pr.has_racks) return false;
     // Kafka only looks at partitions of subscribed topics (AbstractPartitionAssignor builds
     // partitionsPerTopic from the subscriptions).
-    const std::vector<char> subscribed = subscribed_topics(p, pr);
+    const std::vector<char>& subscribed = pr.topic_subscribed;
     const std::size_t R = static_cast<std::size_t>(max_rack_id(p)) + 1;
     std::vector<char> member_rack(R, 0), replica_rack(R, 0);
     bool any_member_rack = false;
@@ -52,9 +52,9 @@ bool Input::racks_match(int32_t m, int32_t part) const {
     return false;
 }
 
-Input::Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner, bool uniform)
+Input::Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner)
     : problem(p), prepared(pr), M(pr.num_members), T(pr.num_topics), P(pr.num_partitions),
-      topic_subscribed(subscribed_topics(p, pr, uniform)), sticky_owner(prev_owner.data()),
+      topic_subscribed(pr.topic_subscribed), sticky_owner(prev_owner.data()),
       rack_aware(use_rack_aware_assignment(p, pr)) {
     // Kafka keeps a previously owned partition only when its racks match the owner's (rack-aware mode):
     // rack alignment ranks above stickiness, balance above both.

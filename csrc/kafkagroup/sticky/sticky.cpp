@@ -9,8 +9,8 @@ namespace kafkagroup {
 std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared,
                                    const std::vector<int32_t>& prev_owner) {
     if (prepared.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(prepared.num_partitions), kUnassigned);
-    const bool uniform = subscriptions_uniform(problem, prepared);
-    const sticky::Input input(problem, prepared, prev_owner, uniform);
+    const bool uniform = prepared.uniform;
+    const sticky::Input input(problem, prepared, prev_owner);
     if (!uniform) return sticky::build_general(input);  // aligns racks itself, after its own clean-up
     std::vector<int32_t> owner = sticky::build_uniform(input);
     // Kafka's constrained builder fills racks greedily; the ownerless partitions can be placed on matching

@@ -13,7 +13,7 @@ struct Input {
     const Problem& problem;
     const Prepared& prepared;
     int32_t M = 0, T = 0, P = 0;
-    std::vector<char> topic_subscribed;  // [T] 1 when some member subscribes to the topic
+    const std::vector<char>& topic_subscribed;  // [T] 1 when some member subscribes to the topic (Prepared's)
     // [P] valid previous owner the builders try to keep, or -1: the caller's prev_owner, or (rack-aware
     // mode only) a copy without the owners whose racks do not match.
     const int32_t* sticky_owner = nullptr;
@@ -25,8 +25,7 @@ struct Input {
     // KIP-881. Enabled by Kafka's rule (rack_awareness.cpp); when off, racks_match() is always true.
     bool rack_aware = false;
 
-    // `uniform`: every member subscribes to the same topics (then member 0's list is every member's).
-    Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner, bool uniform);
+    Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner);
     Input(const Input&) = delete;
     Input& operator=(const Input&) = delete;
 

@@ -77,11 +77,15 @@ std::vector<int32_t> build_uniform(const Input& in) {
     // owned[m]: partitions m keeps if its quota allows; weak[m]: those it owns with mismatched racks.
     std::vector<int64_t> owned(static_cast<std::size_t>(M), 0), weak(static_cast<std::size_t>(M), 0);
     const bool any_owned = in.prepared.has_owned;
-    if (any_owned)
-        for (int32_t part = 0; part < in.P; ++part) {
-            if (in.sticky_owner[part] >= 0) ++owned[in.sticky_owner[part]];
-            if (in.weak(part) >= 0) ++weak[in.weak(part)];
-        }
+    if (any_owned) {
+        const int32_t* const sticky_owner = in.sticky_owner;
+        int64_t* const owned_of = owned.data();
+        for (int32_t part = 0; part < in.P; ++part)
+            if (sticky_owner[part] >= 0) ++owned_of[sticky_owner[part]];
+        if (in.weak_owner)
+            for (int32_t part = 0; part < in.P; ++part)
+                if (in.weak_owner[part] >= 0) ++weak[in.weak_owner[part]];
+    }
     std::vector<int64_t> quota(static_cast<std::size_t>(M), q);
     if (r > 0) {
         // The q + 1 quotas go first to members that keep one more owned partition with it (owned > q:
@@ -98,14 +102,19 @@ std::vector<int32_t> build_uniform(const Input& in) {
     }
 
     std::vector<int64_t> load(static_cast<std::size_t>(M), 0);
-    if (any_owned)
+    if (any_owned) {
+        const int32_t* const sticky_owner = in.sticky_owner;
+        int32_t* const own = owner.data();
+        int64_t* const load_of = load.data();
+        const int64_t* const quota_of = quota.data();
         for (int32_t part = 0; part < in.P; ++part) {
-            const int32_t o = in.sticky_owner[part];
-            if (o >= 0 && load[o] < quota[o]) {
-                owner[part] = o;
-                ++load[o];
+            const int32_t o = sticky_owner[part];
+            if (o >= 0 && load_of[o] < quota_of[o]) {
+                own[part] = o;
+                ++load_of[o];
             }
         }
+    }
 
     if (in.rack_aware) {
         std::vector<int32_t> free_parts;
@@ -123,6 +132,22 @@ std::vector<int32_t> build_uniform(const Input& in) {
     // Round out: members below quota, in id order, take the free partitions in partition order (one
     // pass over the subscribed topics; no list of free partitions).
     int32_t m = 0;
+    if (!any_owned && !in.rack_aware) {
+        // Nothing kept or placed yet: every partition of a subscribed topic is free, so each member's run
+        // is a plain fill (the same runs as the general loop below, without testing each partition).
+        int32_t* const own = owner.data();
+        for (int32_t t = 0; t < in.T; ++t) {
+            if (!in.subscribed(t)) continue;
+            for (int32_t part = in.topic_begin(t); part < in.topic_end(t);) {
+                while (load[m] >= quota[m]) ++m;
+                const int64_t n = std::min<int64_t>(quota[m] - load[m], in.topic_end(t) - part);
+                std::fill_n(own + part, n, m);
+                load[m] += n;
+                part += static_cast<int32_t>(n);
+            }
+        }
+        return owner;
+    }
     for (int32_t t = 0; t < in.T; ++t) {
         if (!in.subscribed(t)) continue;
         for (int32_t part = in.topic_begin(t); part < in.topic_end(t); ++part) {

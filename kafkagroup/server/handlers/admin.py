@@ -2,8 +2,10 @@
 the in-memory log, answered with the error codes and messages of a one-node Apache Kafka 4.4 broker.
 
 One node (id 0) holds every replica, so a replication factor other than 1 (or -1, the default) is
-INVALID_REPLICATION_FACTOR and a manual assignment may name broker 0 only.  A request may create at most
-10,000 partitions (Kafka's bound per controller operation; above it POLICY_VIOLATION).  ``validate_only``
+INVALID_REPLICATION_FACTOR and a manual assignment may name broker 0 only.  A CreateTopics request may create
+at most 10,000 partitions in all (Kafka's bound per controller operation: above it every topic of the request
+is refused with POLICY_VIOLATION, as Kafka 4.4.0 refuses them); a CreatePartitions request may add at most as
+many.  ``validate_only``
 checks and answers without changing anything.  Consumers see new partitions and topics through Metadata: a
 group's leader notices the change at its next metadata refresh (``metadata.max.age.ms``) and rejoins, which
 rebalances the group.  Topic configs: :mod:`kafkagroup.server.topic_config`.  Committed offsets of a deleted
@@ -62,7 +64,14 @@ def _create_topics(state: NodeState, req: Request, peer: str) -> Any:
         counts[t.name] = counts.get(t.name, 0) + 1
     results: list[dict[str, Any]] = []
     answered: set[str] = set()
-    budget = MAX_PARTITIONS_PER_REQUEST
+
+    def partition_count(t: Any) -> int:
+        return len(t.assignments) if t.assignments else (topics_log.num_partitions if t.num_partitions == -1
+                                                         else t.num_partitions)
+
+    # Kafka refuses the whole request, every topic of it, when it would create too many partitions at once
+    too_many = sum(max(partition_count(t), 0) for t in {t.name: t for t in body.topics}.values()) \
+        > MAX_PARTITIONS_PER_REQUEST
     for t in body.topics:
         if t.name in answered:
             continue                                   # a duplicated name is answered once, as Kafka does
@@ -70,11 +79,12 @@ def _create_topics(state: NodeState, req: Request, peer: str) -> Any:
         result = {"name": t.name, "topic_id": _NO_ID, "error_code": ErrorCode.NONE, "error_message": None,
                   "num_partitions": -1, "replication_factor": -1, "configs": ()}
         results.append(result)
-        count = len(t.assignments) if t.assignments else (topics_log.num_partitions if t.num_partitions == -1
-                                                          else t.num_partitions)
+        count = partition_count(t)
         configs = {c.name: c.value for c in t.configs}
         problem = None
-        if counts[t.name] > 1:
+        if too_many:
+            problem = POLICY_VIOLATION, "Excessively large number of partitions per request."
+        elif counts[t.name] > 1:
             problem = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         elif (bad_name := topics_log.topic_problem(t.name)) is not None:
             problem = INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {bad_name}"
@@ -90,15 +100,12 @@ def _create_topics(state: NodeState, req: Request, peer: str) -> Any:
             problem = INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
         else:
             problem = _replication_problem(t.replication_factor)
-        if problem is None and count > budget:
-            problem = POLICY_VIOLATION, "Excessively large number of partitions per request."
         if problem is None:
             problem = next(((INVALID_CONFIG, text) for name, value in configs.items()
                             if (text := config_problem(name, value)) is not None), None)
         if problem is not None:
             result["error_code"], result["error_message"] = problem
             continue
-        budget -= count
         if not body.validate_only:
             topics_log.create(t.name, count, configs)
             log.info("created topic %r with %d partition(s) for %s (CreateTopics)", t.name, count, peer)
@@ -178,20 +185,26 @@ def _delete_topics(state: NodeState, req: Request, peer: str) -> Any:
 
 
 def _delete_records(state: NodeState, req: Request, peer: str) -> Any:
-    topics = []
+    # Kafka reads the request into a map by partition: a partition named twice is answered once, for the offset
+    # named last
+    wanted: dict[str, dict[int, int]] = {}
     for t in req.body.topics:
-        parts = []
         for p in t.partitions:
-            result = {"partition_index": p.partition_index, "low_watermark": -1, "error_code": ErrorCode.NONE}
+            wanted.setdefault(t.name, {})[p.partition_index] = p.offset
+    topics = []
+    for name, offsets in wanted.items():
+        parts = []
+        for index, offset in offsets.items():
+            result = {"partition_index": index, "low_watermark": -1, "error_code": ErrorCode.NONE}
             parts.append(result)
-            partition = state.log.partition(t.name, p.partition_index)
+            partition = state.log.partition(name, index)
             if partition is None:
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif p.offset < -1 or p.offset > partition.high_watermark:
+            elif offset < -1 or offset > partition.high_watermark:
                 result["error_code"] = OFFSET_OUT_OF_RANGE
             else:
-                result["low_watermark"] = partition.delete_records(p.offset)
-        topics.append({"name": t.name, "partitions": parts})
+                result["low_watermark"] = partition.delete_records(offset)
+        topics.append({"name": name, "partitions": parts})
     return {"topics": topics}
 
 

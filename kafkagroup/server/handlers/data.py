@@ -5,7 +5,9 @@ InitProducerId is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as its FindCoo
 handlers/cluster.py); idempotent producers get a producer id and epoch but batches
 are not de-duplicated by sequence number; no fetch sessions (KIP-227): every Fetch is a full one answered
 with session id 0, which every client accepts.  Fetch waits up to ``max_wait_ms`` for ``min_bytes`` as a
-broker does, so idle consumers do not spin.
+broker does, so idle consumers do not spin; its answer is bounded by ``fetch.max.bytes`` whatever the
+request asks, and waits for room in the server's answer budget (``queued.max.answer.bytes``) before the
+records are copied.
 """
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ from typing import Any
 
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.server.adapter import ms
-from kafkagroup.server.framing import Request
+from kafkagroup.server.answer_budget import current_hold
+from kafkagroup.server.framing import Records, Request
 from kafkagroup.server.log import (
-    INVALID_TOPIC_EXCEPTION, MESSAGE_TOO_LARGE, OFFSET_OUT_OF_RANGE, BatchError, split_batches,
+    INVALID_TOPIC_EXCEPTION, MESSAGE_TOO_LARGE, OFFSET_OUT_OF_RANGE, BatchError, PartitionLog, split_batches,
 )
 from kafkagroup.server.state import NO_RESPONSE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_REFUSED, NodeState
 
@@ -32,7 +35,6 @@ _LATEST, _EARLIEST, _MAX_TIMESTAMP = -1, -2, -3
 def _produce(state: NodeState, req: Request, peer: str) -> Any:
     body = req.body
     topics = []
-    appended = False
     for t in body.topic_data:
         parts = []
         for p in t.partition_data:
@@ -59,60 +61,100 @@ def _produce(state: NodeState, req: Request, peer: str) -> Any:
                 continue
             result["base_offset"] = partition.append(batches)
             result["log_start_offset"] = partition.log_start_offset
-            appended = True
         topics.append({"name": t.name, "partition_responses": parts})
-    if appended:
-        state.log.notify_append()
     if body.acks == 0:
         return NO_RESPONSE
     return {"responses": topics}
 
 
-def _fetch_once(state: NodeState, body: Any, version: int) -> tuple[list[dict[str, Any]], int]:
-    budget = body.max_bytes if hasattr(body, "max_bytes") else 2**31 - 1      # v3+
-    total = 0
-    responses = []
+class _FetchPlan:
+    """What one pass over a Fetch's partitions found: the answer's partitions, each holding the log's batches
+    (not yet copied) in ``"records"``; their total size; whether a partition answered an error."""
+
+    __slots__ = ("responses", "total", "error", "partitions")
+
+    def __init__(self) -> None:
+        self.responses: list[dict[str, Any]] = []
+        self.total = 0
+        self.error = False
+        self.partitions: list[PartitionLog] = []     # the partitions to wait on for data
+
+
+def _plan_fetch(state: NodeState, body: Any, version: int) -> _FetchPlan:
+    """Kafka's rule (ReplicaManager.readFromLocalLog): the answer is bounded by min(the request's max_bytes
+    (v3+), fetch.max.bytes); each partition by min(its partition_max_bytes, what is left of that bound);
+    from v3 on (no hard limit) the first batch of the first partition with data is returned even if
+    larger than both (KIP-74), so a consumer always makes progress."""
+    plan = _FetchPlan()
+    request_max = body.max_bytes if hasattr(body, "max_bytes") else 2**31 - 1      # v3+
+    left = min(request_max, state.fetch_max_bytes)
+    at_least_one = version >= 3
     for t in body.topics:
         parts = []
         for p in t.partitions:
             partition = state.log.partition(t.topic, p.partition)
             result = {"partition_index": p.partition, "error_code": ErrorCode.NONE, "high_watermark": -1,
                       "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
-                      "preferred_read_replica": -1, "records": b""}
+                      "preferred_read_replica": -1, "records": ()}
             parts.append(result)
             if partition is None:
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                plan.error = True
+                continue
+            if not partition.in_range(p.fetch_offset):     # answered -1 for the offsets, as Kafka 4 does
+                result["error_code"] = OFFSET_OUT_OF_RANGE
+                plan.error = True
                 continue
             result["high_watermark"] = result["last_stable_offset"] = partition.high_watermark
             result["log_start_offset"] = partition.log_start_offset
-            if not partition.in_range(p.fetch_offset):
-                result["error_code"] = OFFSET_OUT_OF_RANGE
-                continue
-            limit = min(p.partition_max_bytes, budget - total)
-            records = partition.read(p.fetch_offset, limit, at_least_one=total == 0)
-            result["records"] = records
-            total += len(records)
-        responses.append({"topic": t.topic, "partitions": parts})
-    return responses, total
+            plan.partitions.append(partition)
+            batches = partition.batches_from(p.fetch_offset, max(min(p.partition_max_bytes, left), 0),
+                                             at_least_one=at_least_one and plan.total == 0)
+            size = sum(map(len, batches))
+            result["records"] = batches
+            plan.total += size
+            left -= size
+        plan.responses.append({"topic": t.topic, "partitions": parts})
+    return plan
 
 
-async def _fetch_waiting(state: NodeState, body: Any, version: int, responses: list, total: int) -> Any:
+async def _fetch_answer(plan: _FetchPlan) -> dict[str, Any]:
+    """The answer, once the server's answer budget has room for its records (kafkagroup.server.answer_budget):
+    they are the log's batches, not copies, but the answer keeps them alive until it is written, even if
+    the log drops them meanwhile."""
+    hold = current_hold()
+    if hold is not None and plan.total:
+        await hold.reserve(plan.total)
+    return _answer(plan)
+
+
+def _answer(plan: _FetchPlan) -> dict[str, Any]:
+    for topic in plan.responses:
+        for result in topic["partitions"]:
+            result["records"] = Records(result["records"])
+    return {"error_code": ErrorCode.NONE, "session_id": 0, "responses": plan.responses}
+
+
+async def _fetch_waiting(state: NodeState, body: Any, version: int, plan: _FetchPlan) -> Any:
+    """Wait up to max_wait for min_bytes, woken only by appends to the partitions read; cancelled (and
+    forgotten by the log) when the client's connection closes (kafkagroup.server.connection)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + ms(body.max_wait) / 1000.0
-    while total < body.min_bytes and (remaining := deadline - loop.time()) > 0:
-        await state.log.wait_for_append(remaining)
-        responses, total = _fetch_once(state, body, version)
-    return {"error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
+    while plan.total < body.min_bytes and not plan.error and (remaining := deadline - loop.time()) > 0:
+        await state.log.wait_for_append(plan.partitions, remaining)
+        plan = _plan_fetch(state, body, version)
+    return await _fetch_answer(plan)
 
 
 def _fetch(state: NodeState, req: Request, peer: str) -> Any:
     body = req.body
     if getattr(body, "session_id", 0) != 0:                                  # v7+: no sessions here
         return {"error_code": FETCH_SESSION_ID_NOT_FOUND, "session_id": 0, "responses": ()}
-    responses, total = _fetch_once(state, body, req.api_version)
-    if total >= body.min_bytes or ms(body.max_wait) <= 0:
-        return {"error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
-    return _fetch_waiting(state, body, req.api_version, responses, total)
+    plan = _plan_fetch(state, body, req.api_version)
+    # as Kafka: answered at once when enough is there, when nothing may be waited for, or on an error
+    if plan.total >= body.min_bytes or ms(body.max_wait) <= 0 or plan.error or not plan.partitions:
+        return _answer(plan) if plan.total == 0 else _fetch_answer(plan)
+    return _fetch_waiting(state, body, req.api_version, plan)
 
 
 def _list_offsets(state: NodeState, req: Request, peer: str) -> Any:

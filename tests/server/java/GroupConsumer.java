@@ -1,7 +1,7 @@
 // A Java consumer (Apache Kafka's kafka-clients) that a Python test drives and follows: every group event is
 // one JSON line on stdout, flushed, so the test can wait for it with a deadline.
 //
-//   java -cp 'build/kafka-jars/*' tests/server/java/GroupConsumer.java bootstrap=127.0.0.1:9092 group=g topics=t0,t1 \
+//   java -cp 'build/kafka4/lib/*' tests/server/java/GroupConsumer.java bootstrap=127.0.0.1:9092 group=g topics=t0,t1 \
 //        strategy=cooperative-sticky group.instance.id=host-1 session.timeout.ms=6000 commit=sync
 //
 // Arguments are key=value. Keys this driver reads itself: bootstrap, group, topics (comma list), strategy

@@ -1,0 +1,124 @@
+"""Sticky and cooperative-sticky from 10k to 16M partitions, each next to the memory floor and franz-go.
+
+The floor ("memory pass"): read P int32 (the claims, or any P-entry input) and write P int32 owners into a
+freshly allocated array, in this process, with numpy (``memory_pass``); no assignor can return owner[P]
+for less. Every row prints "x floor" = our median / the floor's median at the same P, measured in the
+same run.
+
+Shapes (uniform subscriptions, every member on every topic; ANCHORS.md's rows where they exist):
+10k = 100 topics x 100 partitions, 100 members; 100k = 100 x 1,000, 1,000 members; 1M = 500 x 2,000,
+2,000 members; 4M = 2,000 x 2,000, 8,000 members; 16M = 8,000 x 2,000, 8,000 members (16M only with
+KAFKAGROUP_BENCH_16M=1: ~1.5 GB of inputs). "fresh": nobody owns anything; "churn": 10% of the members
+left after a settled sticky generation, the rest claim what they were given (generation 1).
+
+Peers, in the same run:
+- franz-go's sticky balancer (pkg/kgo/internal/sticky, ``Balance``), when KAFKAGROUP_FRANZ_BENCH names the
+  driver built by ``tools/franz_peer/build.sh`` (a temp copy of the module from the Go module proxy, outside
+  the repository). The driver times ``Balance`` alone (input decoded before, one warm-up, then as many rounds as ours).
+  Without it the row says so and uses ANCHORS.md's figure, marked as such.
+- kafka-python 3.0.12's StickyPartitionAssignor at 10k only (capped, KAFKAGROUP_PEER_CAP_S, default 20 s;
+  it takes > 60 s from 100k on, ANCHORS.md); Java's figures are ANCHORS.md's, not this run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import memory_pass_ms, time_peer
+
+import kafkagroup
+from kafkagroup.scenarios import next_generation, uniform_group
+
+CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "20"))
+FRANZ = os.environ.get("KAFKAGROUP_FRANZ_BENCH")
+# name -> (topics, partitions per topic, members)
+SHAPES = {"10k": (100, 100, 100), "100k": (100, 1000, 1000), "1M": (500, 2000, 2000), "4M": (2000, 2000, 8000)}
+if os.environ.get("KAFKAGROUP_BENCH_16M") == "1":
+    SHAPES["16M"] = (8000, 2000, 8000)
+# ANCHORS.md (2026-11-23, sticky): (franz-go ms, Java ms) per (shape, kind); None where it has no row
+ANCHOR = {("10k", "fresh"): ("0.84", "1.46"), ("1M", "fresh"): ("157", "150"), ("4M", "fresh"): ("1,963", "2,191"),
+          ("4M", "churn"): ("14,781", "5,570")}
+ROUNDS = {"10k": 51, "100k": 21, "1M": 7, "4M": 5, "16M": 3}
+
+
+def _group(shape: str, kind: str):
+    topics, partitions, members = SHAPES[shape]
+    group = uniform_group(topics=topics, partitions=partitions, members=members)
+    if kind == "churn":
+        settled = kafkagroup.assign_arrays("sticky", **group.arrays())
+        group = next_generation(group, settled.owner, remove=members // 10, generation=1, seed=3)
+    return group
+
+
+def franz_go_ms(group, rounds: int) -> float | str:
+    """Median ms of franz-go's sticky Balance on `group` (cooperative members: owned partitions with their
+    generation), through the driver named by KAFKAGROUP_FRANZ_BENCH; a string when not available."""
+    if not FRANZ:
+        return "not run (KAFKAGROUP_FRANZ_BENCH unset)"
+    base = group.topic_base
+    members = []
+    for i, mid in enumerate(group.members):
+        subs = group.sub_topics[group.sub_offsets[i]:group.sub_offsets[i + 1]].tolist()
+        owned = np.zeros((0, 2), dtype=np.int64)
+        if group.owned_offsets is not None:
+            parts = group.owned_partitions[group.owned_offsets[i]:group.owned_offsets[i + 1]].astype(np.int64)
+            t = np.searchsorted(base, parts, side="right") - 1
+            owned = np.stack([t, parts - base[t]], axis=1)
+        gen = int(group.generation[i]) if group.generation is not None else -1
+        members.append({"id": mid, "topics": subs, "owned": owned.tolist(), "gen": gen})
+    payload = json.dumps({"topics": group.topics, "counts": group.partition_count.tolist(), "members": members,
+                          "rounds": rounds})
+    out = subprocess.run([FRANZ], input=payload, capture_output=True, text=True, check=True)
+    answer = json.loads(out.stdout)
+    assert answer["assigned"] == int(group.partition_count.sum()), "franz-go left partitions unassigned"
+    return float(answer["median_ms"])
+
+
+CASES = [(s, k) for s in SHAPES for k in ("fresh", "churn")]
+
+
+@pytest.mark.parametrize("shape,kind", CASES, ids=[f"{s}-{k}" for s, k in CASES])
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
+def test_sticky_scaling(benchmark, report, strategy, shape, kind):
+    group = _group(shape, kind)
+    arrays = group.arrays()
+    partitions = int(group.partition_count.sum())
+    result = benchmark.pedantic(lambda: kafkagroup.assign_arrays(strategy, **arrays), rounds=ROUNDS[shape],
+                                warmup_rounds=1)
+    assert result.metrics.unassigned == 0 and result.metrics.balance_gap == 0
+    name = f"{strategy} {shape} x {len(group.members)} {kind}"
+    floor = memory_pass_ms(partitions)
+    franz, java = ANCHOR.get((shape, kind), ("-", "-"))
+    if strategy == "sticky":
+        peer = franz_go_ms(group, rounds=ROUNDS[shape])
+        note = f"Java {java} ms (ANCHORS)"
+        if isinstance(peer, str):
+            note += f"; franz-go {franz} ms (ANCHORS), {peer}"
+        report.add(name, benchmark, "franz-go sticky (same run)", peer, 0, note, partitions=partitions)
+        if shape == "10k":
+            from bench_sticky import KpSticky, kafka_python_inputs
+
+            cluster, kp_members = kafka_python_inputs(group)
+            kp = time_peer(lambda: KpSticky().assign(cluster, kp_members), rounds=1, cap_s=CAP_S)
+            report.add(name, benchmark, "kafka-python 3.0.12", kp, CAP_S, partitions=partitions)
+    else:
+        report.add(name, benchmark, "-", "n/a", 0, f"floor {floor:.3f} ms", partitions=partitions)
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_memory_pass(benchmark, report, shape):
+    """The floor itself, as a row of its own (read P int32, write P int32 into a fresh array)."""
+    topics, partitions, _ = SHAPES[shape]
+    claims = np.arange(topics * partitions, dtype=np.int32)
+    benchmark.pedantic(lambda: _pass(claims), rounds=ROUNDS[shape] * 3, warmup_rounds=1)
+    report.add(f"memory pass {shape} (read P claims, write P owners, fresh array)", benchmark, "-", "n/a", 0,
+               partitions=topics * partitions)
+
+
+def _pass(claims):
+    from conftest import memory_pass
+
+    return memory_pass(claims)
