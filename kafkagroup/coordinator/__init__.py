@@ -1,6 +1,9 @@
-"""Classic-protocol Kafka group coordinator (server side), pure Python; see shared/spec/coordinator.md.
+"""Kafka's group coordinator (server side), pure Python: classic groups (shared/spec/coordinator.md) and
+consumer groups (KIP-848, ``consumer/``) under one group-id namespace (``groups``), with offsets kept per group
+id (``offset_state``).
 
-Modules: ``coordinator`` (GroupCoordinator: gate, entry points, partition load/unload), ``membership``
+Modules: ``coordinator`` (GroupCoordinator: gate, entry points, routing by group kind, partition load/unload),
+``groups`` (the registry), ``consumer/`` (reconcile, group, target, regex, heartbeat, offsets), ``membership``
 (Join/Sync/Heartbeat/Leave), ``rebalance`` (join/sync phases and timers), ``group`` (state machine, vote),
 ``offsets`` (commit/fetch/delete/retention), ``offsets_txn`` (TxnOffsetCommit, transaction markers),
 ``request_limits`` (what Kafka's wire format can carry; INVALID_REQUEST otherwise), ``store`` (SQLite),

@@ -251,3 +251,19 @@ def test_java_and_librdkafka_members_share_one_consumer_group(consumers, server)
     wait_until(lambda: len(keys_read([j, c])) >= 40, SETTLE_S, "every key to be read")
     assert {f"k{i}" for i in range(40)} <= keys_read([j, c])
     never_two_owners([j, c])
+
+
+@pytest.mark.parametrize("client", ["confluent", "java"])
+def test_partitions_added_are_assigned(consumers, server, client):
+    from confluent_kafka.admin import AdminClient, NewPartitions
+    srv = server({"t": 2})
+    a = start(consumers, client, srv, [srv.t("t")], "a", topic_metadata_refresh_interval_ms=1000,
+              metadata_max_age_ms=1000)
+    b = start(consumers, client, srv, [srv.t("t")], "b", topic_metadata_refresh_interval_ms=1000,
+              metadata_max_age_ms=1000)
+    wait_settled([a, b], srv.partitions({"t": 2}))
+    admin = AdminClient({"bootstrap.servers": srv.bootstrap})
+    for future in admin.create_partitions([NewPartitions(srv.t("t"), 4)]).values():
+        future.result(30)
+    wait_settled([a, b], srv.partitions({"t": 4}))
+    never_two_owners([a, b])
