@@ -28,6 +28,7 @@ from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.messages.clock import AsyncioClock
 from kafkagroup.server.connection import serve_connection
 from kafkagroup.server.config import split_config
+from kafkagroup.server.faults import Faults
 from kafkagroup.server.log import InMemoryLog
 from kafkagroup.server.state import NodeState
 
@@ -43,6 +44,7 @@ class Server:
     port: int
     coordinator: GroupCoordinator
     log: InMemoryLog
+    faults: Faults                  # what a test injects into the answers (kafkagroup.testing)
 
     @property
     def bootstrap(self) -> str:
@@ -100,10 +102,11 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
         coordinator.shutdown()
         raise
     bound_port = listener.sockets[0].getsockname()[1]
-    state = NodeState(host, bound_port, coordinator, records)
+    faults = Faults()
+    state = NodeState(host, bound_port, coordinator, records, faults=faults)
     log.info("listening on %s:%d (log in memory; offsets in %s)", host, bound_port, store or "memory")
     try:
-        yield Server(host, bound_port, coordinator, records)
+        yield Server(host, bound_port, coordinator, records, faults)
     finally:
         listener.close()
         # The coordinator first: it answers every parked JoinGroup/SyncGroup (a retriable coordinator error:

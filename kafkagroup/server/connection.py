@@ -58,7 +58,12 @@ async def serve_connection(state: NodeState, reader: asyncio.StreamReader, write
             frames.feed(chunk)
             while (frame := frames.next_frame()) is not None:
                 request = decode_request(frame)
-                result = HANDLERS[request.api_key](state, request, peer_host)
+                handle = HANDLERS[request.api_key]
+                # a test's injected fault (kafkagroup.server.faults), else None: the request is handled as usual
+                result = None if state.faults is None else \
+                    state.faults.answer(request, lambda: handle(state, request, peer_host))
+                if result is None:
+                    result = handle(state, request, peer_host)
                 if inspect.isawaitable(result):
                     flush()
                     result = await result

@@ -21,3 +21,4 @@ class NodeState:
     coordinator: GroupCoordinator
     log: InMemoryLog
     next_producer_id: int = 1000        # InitProducerId hands out 1000, 1001, ...
+    faults: Any = None                  # a kafkagroup.server.faults.Faults: what a test injects (None: nothing)
