@@ -125,7 +125,7 @@ dist: $(STAMP)
 
 # The built wheel installed into a fresh venv outside the checkout: assign, serve and simulate run from there.
 test-dist: dist
-	KAFKAGROUP_DIST=$(abspath dist) $(PY) -m pytest -q tests/package/test_wheel_install.py
+	KAFKAGROUP_DIST=$(abspath dist) $(PY) -m pytest -q tests/package/dist_wheel_check.py -s
 
 clean:
 	rm -rf build dist kafkagroup/*.so kafkagroup/_codec*.c pyext/*.c *.egg-info

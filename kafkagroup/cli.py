@@ -41,20 +41,20 @@ class UsageError(KafkaGroupError):
     """A command line that cannot run as given (printed as one line, exit code 2)."""
 
 
-def _register_commands() -> None:
-    """The commands living in other packages; their modules import nothing heavy until ``run``."""
-    from kafkagroup.bench import cli as bench_cli
-    from kafkagroup.server import cli as serve_cli
-    from kafkagroup.sim import cli as sim_cli
-    from kafkagroup.spark import cli as spark_cli      # no pyspark import until run(), which names the extra
-    from kafkagroup.testing import cli as ctl_cli
+# The commands living in other packages, by module; each module has HELP, add_arguments(parser) and
+# run(args), and imports nothing heavy until run(). Only the chosen command's module is imported
+# (`kafkagroup serve` does not load the simulator's or Spark's command modules).
+COMMAND_MODULES = {"spark-plan": "kafkagroup.spark.cli", "serve": "kafkagroup.server.cli",
+                   "simulate": "kafkagroup.sim.cli", "bench": "kafkagroup.bench.cli", "ctl": "kafkagroup.testing.cli"}
 
-    for name, module in (("spark-plan", spark_cli), ("serve", serve_cli), ("simulate", sim_cli),
-                         ("bench", bench_cli), ("ctl", ctl_cli)):
+
+def _command(name: str) -> tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
+    if name not in EXTRA_COMMANDS:
+        import importlib
+
+        module = importlib.import_module(COMMAND_MODULES[name])
         EXTRA_COMMANDS[name] = (module.HELP, module.add_arguments, module.run)
-
-
-_register_commands()
+    return EXTRA_COMMANDS[name]
 
 
 def make_console() -> Any:
@@ -320,18 +320,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kafkagroup {__version__}",
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    commands = {
+    builtin = {
         "assign": ("assign a group described in a JSON group file, with every strategy", _assign_arguments,
                    cmd_assign),
         "demo": ("assign a sample group with every strategy, then time the engine at scale", _demo_arguments,
                  cmd_demo),
-        **EXTRA_COMMANDS,
     }
     chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
-    for name, (help_text, add_arguments, run) in commands.items():
+    for name in [*builtin, *COMMAND_MODULES]:
+        if chosen is not None and chosen != name:
+            sub.add_parser(name)          # listed among the choices; its module is not loaded
+            continue
+        help_text, add_arguments, run = builtin[name] if name in builtin else _command(name)
         p = sub.add_parser(name, help=help_text)
-        if chosen is None or chosen == name:
-            add_arguments(p)
+        add_arguments(p)
         p.set_defaults(run=run)
     return parser
 

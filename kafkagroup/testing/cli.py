@@ -24,7 +24,11 @@ HELP = "observe and steer a kafkagroup serve --control node: groups, wait, expir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = __doc__.split("\n\n")[0] if __doc__ else HELP
+    parser.description = ("Observe and steer a node started with kafkagroup serve --control HOST:PORT "
+                          "(kafkagroup.testing's control endpoint).")
+    parser.epilog = "examples:\n" + "\n".join(line for line in (__doc__ or "").splitlines()
+                                             if line.startswith("    kafkagroup ctl"))
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--control", default=os.environ.get("KAFKAGROUP_CONTROL"), metavar="HOST:PORT",
                         help="the node's control address (serve --control; default $KAFKAGROUP_CONTROL)")
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
