@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING
 from kafkagroup import __version__
 from kafkagroup.errors import KafkaGroupError
 from kafkagroup.extras import require
-from kafkagroup.groupfile import EXAMPLE_JSON, GroupFile, load_group_file, parse_group
-from kafkagroup.output_paths import check_output_file
-from kafkagroup.structs import TopicPartition
 from kafkagroup.textout import Table, console as text_console
 
 if TYPE_CHECKING:
     from kafkagroup.api import AssignmentResult
+    from kafkagroup.groupfile import GroupFile
+    from kafkagroup.structs import TopicPartition
 
 # numpy and the native engine are imported by the commands that assign (assign, demo), not here: `kafkagroup
 # serve` and `kafkagroup ctl` start without them.
@@ -194,6 +193,8 @@ def print_results(console: Any, label: str, group: GroupFile, rows: list[tuple[s
 
 def check_plot_output(command: str, path: str) -> None:
     """``--plot PATH``: matplotlib installed and PATH writable, before any work."""
+    from kafkagroup.output_paths import check_output_file
+
     require(f"{command} --plot", ("matplotlib",), "plot")
     check_output_file(path, f"{command} --plot {path}")
 
@@ -215,6 +216,8 @@ def run_strategies(group: GroupFile, names: Sequence[str], strict: bool) -> list
 
 
 def cmd_assign(args: argparse.Namespace) -> int:
+    from kafkagroup.groupfile import EXAMPLE_JSON, load_group_file
+
     if args.example_json:
         sys.stdout.write(EXAMPLE_JSON)
         return 0
@@ -254,6 +257,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from kafkagroup.engine import assign_arrays, strategies
+    from kafkagroup.groupfile import parse_group
     from kafkagroup.scenarios import sample_group, uniform_group
 
     for name in ("topics", "partitions", "members"):
