@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars kafka4 cxx-test dist test-dist clean
+.PHONY: all venv build demo test test-fast bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test dist test-dist clean
 
 all: build
 
@@ -36,6 +36,10 @@ demo: build
 # Debian if java or javac is missing.
 java:
 	@{ command -v java && command -v javac; } >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless; }
+
+# kcat (Debian's, on its bundled librdkafka) for the serve tests that list topics as a user would.
+kcat:
+	@command -v kcat >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; }
 
 # Apache Kafka's Java client (kafka-clients 3.9.1) and its four runtime jars, for the real-client tests and
 # `kafkagroup bench`'s Java peer. They ship inside a PyPI wheel (pyflink's lib/); only those five are kept.
@@ -88,7 +92,7 @@ build/cxx/engine_test: $(CXX_TEST_SOURCES) build/cxx/libkafkagroup.a /usr/includ
 cxx-test: build/cxx/engine_test
 	build/cxx/engine_test
 
-test: build java kafka-jars kafka4 cxx-test
+test: build java kafka-jars kafka4 kcat cxx-test
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q tests
 
 test-fast: build

@@ -129,12 +129,31 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _check_single_owner(group: CompactGroup) -> None:
+    """The engine's refusal of a partition held by two members (server/uniform.cpp), worded with names."""
+    if group.owned_partitions is None or group.owned_offsets is None or group.owned_partitions.size == 0:
+        return
+    holder = np.repeat(np.arange(len(group.members)), np.diff(group.owned_offsets))
+    order = np.lexsort((holder, group.owned_partitions))
+    part, who = group.owned_partitions[order], holder[order]
+    clash = np.flatnonzero((part[1:] == part[:-1]) & (who[1:] != who[:-1]))
+    if clash.size:
+        i = int(clash[0])
+        topics, partitions = group.partition_names(part[i:i + 1])
+        raise InvalidGroupError(f"members {group.members[who[i]]!r} and {group.members[who[i + 1]]!r} both hold "
+                                f"partition {topics[0]}-{partitions[0]} in their previous target assignment "
+                                "(a partition has at most one owner)")
+
+
 def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscriptions: Mapping[str, Any], *,
            partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None = None,
            strict: bool = True) -> AssignmentResult:
     """Assign the partitions of `partitions_per_topic` to the members of `subscriptions`.
 
-    `strategy` is a Kafka protocol name ("range", "roundrobin", ...); `partitions_per_topic` maps a
+    `strategy` is a Kafka protocol name ("range", "roundrobin", ...) or one of Kafka 4's server-side
+    assignors ("server-uniform", "server-range": a member's ``owned`` is its previous *target* assignment,
+    ``instance`` its static id; pass ``strict=False`` to drop claims on deleted topics, as a coordinator
+    must); `partitions_per_topic` maps a
     topic to its partition count or to one replica-rack list per partition; `subscriptions` maps a
     member id to ``{"topics": [...], "owned": [(topic, p), ...], "generation": g, "rack": r,
     "instance": group_instance_id}`` (every key but topics optional; Subscription objects work too).
@@ -144,6 +163,8 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a protocol name, got {strategy!r}")
     group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict)
+    if strategy == "server-uniform":
+        _check_single_owner(group)
     result = assign_arrays(strategy, **group.arrays())
     assignment = MemberAssignment(group, result.owner)
     topics, partitions = group.partition_names(result.withheld)

@@ -1,7 +1,7 @@
 """Optional dependencies, named by the extra that installs them.
 
 The core (``pip install kafkagroup``) needs numpy only. The extras: ``[plot]`` matplotlib (``--plot``,
-``bench``'s report.png), ``[serve]`` kio (``kafkagroup serve``, ``kafkagroup.testing``), ``[spark]``
+``bench``'s report.png), ``[serve]`` kio and cramjam (``kafkagroup serve``, ``kafkagroup.testing``), ``[spark]``
 pyspark + pandas + pyarrow (``spark-plan``; ``spark-plan --local`` needs pyarrow only), ``[rich]`` rich
 (drawn tables and progress bars; plain text without it), ``[all]`` all of them.
 

@@ -22,6 +22,11 @@ struct TopicSubscribers {
 };
 TopicSubscribers topic_subscribers(const Problem& problem, const Prepared& prepared);
 
+// Each topic's partitions split into contiguous ranges over its subscribers in ascending id: floor(P/n)
+// each and one more for the first P mod n. The classic RangeAssignor without racks and Kafka 4's server
+// range assignor are both exactly this (range.cpp; server/range.cpp). O(P + subscriptions).
+std::vector<int32_t> contiguous_ranges(const Prepared& prepared, const TopicSubscribers& subscribers);
+
 // Apache Kafka's RangeAssignor, including KIP-881 rack-aware assignment (range.cpp, range_racks.cpp).
 std::vector<int32_t> assign_range(const Problem& problem, const Prepared& prepared);
 

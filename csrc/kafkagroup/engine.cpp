@@ -6,6 +6,7 @@
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/rack_ids.hpp"
+#include "kafkagroup/server/server_assignors.hpp"
 #include "kafkagroup/sticky/sticky.hpp"
 
 namespace kafkagroup {
@@ -29,6 +30,15 @@ AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const 
     return AssignResult{std::move(owner), std::move(withheld), {}};
 }
 
+// Kafka 4's server-side assignors (KIP-848): the previous target assignment is the members' `owned`.
+AssignResult run_server_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+    return AssignResult{server::assign_range(p, pr), {}, {}};
+}
+AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+    server::check_single_owner(p, pr);
+    return AssignResult{server::assign_uniform(p, pr, prev_owner), {}, {}};
+}
+
 struct Entry {
     const char* name;
     AssignFn run;
@@ -39,6 +49,8 @@ const Entry kStrategies[] = {
     {"roundrobin", run_roundrobin},
     {"sticky", run_sticky},
     {"cooperative-sticky", run_cooperative_sticky},
+    {"server-uniform", run_server_uniform},
+    {"server-range", run_server_range},
 };
 
 }  // namespace

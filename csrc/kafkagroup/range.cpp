@@ -7,9 +7,7 @@
 
 namespace kafkagroup {
 
-std::vector<int32_t> assign_range(const Problem& p, const Prepared& pr) {
-    const TopicSubscribers subs = topic_subscribers(p, pr);
-    if (pr.has_racks) return assign_range_with_racks(p, pr, subs);
+std::vector<int32_t> contiguous_ranges(const Prepared& pr, const TopicSubscribers& subs) {
     std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
     for (int32_t t = 0; t < pr.num_topics; ++t) {
         const int64_t n = subs.count(t);
@@ -26,6 +24,12 @@ std::vector<int32_t> assign_range(const Problem& p, const Prepared& pr) {
         }
     }
     return owner;
+}
+
+std::vector<int32_t> assign_range(const Problem& p, const Prepared& pr) {
+    const TopicSubscribers subs = topic_subscribers(p, pr);
+    if (pr.has_racks) return assign_range_with_racks(p, pr, subs);
+    return contiguous_ranges(pr, subs);
 }
 
 }  // namespace kafkagroup

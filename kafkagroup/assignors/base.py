@@ -174,4 +174,6 @@ class PartitionAssignor(ABC):
         instances = {member_id: instance for member_id, instance, _ in members if instance}
         cluster = dict(zip(group.topics, group.partition_count.tolist()))
         result = self.assign(cluster, subscriptions, group_instance_ids=instances)
-        return GroupAssignment.from_assignments(group, result, self.name)
+        answer = GroupAssignment.from_assignments(group, result, self.name)
+        answer.subscriptions = subscriptions
+        return answer

@@ -23,7 +23,7 @@ import numpy as np
 
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.model import CompactGroup
-from kafkagroup.protocol import MAX_VERSION, Assignment, encode_assignment
+from kafkagroup.protocol import MAX_VERSION, Assignment, Subscription, encode_assignment
 from kafkagroup.protocol.leader import encode_assignments
 from kafkagroup.structs import TopicPartition
 
@@ -41,6 +41,8 @@ class GroupAssignment:
     withheld: int = 0                       # partitions held back this round (cooperative-sticky)
     metrics: Any = None                     # kafkagroup.Metrics (native assignors)
     engine_us: float = 0.0
+    # member id -> its Subscription as sent, when the assignor decoded them (a Python assignor's assign_group)
+    subscriptions: Optional[Mapping[str, Subscription]] = None
     _pairs: Optional[tuple[np.ndarray, np.ndarray]] = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -70,6 +72,19 @@ class GroupAssignment:
             return encode_assignments(self.group, self.owner, version=version)
         return {member: encode_assignment(Assignment(parts, self.user_data.get(member)), version)
                 for member, parts in self.partitions.items()}
+
+    def member_partitions(self) -> dict[str, frozenset[TopicPartition]]:
+        """member id -> the partitions assigned to it, every member (an ``owner[]`` answer turned into
+        TopicPartitions: one object per assigned partition, for the leader's cooperative check only)."""
+        if self.partitions is not None:
+            return {member: frozenset(parts) for member, parts in self.partitions.items()}
+        owner = np.asarray(self.owner, dtype=np.int64)
+        ids = np.flatnonzero(owner >= 0)
+        by_member: list[set[TopicPartition]] = [set() for _ in self.group.members]
+        topics, numbers = self.group.partition_names(ids)
+        for m, topic, p in zip(owner[ids].tolist(), topics, numbers):
+            by_member[m].add(TopicPartition(topic, p))
+        return {member: frozenset(parts) for member, parts in zip(self.group.members, by_member)}
 
     # ------------------------------------------------------------------ the checks' two questions
     def holds(self, members: np.ndarray, partitions: np.ndarray) -> np.ndarray:

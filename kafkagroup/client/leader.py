@@ -9,8 +9,10 @@ One path for every assignor, built-in or written in Python:
    result already withholds every partition that changes owner, §6.6 step 4), a Python assignor through its
    ``assign(cluster, {member_id: Subscription})``, with as many owners per partition as it likes;
 2. under COOPERATIVE, unless the assignor checks its own moves (Java's cooperative-sticky), no partition may be
-   assigned while it is revoked from another member in the same round (``validateCooperativeAssignment``,
-   on the arrays). Kafka checks nothing more: a partition given to several members is sent as assigned;
+   assigned while it is revoked from another member in the same round (``validateCooperativeAssignment``),
+   revoked meaning owned *as the member's Subscription sent it* (partitions of topics it no longer subscribes
+   to included, as Java's leader compares). Kafka checks nothing more: a partition given to several members
+   is sent as assigned;
 3. one ConsumerProtocol Assignment per member is encoded.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from kafkagroup.assignors.configured import as_assignor
 from kafkagroup.client.cluster import MetadataSnapshot
 from kafkagroup.client.ownership import validate_cooperative_assignment
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol
+from kafkagroup.protocol import decode_subscription
 
 __all__ = ["LeaderAssignment", "perform_assignment"]
 
@@ -55,7 +58,10 @@ def perform_assignment(
         racks = {t: [list(r) for r in per_p] for t, per_p in snapshot.racks.items()}
     result = assignor.assign_group(joined, dict(snapshot.partitions), partition_racks=racks)
     if rebalance_protocol is RebalanceProtocol.COOPERATIVE and not assignor.checks_own_cooperative_moves:
-        validate_cooperative_assignment(result)
+        subscriptions = result.subscriptions or {
+            member_id: decode_subscription(metadata, f"JoinGroup metadata of member {member_id!r}")
+            for member_id, _, metadata in joined}
+        validate_cooperative_assignment({m: s.owned_partitions for m, s in subscriptions.items()}, result)
     group = result.group
     return LeaderAssignment(
         assignments=result.encode(),

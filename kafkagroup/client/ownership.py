@@ -1,22 +1,20 @@
 """Assignment bookkeeping of a member: what was added, what must be revoked (spec §6.4, §6.5, §6.7).
 
 A member's own bookkeeping is set algebra over :class:`TopicPartition` (hash sets, C-speed; a member owns at
-most a few thousand partitions); the leader's cooperative check runs on the group's arrays.
+most a few thousand partitions); the leader's cooperative check compares sets of them too, as Java's does.
 
     owned {t-0, t-1}, assigned {t-1, t-2}:  added {t-2}, revoked {t-0}
 """
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import TYPE_CHECKING, AbstractSet, Iterable, NamedTuple
+from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, NamedTuple
 
 from kafkagroup.assignors.base import sorted_partitions
 from kafkagroup.client.errors import CooperativeAssignmentViolation   # re-exported: its old home
 from kafkagroup.structs import TopicPartition
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from kafkagroup.assignors.group_assignment import GroupAssignment
     from kafkagroup.protocol.consumer_protocol import Assignment
 
@@ -86,44 +84,46 @@ def topics_outside_subscription(assigned: Iterable[TopicPartition], topics: Abst
     return frozenset(map(_TOPIC, assigned)) - frozenset(topics)
 
 
-def validate_cooperative_assignment(result: GroupAssignment) -> None:
+def validate_cooperative_assignment(owned: Mapping[str, Iterable[TopicPartition]], result: GroupAssignment) -> None:
     """Raise if a partition is given to one member in the same round it is revoked from another (§6.5).
 
-    Under COOPERATIVE a partition must first be revoked by its owner (one rebalance) and only then be assigned
-    (a follow-up rebalance); an assignment that does both at once would let two members own it.  Kafka checks
+    ``owned`` is every member's owned partitions *exactly as its Subscription sent them* (Java's leader passes
+    ``subscription.ownedPartitions()``): partitions of topics the member no longer subscribes to, of topics
+    missing from the metadata or out of range included -- not the claims the group decoding kept.  Under
+    COOPERATIVE a partition must first be revoked by its owner (one rebalance) and only then be assigned (a
+    follow-up rebalance); an assignment that does both at once would let two members own it.  Kafka checks
     nothing else: a partition given to several members (a broadcast assignor) passes as long as no member
     loses it in the same round.
+
+        owned  {A: [t-0]} (A now subscribes to u only), assigned {A: [u-0], B: [t-0, t-1]}: refused (t-0)
     """
-    bad = cooperative_violations(result)
-    if bad.size:
-        topics, partitions = result.group.partition_names(bad[:10])
-        sample = ", ".join(f"{t}-{p}" for t, p in zip(topics, partitions))
+    bad = cooperative_violations(owned, result)
+    if bad:
+        sample = ", ".join(f"{tp.topic}-{tp.partition}" for tp in bad[:10])
         raise CooperativeAssignmentViolation(
             "Assignor supporting the COOPERATIVE protocol violates its requirements: "
-            f"{bad.size} partition(s) assigned while being revoked from another member in the same rebalance "
+            f"{len(bad)} partition(s) assigned while being revoked from another member in the same rebalance "
             f"({sample})"
         )
 
 
-def cooperative_violations(result: GroupAssignment) -> "np.ndarray":
-    """Java's ``validateCooperativeAssignment`` over the compact group: the global ids (ascending, unique) of
-    partitions that some member's new assignment adds while another member's revokes them.
+def cooperative_violations(owned: Mapping[str, Iterable[TopicPartition]],
+                           result: GroupAssignment) -> list[TopicPartition]:
+    """Java's ``validateCooperativeAssignment``: the partitions (sorted by topic, then partition) that some
+    member's new assignment adds while another member's revokes them, with added = assigned and not in the
+    member's ``owned`` as sent, revoked = in ``owned`` as sent and not assigned to it.
 
-    Revoked = claimed by a member (its Subscription's owned partitions, as the leader decoded them) and not
-    assigned to it; added = assigned to a member that did not claim it.  Works on either shape of
-    :class:`GroupAssignment` (one owner per partition, or many); vectorized, no Python loop over partitions.
+    Set algebra over TopicPartitions (hash sets, C speed), as Java's: the claims as sent have no ids in the
+    compact group when their topic left every subscription or the metadata.  The leader runs it only for an
+    assignor supporting COOPERATIVE that is not cooperative-sticky, i.e. a Python assignor, whose answer is
+    TopicPartitions already (an ``owner[]`` answer is turned into them here).
     """
-    import numpy as np
-
-    group = result.group
-    if group.owned_offsets is None or group.owned_partitions is None or len(group.owned_partitions) == 0:
-        return np.zeros(0, dtype=np.int64)
-    claims = np.asarray(group.owned_partitions, dtype=np.int64)
-    claimer = np.repeat(np.arange(len(group.owned_offsets) - 1, dtype=np.int64), np.diff(group.owned_offsets))
-    revoked = np.unique(claims[~result.holds(claimer, claims)])
-    if revoked.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    members, partitions = result.pairs_of(revoked)
-    total = int(group.topic_base[-1])
-    added = ~np.isin(members * total + partitions, claimer * total + claims)
-    return np.unique(partitions[added])
+    added: set[TopicPartition] = set()
+    revoked: set[TopicPartition] = set()
+    for member, new in result.member_partitions().items():
+        old = frozenset(owned.get(member, ()))
+        if old == new:
+            continue
+        added |= new - old
+        revoked |= old - new
+    return sorted_partitions(added & revoked)

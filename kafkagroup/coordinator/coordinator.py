@@ -416,8 +416,10 @@ class GroupCoordinator:
                                             m.metadata(protocol), m.assignment) for m in group.members.values()]
             return DescribedGroup(_E.NONE, group.group_id, str(group.state), group.protocol_type or "", protocol,
                                   members)
-        members = [DescribedGroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
-                   for m in group.members.values()]
+        # Outside Stable no protocol metadata, but each member's current assignment all the same (Kafka's
+        # ClassicGroupMember.describeNoMetadata): during a rebalance, the previous generation's.
+        members = [DescribedGroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"",
+                                        m.assignment) for m in group.members.values()]
         return DescribedGroup(_E.NONE, group.group_id, str(group.state), group.protocol_type or "", "", members)
 
     def list_groups(self, request: ListGroupsRequest | None = None) -> ListGroupsResponse:

@@ -19,6 +19,7 @@ connection and shuts the coordinator down (its store closed; every acknowledged 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,7 +31,8 @@ from kafkagroup.server.connection import serve_connection
 from kafkagroup.server.config import split_config
 from kafkagroup.server.faults import Faults
 from kafkagroup.server.log import InMemoryLog
-from kafkagroup.server.state import NodeState
+from kafkagroup.server.state import NODE_ID, NodeState
+from kafkagroup.server.topic_config import broker_values
 
 __all__ = ["serve", "Server", "parse_listen"]
 
@@ -75,7 +77,8 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
     server_config, coordinator_config = split_config(config)
     records = InMemoryLog(num_partitions=server_config["num.partitions"],
                           partition_max_bytes=server_config["log.retention.bytes"],
-                          auto_create=server_config["auto.create.topics.enable"])
+                          auto_create=server_config["auto.create.topics.enable"],
+                          message_max_bytes=server_config["message.max.bytes"])
     for name, partitions in (topics or {}).items():
         records.create(name, partitions)
     loop = asyncio.get_running_loop()
@@ -102,8 +105,11 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
         coordinator.shutdown()
         raise
     bound_port = listener.sockets[0].getsockname()[1]
+    effective = {**server_config, **{f.name.replace("_", "."): getattr(coordinator.config, f.name)
+                                     for f in dataclasses.fields(coordinator.config)}}
     faults = Faults()
-    state = NodeState(host, bound_port, coordinator, records, faults=faults)
+    state = NodeState(host, bound_port, coordinator, records,
+                      broker_config=broker_values(NODE_ID, effective, (config or {}).keys()), faults=faults)
     log.info("listening on %s:%d (log in memory; offsets in %s)", host, bound_port, store or "memory")
     try:
         yield Server(host, bound_port, coordinator, records, faults)

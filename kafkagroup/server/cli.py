@@ -27,14 +27,17 @@ DESCRIPTION = """\
 Run one Kafka node (id 0) that real consumers and producers (Java, librdkafka/confluent-kafka,
 kafka-python, aiokafka) connect to: kafkagroup's group coordinator answers FindCoordinator, JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, OffsetCommit/OffsetFetch and the admin group APIs; a small log answers
-Produce, Fetch and ListOffsets so that records flow.
+Produce, Fetch and ListOffsets so that records flow, and the topic admin APIs (CreateTopics,
+CreatePartitions, DeleteTopics, DeleteRecords, DescribeConfigs).
 
 THE RECORD LOG IS IN MEMORY: records are lost when the server stops. Committed offsets and group state
 are kept in --store (SQLite) and survive a restart; without --store they are in memory too.
 
 --config KEY=VALUE takes Kafka's broker config names:
 {config}
-Not implemented: transactions, fetch sessions, more than one node, TLS/SASL."""
+Not implemented: transactions (a transactional producer is refused at once with
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), fetch sessions, more than one node, TLS/SASL; an API that is not
+implemented is not advertised, or answered UNSUPPORTED_VERSION where Kafka 4.4 does so with its feature off."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from kafkagroup.extras import require
 
-    require("serve", ("kio",), "serve")
+    require("serve", ("kio", "cramjam"), "serve")
     try:
         topics = _parse_topics(args.topic)
         config = _parse_config(args.config)

@@ -17,6 +17,9 @@ SERVER_CONFIG: Mapping[str, tuple[Any, str]] = {
     "auto.create.topics.enable": (True, "create a topic on its first Metadata or Produce"),
     "socket.request.max.bytes": (DEFAULT_MAX_REQUEST_BYTES,
                                  "largest request frame; a larger one closes the connection"),
+    "message.max.bytes": (1_048_588,
+                          "largest record batch a Produce may carry (a topic's max.message.bytes overrides it); "
+                          "a larger one is answered MESSAGE_TOO_LARGE, as Kafka answers it"),
     "log.retention.bytes": (256 * 1024 * 1024,
                             "per-partition byte bound of the in-memory log: the oldest batches are dropped "
                             "and fetching below the new log start is OFFSET_OUT_OF_RANGE"),

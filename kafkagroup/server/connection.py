@@ -9,7 +9,7 @@ SyncGroup, or a Fetch waiting for data, suspends only this coroutine (earlier an
 while the loop serves every other connection and the coordinator's timers.
 
 A frame that does not parse (garbage, truncation, a size above ``socket.request.max.bytes``, a null where
-Kafka forbids one), an API key or version outside :data:`kafkagroup.server.versions.SUPPORTED`, or a
+Kafka forbids one), an API key or version outside :data:`kafkagroup.server.versions.ADVERTISED`, or a
 handler failure closes this connection with one logged line naming the peer and the reason; answers to
 the requests before it are still sent; nothing else is touched.  A client that goes away while its
 JoinGroup is parked is noticed by the coordinator's session timeout, as in Kafka.

@@ -4,8 +4,12 @@ Request headers and all bodies are read and written by kio's generated codecs; t
 version (request header v2 for a flexible request, else v1; response header v1 for a flexible response,
 else v0 -- and always v0 for ApiVersions, KIP-511, so a client that sent a version the server does not
 know can still read the answer) and checks the frame (its size against ``socket.request.max.bytes``,
-that the header and body consume it exactly, and that no non-nullable field was sent as null: kio's
-readers accept a null length anywhere, Kafka's refuse it and close the connection).  The size prefix and the first eight header bytes (api key,
+that the header and body parse from it, and that no non-nullable field was sent as null: kio's
+readers accept a null length anywhere, Kafka's refuse it and close the connection).  Bytes left in the frame
+after the body are ignored, for every API, as Kafka's broker ignores them (it reads the body from the frame's
+buffer and never checks what remains; checked on a 4.4.0 broker with Metadata v1/v12, ApiVersions v3 and
+Heartbeat v4).  librdkafka 2.x relies on it: its "all topics" Metadata request in flexible versions writes
+the null topic array as one varint and leaves 3 reserved bytes behind it.  The size prefix and the first eight header bytes (api key,
 version, correlation id: identical in every header version) are read with :mod:`struct`, because the
 header version to decode with depends on them; so is the fixed response header (see
 :func:`encode_response`).
@@ -90,15 +94,15 @@ def decode_request(frame: bytes) -> Request:
     api_key, version, correlation_id = _HEADER_START.unpack_from(frame)
     if not is_supported(api_key, version):
         if api_key == API_VERSIONS and version >= 0:
-            header, _ = _parse(_read_header_v1, frame, 0, "request header v1")
+            # Answered (v0, UNSUPPORTED_VERSION) so that a newer client can retry lower; the header is read
+            # as the newest version's (v2, with tagged fields), as Kafka does: a v1 header closes it there.
+            header, _ = _parse(_read_header_v2, frame, 0, "request header v2")
             return Request(api_key, version, correlation_id, header.client_id, None)
         raise FrameError(f"unsupported API key {api_key} version {version} (correlation id {correlation_id})")
     cls = request_class(api_key, version)
     read_header = _read_header_v2 if cls.__flexible__ else _read_header_v1
     header, used = _parse(read_header, frame, 0, "request header")
-    body, body_used = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
-    if used + body_used != len(frame):
-        raise FrameError(f"{cls.__name__} v{version} ends at byte {used + body_used} of a {len(frame)}-byte frame")
+    body, _ = _parse(entity_reader(cls), frame, used, f"{cls.__name__} v{version}")
     null = null_field(body)
     if null is not None:
         raise FrameError(f"{cls.__name__} v{version}: non-nullable field {null} is null")

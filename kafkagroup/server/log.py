@@ -22,14 +22,16 @@ from dataclasses import dataclass, field
 
 from crc32c import crc32c
 
+from kafkagroup.server.compression import CompressionError, decompress_records
 from kafkagroup.server.errors import BatchError   # re-exported: its old home
 
 __all__ = ["InMemoryLog", "PartitionLog", "BatchError", "split_batches", "TOPIC_ID_NAMESPACE",
-           "OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "INVALID_TOPIC_EXCEPTION", "INVALID_RECORD"]
+           "OFFSET_OUT_OF_RANGE", "CORRUPT_MESSAGE", "MESSAGE_TOO_LARGE", "INVALID_TOPIC_EXCEPTION", "INVALID_RECORD"]
 
 # Kafka error codes only the log answers (the coordinator's live in kafkagroup.messages.ErrorCode).
 OFFSET_OUT_OF_RANGE = 1
 CORRUPT_MESSAGE = 2
+MESSAGE_TOO_LARGE = 10
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_RECORD = 87
 
@@ -54,8 +56,12 @@ _PRODUCER = struct.Struct(">qhi")       # @43: producerId, producerEpoch, baseSe
 _RECENT_BATCHES_PER_PRODUCER = 5        # Kafka's ProducerStateEntry keeps the last 5 batches' metadata
 
 
-def split_batches(records: bytes) -> list[bytearray]:
-    """The v2 record batches in ``records``, each checked (length, magic, CRC32C, offset delta)."""
+def split_batches(records: bytes, max_batch_bytes: int = 2**31 - 1) -> list[bytearray]:
+    """The v2 record batches in ``records``, each checked (length, magic, size, CRC32C, offset delta).
+
+    A batch larger than ``max_batch_bytes`` (the topic's ``max.message.bytes``) is MESSAGE_TOO_LARGE: Kafka
+    compares the batch's size as sent (its ``sizeInBytes``: the 12-byte offset and length prefix included,
+    compressed records as compressed), before checking its CRC."""
     batches = []
     pos, end = 0, len(records)
     if end == 0:
@@ -71,6 +77,9 @@ def split_batches(records: bytes) -> list[bytearray]:
         magic = records[pos + _MAGIC_AT]
         if magic != 2:
             raise BatchError(INVALID_RECORD, f"record batch at byte {pos} has magic {magic}; only v2 is accepted")
+        if size > max_batch_bytes:
+            raise BatchError(MESSAGE_TOO_LARGE, f"the record batch at byte {pos} is {size} bytes, over the maximum "
+                                                f"of {max_batch_bytes} (max.message.bytes / message.max.bytes)")
         batch = bytearray(records[pos:pos + size])
         (crc,) = _CRC.unpack_from(batch, 17)
         if crc32c(memoryview(batch)[21:]) != crc:
@@ -125,8 +134,24 @@ class PartitionLog:
         while self.size_bytes > self.max_bytes and len(self.batches) > 1:
             self.size_bytes -= len(self.batches[0])
             del self.batches[0], self.bases[0]
-            self.log_start_offset = self.bases[0]
+            self.log_start_offset = max(self.log_start_offset, self.bases[0])
         return self.high_watermark if first is None else first
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to ``offset`` (-1 = the high watermark), dropping the
+        batches wholly below it, as Kafka's ``deleteRecordsOnLeader``; a lower offset leaves it where it is.
+        Returns the new log start offset (the answer's low watermark).  ``offset`` must be at most the high
+        watermark (the handler answers OFFSET_OUT_OF_RANGE otherwise)."""
+        target = self.high_watermark if offset == -1 else offset
+        if target > self.log_start_offset:
+            self.log_start_offset = target
+            drop = bisect.bisect_right(self.bases, target) - 1      # the batch holding target stays
+            if target == self.high_watermark:
+                drop = len(self.batches)
+            if drop > 0:
+                self.size_bytes -= sum(len(b) for b in self.batches[:drop])
+                del self.batches[:drop], self.bases[:drop]
+        return self.log_start_offset
 
     def read(self, offset: int, max_bytes: int, at_least_one: bool) -> bytes:
         """Whole batches from the one holding ``offset``, up to ``max_bytes`` (the first batch even if
@@ -148,9 +173,10 @@ class PartitionLog:
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
         """(offset, timestamp) of the first record whose timestamp is >= ``timestamp``, else (-1, -1), as
-        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first
-        such record inside.  In a compressed batch (records not read here) the batch's base offset and max
-        timestamp stand for the record (a consumer seeking there skips earlier records itself)."""
+        Kafka answers: the first batch (in offset order) whose max timestamp reaches it, then the first such
+        record inside -- inside a compressed batch too (its records are decompressed for this, as Kafka's
+        broker reads them: a consumer seeking to the batch's base offset would read the earlier records of
+        the batch again, it does not skip them)."""
         for base, batch in zip(self.bases, self.batches):
             (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
             if max_ts >= timestamp:
@@ -162,7 +188,7 @@ class PartitionLog:
 
     def max_timestamp(self) -> tuple[int, int]:
         """(offset, timestamp) for ListOffsets' MAX_TIMESTAMP (KIP-734): the first record holding the largest
-        timestamp (batch base offset for a compressed batch); (-1, -1) when empty."""
+        timestamp, in the first batch that reaches it (compressed or not); (-1, -1) when empty."""
         best = (-1, -1, b"")
         for base, batch in zip(self.bases, self.batches):
             (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
@@ -190,26 +216,36 @@ def _varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
 
 
 def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
-    """(offset delta, timestamp) of every record of an uncompressed v2 batch, in order; None for a
-    compressed batch, or one whose records do not parse (its CRC is the client's; the records are not
-    checked at produce time)."""
+    """(offset delta, timestamp) of every record of a v2 batch, in order; None for a batch whose records do
+    not parse or decompress (its CRC is the client's; the records are not checked at produce time).
+
+    A log-append-time batch needs no record: each carries the batch's max timestamp.  A compressed batch is
+    decompressed here (:mod:`kafkagroup.server.compression`) and its records read one by one in Python --
+    unavoidable there, the timestamps being inside the compressed bytes; a lookup does it for the one batch
+    that holds its answer, never at append time."""
     (attributes,) = _ATTRIBUTES.unpack_from(batch, 21)
     (last_delta,) = _LAST_OFFSET_DELTA.unpack_from(batch, 23)
     (base_ts,) = _BASE_TIMESTAMP.unpack_from(batch, 27)
     (max_ts,) = _MAX_TIMESTAMP.unpack_from(batch, 35)
-    if attributes & _COMPRESSION_MASK:
-        return None
     if attributes & _LOG_APPEND_TIME:        # every record carries the batch's (max) timestamp
         return [(d, max_ts) for d in range(last_delta + 1)]
     (count,) = _RECORD_COUNT.unpack_from(batch, 57)
+    codec = attributes & _COMPRESSION_MASK
+    if codec:
+        try:
+            records: bytes | bytearray = decompress_records(codec, memoryview(batch)[_BATCH_OVERHEAD:])
+        except CompressionError:
+            return None
+        pos = 0
+    else:
+        records, pos = batch, _BATCH_OVERHEAD
     out = []
-    pos = _BATCH_OVERHEAD
     try:
         for _ in range(count):
-            length, pos = _varint(batch, pos)
+            length, pos = _varint(records, pos)
             end = pos + length
-            ts_delta, pos = _varint(batch, pos + 1)       # after the record's attributes byte
-            offset_delta, pos = _varint(batch, pos)
+            ts_delta, pos = _varint(records, pos + 1)       # after the record's attributes byte
+            offset_delta, pos = _varint(records, pos)
             out.append((offset_delta, base_ts + ts_delta))
             pos = end
     except (IndexError, ValueError):
@@ -218,10 +254,11 @@ def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
 
 
 class InMemoryLog:
-    """Topics -> partitions, created from ``--topic`` or on first use (``num.partitions``)."""
+    """Topics -> partitions, created from ``--topic``, by CreateTopics or on first use (``num.partitions``),
+    each with the topic configs it was created with (:mod:`kafkagroup.server.topic_config`)."""
 
     def __init__(self, *, num_partitions: int = 1, partition_max_bytes: int = 256 * 1024 * 1024,
-                 auto_create: bool = True) -> None:
+                 auto_create: bool = True, message_max_bytes: int = 1_048_588) -> None:
         if num_partitions < 1:
             raise ValueError(f"num.partitions must be at least 1, got {num_partitions}")
         if partition_max_bytes < 1:
@@ -229,7 +266,10 @@ class InMemoryLog:
         self.num_partitions = num_partitions
         self.partition_max_bytes = partition_max_bytes
         self.auto_create = auto_create
+        self.message_max_bytes = message_max_bytes
         self.topics: dict[str, list[PartitionLog]] = {}
+        self.configs: dict[str, dict[str, str]] = {}      # topic -> the configs set at creation
+        self._incarnation: dict[str, int] = {}             # topic -> times created before (for its id)
         self._appended = asyncio.Event()
 
     @staticmethod
@@ -238,11 +278,15 @@ class InMemoryLog:
             return f"illegal topic name {name!r} (1-249 of [a-zA-Z0-9._-], not '.' or '..')"
         return None
 
-    @staticmethod
-    def topic_id(name: str) -> uuid.UUID:
-        return uuid.uuid5(TOPIC_ID_NAMESPACE, name)
+    def topic_id(self, name: str) -> uuid.UUID:
+        """uuid5 of the name (and, for a topic deleted and created again, of how many times it was: a new
+        topic gets a new id, as in Kafka, so that clients tell the two apart); stable across restarts for a
+        topic created once."""
+        again = self._incarnation.get(name, 0)
+        return uuid.uuid5(TOPIC_ID_NAMESPACE, name if again == 0 else f"{name}\x00{again}")
 
-    def create(self, name: str, partitions: int | None = None) -> list[PartitionLog]:
+    def create(self, name: str, partitions: int | None = None, configs: dict[str, str] | None = None
+               ) -> list[PartitionLog]:
         problem = self.topic_problem(name)
         if problem:
             raise ValueError(problem)
@@ -252,9 +296,34 @@ class InMemoryLog:
         existing = self.topics.get(name)
         if existing is not None:
             return existing
-        created = [PartitionLog(self.partition_max_bytes) for _ in range(count)]
+        self.configs[name] = dict(configs or {})
+        created = [PartitionLog(self._partition_bound(name)) for _ in range(count)]
         self.topics[name] = created
         return created
+
+    def add_partitions(self, name: str, count: int) -> None:
+        """Grow topic ``name`` to ``count`` partitions (CreatePartitions; the handler checks the count)."""
+        parts = self.topics[name]
+        parts.extend(PartitionLog(self._partition_bound(name)) for _ in range(count - len(parts)))
+
+    def delete(self, name: str) -> None:
+        """Drop topic ``name`` and its records (DeleteTopics); a topic created later under the name gets a
+        new id."""
+        del self.topics[name]
+        self.configs.pop(name, None)
+        self._incarnation[name] = self._incarnation.get(name, 0) + 1
+
+    def max_message_bytes(self, topic: str) -> int:
+        """The largest record batch a produce to ``topic`` may carry: its ``max.message.bytes``, else the
+        node's ``message.max.bytes``."""
+        value = self.configs.get(topic, {}).get("max.message.bytes")
+        return self.message_max_bytes if value is None else int(value)
+
+    def _partition_bound(self, topic: str) -> int:
+        """Bytes kept per partition: a positive ``retention.bytes`` of the topic, else ``log.retention.bytes``
+        (Kafka's -1, unbounded, is not offered: the log is in memory)."""
+        value = int(self.configs.get(topic, {}).get("retention.bytes", "-1"))
+        return value if value > 0 else self.partition_max_bytes
 
     def partition(self, topic: str, index: int, *, create: bool = False) -> PartitionLog | None:
         parts = self.topics.get(topic)

@@ -1,6 +1,7 @@
 """The APIs and versions ``kafkagroup serve`` advertises, and their kio request/response classes.
 
-The ranges are issue 11's, chosen to overlap every client under test (Java kafka-clients 3.9, librdkafka
+The topic admin APIs (CreateTopics, DeleteTopics, DeleteRecords, DescribeConfigs, CreatePartitions) take
+Apache Kafka 4.4's ranges, which kio has in full.  The other ranges are issue 11's, chosen to overlap every client under test (Java kafka-clients 3.9, librdkafka
 2.x, kafka-python 3.0, aiokafka 0.14); the real-client tests run all four against them.  Fetch stops at 12 (13+ names topics by id only) and needs
 no fetch sessions (the server answers session id 0, which every client accepts).  A request for a
 version outside its range closes the connection, as a broker does -- except ApiVersions, whose clients
@@ -13,7 +14,7 @@ from typing import Mapping
 
 from kio.index import load_request_schema, load_response_schema
 
-__all__ = ["API_NAMES", "SUPPORTED", "API_VERSIONS", "request_class", "response_class", "is_supported"]
+__all__ = ["API_NAMES", "SUPPORTED", "SWITCHED_OFF", "ADVERTISED", "API_VERSIONS", "request_class", "response_class", "is_supported"]
 
 API_VERSIONS = 18
 
@@ -30,18 +31,34 @@ SUPPORTED: Mapping[int, tuple[str, int, int]] = {
     12: ("Heartbeat", 0, 4),
     13: ("LeaveGroup", 0, 5),
     14: ("SyncGroup", 0, 5),
-    15: ("DescribeGroups", 0, 5),
+    15: ("DescribeGroups", 0, 6),
     16: ("ListGroups", 0, 5),
     18: ("ApiVersions", 0, 4),
+    19: ("CreateTopics", 2, 7),
+    20: ("DeleteTopics", 1, 6),
+    21: ("DeleteRecords", 0, 2),
     22: ("InitProducerId", 0, 4),
+    32: ("DescribeConfigs", 1, 4),
+    37: ("CreatePartitions", 0, 3),
     42: ("DeleteGroups", 0, 2),
     47: ("OffsetDelete", 0, 0),
 }
-API_NAMES: Mapping[int, str] = {key: name for key, (name, _, _) in SUPPORTED.items()}
+# APIs a Kafka 4.4 broker advertises even when the feature behind them is switched off, answering every request
+# with UNSUPPORTED_VERSION in the response body (observed on 4.4.0 with group.coordinator.rebalance.protocols=
+# classic: ConsumerGroupHeartbeat and ConsumerGroupDescribe, both versions).  serve answers those it does not
+# implement the same way (handlers/switched_off.py), so that a client learns it at its first request: librdkafka
+# with group.protocol=consumer, finding the API missing from ApiVersions, looks for the coordinator again for
+# ever and tells the application nothing.  An API that becomes SUPPORTED leaves this table by itself.
+SWITCHED_OFF: Mapping[int, tuple[str, int, int]] = {
+    key: entry for key, entry in {68: ("ConsumerGroupHeartbeat", 0, 1), 69: ("ConsumerGroupDescribe", 0, 1)}.items()
+    if key not in SUPPORTED}
+ADVERTISED: Mapping[int, tuple[str, int, int]] = {**SUPPORTED, **SWITCHED_OFF}
+API_NAMES: Mapping[int, str] = {key: name for key, (name, _, _) in ADVERTISED.items()}
 
 
 def is_supported(api_key: int, version: int) -> bool:
-    entry = SUPPORTED.get(api_key)
+    """Is (api key, version) advertised, so parsed and answered? (Anything else closes the connection.)"""
+    entry = ADVERTISED.get(api_key)
     return entry is not None and entry[1] <= version <= entry[2]
 
 

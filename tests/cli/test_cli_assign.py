@@ -358,6 +358,8 @@ def test_previous_owners_agree_with_the_engines_moved_count():
     for _ in range(300):
         group = parse_group(random_claims_group(rng))
         for strategy in STRATEGIES:
+            if strategy == "server-uniform":   # these groups claim partitions twice: refused (test_server_assignors)
+                continue
             result = kafkagroup.assign(strategy, group.topics, group.members)
             moves = member_moves(group, result)
             assert int(moves["lost"].sum()) == result.metrics.moved, (strategy, group.members)

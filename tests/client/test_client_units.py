@@ -108,8 +108,9 @@ def _java_violations(owned: dict[str, list[TP]], assigned: dict[str, list[TP]]) 
 
 def test_validate_cooperative_assignment():
     group = _claimed_group({"A": [0], "B": []}, 2)
+    owned = {"A": [TP("t", 0)], "B": []}
     def check(assigned):
-        validate_cooperative_assignment(GroupAssignment.from_assignments(
+        validate_cooperative_assignment(owned, GroupAssignment.from_assignments(
             group, {m: Assignment([TP("t", p) for p in ps]) for m, ps in assigned.items()}, "x"))
     check({"A": [0], "B": [1]})          # only additions
     check({"A": [], "B": []})            # only a revocation
@@ -120,6 +121,20 @@ def test_validate_cooperative_assignment():
         check({"A": [], "B": [0, 1]})
 
 
+def test_cooperative_check_compares_the_claims_as_sent_not_as_decoded():
+    """A's Subscription lists t-0 as owned but no member subscribes to t any more: the decoded group drops
+    that claim (t has no ids in it), Java's leader does not -- it compares with ``ownedPartitions()`` as
+    sent, so t-0 given to B in the same round is refused (issue 20, item 6)."""
+    group = build_group({"t": 2, "u": 1}, {"A": {"topics": ["u"], "owned": [("t", 0)]},
+                                           "B": {"topics": ["u"], "owned": []}})
+    assert group.dropped_claims == 1 and len(group.owned_partitions) == 0    # the decoded claims lost A's t-0
+    result = GroupAssignment.from_assignments(group, {"A": Assignment([TP("u", 0)]),
+                                                      "B": Assignment([TP("t", 0)])}, "x")
+    with pytest.raises(CooperativeAssignmentViolation, match=r"1 partition\(s\).*\(t-0\)"):
+        validate_cooperative_assignment({"A": [TP("t", 0)], "B": []}, result)
+    validate_cooperative_assignment({"A": [], "B": []}, result)    # nothing owned: only additions
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_cooperative_check_on_both_shapes_matches_the_set_version(data):
@@ -127,20 +142,23 @@ def test_cooperative_check_on_both_shapes_matches_the_set_version(data):
     claims = {f"m{i}": sorted(data.draw(st.sets(st.integers(0, total - 1), max_size=total)))
               for i in range(members)}
     group = _claimed_group(claims, total)
-    owned = {m: [TP("t", p) for p in c] for m, c in claims.items()}
+    # owned as sent: the group's claims plus claims the group drops (out of range, a topic nobody subscribes to)
+    owned = {m: [TP("t", p) for p in c] + [TP(t, p) for t, p in data.draw(st.lists(
+        st.tuples(st.sampled_from(["t", "gone"]), st.integers(total, total + 2)), max_size=2))]
+        for m, c in claims.items()}
     # one owner per partition: owner[] (the native assignors' shape) and the same as member lists
     owner = np.array([data.draw(st.integers(-1, members - 1)) for _ in range(total)], dtype=np.int32)
     single = {m: [TP("t", p) for p in range(total) if owner[p] == group.members.index(m)] for m in claims}
     # any number of owners per partition (a Python assignor's shape), partitions outside the group included
-    many = {m: [TP("t", p) for p in sorted(data.draw(st.sets(st.integers(0, total + 2), max_size=total + 3)))]
+    many = {m: [TP(t, p) for t, p in sorted(data.draw(st.sets(
+        st.tuples(st.sampled_from(["t", "gone"]), st.integers(0, total + 2)), max_size=total + 3)))]
             for m in claims}
     for result, assigned in ((GroupAssignment(group, owner=owner), single),
                              (GroupAssignment.from_assignments(group, {m: Assignment(v) for m, v in single.items()},
                                                                "x"), single),
                              (GroupAssignment.from_assignments(group, {m: Assignment(v) for m, v in many.items()},
                                                                "x"), many)):
-        topics, partitions = group.partition_names(cooperative_violations(result))
-        assert {TP(t, p) for t, p in zip(topics, partitions)} == _java_violations(owned, assigned)
+        assert set(cooperative_violations(owned, result)) == _java_violations(owned, assigned)
 
 
 # ------------------------------------------------------------------------------------------ callbacks

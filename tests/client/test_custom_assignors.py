@@ -238,6 +238,27 @@ def test_cooperative_refuses_what_kafka_refuses_even_with_many_owners():
     assert _assigned(eager, "B") == _assigned(eager, "C") == [TP("t", 0)]
 
 
+@pytest.mark.parametrize("metadata", [{"t": 2, "u": 1}, {"u": 1}], ids=["t-in-metadata", "t-deleted"])
+def test_cooperative_refuses_a_direct_move_of_a_partition_of_a_topic_nobody_subscribes_to(metadata):
+    """Issue 20, item 6: A's Subscription still lists t-0 as owned, but A and B now subscribe to u only (t may
+    even be gone from the metadata), and the assignor gives t-0 to B in the same round.  Java's leader compares
+    the result with the owned partitions as each member sent them (``validateCooperativeAssignment``) and
+    throws IllegalStateException; this leader raises CooperativeAssignmentViolation.  Before, the check used
+    the claims kept by the group decoding, which drops a claim on a topic no member subscribes to (or missing
+    from the metadata), and let the move through (regressed in 551f2a3, when the leader's Python-assignor
+    path stopped comparing with the decoded Subscriptions' owned partitions)."""
+    joined = [JoinGroupResponseMember("A", None, encode_subscription(
+                  Subscription(["u"], owned_partitions=[TP("t", 0)], generation_id=1))),
+              JoinGroupResponseMember("B", None, encode_subscription(Subscription(["u"], generation_id=1)))]
+    snapshot = ClusterMetadata(metadata).snapshot()
+    moved = {"A": [TP("u", 0)], "B": [TP("t", 0)]}
+    with pytest.raises(CooperativeAssignmentViolation, match=r"1 partition\(s\).*\(t-0\)"):
+        perform_assignment(Prepared(moved), joined, snapshot, RebalanceProtocol.COOPERATIVE)
+    withheld = {"A": [TP("u", 0)], "B": []}                     # t-0 only revoked this round: accepted
+    result = perform_assignment(Prepared(withheld), joined, snapshot, RebalanceProtocol.COOPERATIVE)
+    assert _assigned(result, "A") == [TP("u", 0)]
+
+
 def test_cooperative_sticky_checks_its_own_moves_as_java_skips_it_by_name():
     assert get_assignor("cooperative-sticky").checks_own_cooperative_moves
     assert not any(get_assignor(n).checks_own_cooperative_moves for n in ("range", "roundrobin", "sticky"))

@@ -82,7 +82,7 @@ def test_a_plain_install_pulls_numpy_only_and_runs_assign_and_simulate(venv, tmp
     assert (plot.returncode, plot.stderr) == (2, "kafkagroup: assign --plot needs matplotlib: "
                                                  "pip install 'kafkagroup[plot]'\n")
     serve = run(venv, "serve", cwd=tmp_path)
-    assert (serve.returncode, serve.stderr) == (2, "kafkagroup: serve needs kio: pip install 'kafkagroup[serve]'\n")
+    assert (serve.returncode, serve.stderr) == (2, "kafkagroup: serve needs kio, cramjam: pip install 'kafkagroup[serve]'\n")
 
 
 def test_serve_from_the_installed_wheel_answers_a_real_client(venv, wheel, tmp_path) -> None:

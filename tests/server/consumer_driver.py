@@ -9,7 +9,8 @@ Keys: client (confluent | kafka-python | aiokafka), bootstrap, group, topics (co
 roundrobin | sticky | cooperative-sticky, or for kafka-python kafkagroup-range / kafkagroup-cooperative-sticky:
 kafkagroup's own assignors from kafkagroup.compat.kafka_python), commit (sync | none), max.records,
 idle.exit.ms, and the Kafka configs session.timeout.ms, heartbeat.interval.ms, group.instance.id,
-client.id, auto.offset.reset, max.poll.interval.ms (spelled as Kafka spells them; mapped to each client's
+client.id, auto.offset.reset, max.poll.interval.ms, metadata.max.age.ms (and for confluent
+topic.metadata.refresh.interval.ms) (spelled as Kafka spells them; mapped to each client's
 own names).
 
 Events: started, assigned / revoked / lost (partitions as [[topic, partition], ...]; under cooperative
@@ -29,7 +30,10 @@ import time
 from typing import Any, Callable, Iterable
 
 KAFKA_KEYS = ("session.timeout.ms", "heartbeat.interval.ms", "group.instance.id", "client.id",
-              "auto.offset.reset", "max.poll.interval.ms")
+              "auto.offset.reset", "max.poll.interval.ms", "metadata.max.age.ms")
+# librdkafka's own: how often it refreshes the metadata of the topics it uses (its metadata.max.age.ms only
+# bounds how long cached metadata is trusted)
+LIBRDKAFKA_KEYS = ("topic.metadata.refresh.interval.ms",)
 _OUT = threading.Lock()
 
 
@@ -99,7 +103,7 @@ def run_confluent(opts: dict[str, str], stop: threading.Event) -> None:
         "enable.auto.commit": False, "auto.offset.reset": "earliest",
         "error_cb": lambda err: emit("error", error=str(err)),
     }
-    config.update({k: opts[k] for k in KAFKA_KEYS if k in opts})
+    config.update({k: opts[k] for k in KAFKA_KEYS + LIBRDKAFKA_KEYS if k in opts})
     consumer = Consumer(config)
 
     def on_assign(c: Any, tps: list[Any]) -> None:

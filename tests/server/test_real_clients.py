@@ -427,3 +427,32 @@ def test_kafka_python_with_kafkagroup_assignor_leads_the_group(broker, consumers
         wait_settled(stay, partitions(topics))
         for m in stay:
             kept_never_revoked(m, marks[m.name], before[m.name])
+
+
+@pytest.mark.parametrize("client", ALL_CLIENTS)
+def test_partitions_added_by_create_partitions_rebalance_the_running_group(broker, consumers, client):
+    """The seed's third rebalance trigger (issue 20, item 2): partitions added to a subscribed topic with
+    CreatePartitions (confluent-kafka's AdminClient, as a user would) are noticed by the group's leader at its
+    next metadata refresh (``metadata.max.age.ms``, 2 s here; librdkafka's
+    ``topic.metadata.refresh.interval.ms``); the group rebalances onto every partition, new
+    ones included, and reads records produced to them -- with no restart of the server."""
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    topics = {"grow": 2}
+    server = broker(topics)
+    group = uid(f"grow-{client}")
+    # librdkafka refreshes its topics' metadata every topic.metadata.refresh.interval.ms (metadata.max.age.ms
+    # only ages its cache): without it a confluent group notices nothing for 5 minutes, on a Kafka broker too
+    refresh = {"topic_metadata_refresh_interval_ms": 2000} if client == "confluent" else {}
+    members = [consumers.start(client, server.bootstrap, group, topics, name=f"{client}-{i}",
+                               metadata_max_age_ms=2000, **refresh) for i in range(2)]
+    wait_settled(members, partitions(topics))
+    admin = AdminClient({"bootstrap.servers": server.bootstrap})
+    for future in admin.create_partitions([NewPartitions("grow", 4)]).values():
+        future.result(timeout=30)
+    wait_settled(members, partitions({"grow": 4}))
+    landed = produce(server.bootstrap, "grow", [f"late-{i}" for i in range(40)])
+    late = {key for key, (_, p) in landed.items() if p >= 2}
+    assert late, landed                                   # some keys hash to the new partitions
+    wait_until(lambda: late <= keys_read(members), JOIN_S,
+               lambda: f"the records of the new partitions to be read (read {sorted(keys_read(members))})")

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from kafkagroup.server.handlers import cluster, data, group
+from kafkagroup.server.handlers import admin, cluster, data, group, switched_off
 
 __all__ = ["HANDLERS", "Handler"]
 
 Handler = Callable[..., Any]
-HANDLERS: Mapping[int, Handler] = {**cluster.HANDLERS, **group.HANDLERS, **data.HANDLERS}
+# switched_off first: an API implemented elsewhere is answered by its own handler
+HANDLERS: Mapping[int, Handler] = {**switched_off.HANDLERS, **cluster.HANDLERS, **group.HANDLERS, **data.HANDLERS,
+                                   **admin.HANDLERS}

@@ -1,7 +1,8 @@
 """Produce, Fetch, ListOffsets and InitProducerId over the in-memory log (kafkagroup.server.log).
 
 Limits, stated: one replica, so every ``acks`` is satisfied at once; no transactions (a transactional
-InitProducerId is answered INVALID_REQUEST); idempotent producers get a producer id and epoch but batches
+InitProducerId is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as its FindCoordinator is: see
+handlers/cluster.py); idempotent producers get a producer id and epoch but batches
 are not de-duplicated by sequence number; no fetch sessions (KIP-227): every Fetch is a full one answered
 with session id 0, which every client accepts.  Fetch waits up to ``max_wait_ms`` for ``min_bytes`` as a
 broker does, so idle consumers do not spin.
@@ -15,8 +16,10 @@ from typing import Any
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.server.adapter import ms
 from kafkagroup.server.framing import Request
-from kafkagroup.server.log import INVALID_TOPIC_EXCEPTION, OFFSET_OUT_OF_RANGE, BatchError, split_batches
-from kafkagroup.server.state import NO_RESPONSE, NodeState
+from kafkagroup.server.log import (
+    INVALID_TOPIC_EXCEPTION, MESSAGE_TOO_LARGE, OFFSET_OUT_OF_RANGE, BatchError, split_batches,
+)
+from kafkagroup.server.state import NO_RESPONSE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_REFUSED, NodeState
 
 __all__ = ["HANDLERS"]
 
@@ -47,10 +50,12 @@ def _produce(state: NodeState, req: Request, peer: str) -> Any:
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             try:
-                batches = split_batches(p.records or b"")
+                batches = split_batches(p.records or b"", state.log.max_message_bytes(t.name))
             except BatchError as e:
                 log.info("produce to %s-%d from %s rejected: %s", t.name, p.index, peer, e)
-                result["error_code"], result["error_message"] = e.code, str(e)
+                # Kafka answers a batch over the limit with the code alone (no error message)
+                result["error_code"] = e.code
+                result["error_message"] = None if e.code == MESSAGE_TOO_LARGE else str(e)
                 continue
             result["base_offset"] = partition.append(batches)
             result["log_start_offset"] = partition.log_start_offset
@@ -140,7 +145,8 @@ def _init_producer_id(state: NodeState, req: Request, peer: str) -> Any:
     if body.transactional_id is not None:
         log.info("InitProducerId from %s for transactional id %r refused: transactions are not supported",
                  peer, body.transactional_id)
-        return {"error_code": ErrorCode.INVALID_REQUEST, "producer_id": -1, "producer_epoch": -1}
+        return {"error_code": TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "error_message": TRANSACTIONS_REFUSED,
+                "producer_id": -1, "producer_epoch": -1}
     producer_id = getattr(body, "producer_id", -1)                          # v3+: epoch bump (KIP-360)
     if producer_id >= 0 and producer_id < state.next_producer_id:
         epoch = getattr(body, "producer_epoch", -1) + 1

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkagroup.messages.api import ListGroupsResponse
+from kafkagroup.messages.api import (ListGroupsResponse, OffsetCommitRequestTopic, OffsetCommitResponse,
+                                     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+                                     OffsetDeleteRequestTopic, OffsetDeleteResponsePartition,
+                                     OffsetDeleteResponseTopic)
+from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.server import adapter
 from kafkagroup.server.framing import Request
 from kafkagroup.server.state import NodeState
@@ -32,8 +36,39 @@ def _leave_group(state: NodeState, req: Request, peer: str) -> Any:
     return adapter.leave_group_response(response, req.api_version)
 
 
+def _known(state: NodeState, topic: str, partition: int) -> bool:
+    parts = state.log.topics.get(topic)
+    return parts is not None and 0 <= partition < len(parts)
+
+
 def _offset_commit(state: NodeState, req: Request, peer: str) -> Any:
-    return state.coordinator.offset_commit(adapter.offset_commit(req.body, req.api_version))
+    """Kafka's broker (KafkaApis) answers UNKNOWN_TOPIC_OR_PARTITION itself for a partition its metadata does
+    not have, never auto-creating a topic; the coordinator sees only the rest, and nothing at all when nothing
+    is left (no group is created then)."""
+    request = adapter.offset_commit(req.body, req.api_version)
+    unknown: dict[str, list[OffsetCommitResponsePartition]] = {}
+    known = []
+    for topic in request.topics:
+        parts = [p for p in topic.partitions if _known(state, topic.name, p.partition_index)]
+        for p in topic.partitions:
+            if not _known(state, topic.name, p.partition_index):
+                unknown.setdefault(topic.name, []).append(
+                    OffsetCommitResponsePartition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        if parts:
+            known.append(OffsetCommitRequestTopic(topic.name, parts))
+    if not unknown:
+        return state.coordinator.offset_commit(request)
+    response = OffsetCommitResponse()
+    if known:
+        request.topics = known
+        response = state.coordinator.offset_commit(request)
+    answered = {t.name: t for t in response.topics}
+    for name, parts in unknown.items():
+        if name in answered:
+            answered[name].partitions.extend(parts)
+        else:
+            response.topics.append(OffsetCommitResponseTopic(name, parts))
+    return response
 
 
 def _offset_fetch(state: NodeState, req: Request, peer: str) -> Any:
@@ -43,11 +78,45 @@ def _offset_fetch(state: NodeState, req: Request, peer: str) -> Any:
 
 
 def _offset_delete(state: NodeState, req: Request, peer: str) -> Any:
-    return state.coordinator.offset_delete(adapter.offset_delete(req.body))
+    """As OffsetCommit, partitions the broker does not have are UNKNOWN_TOPIC_OR_PARTITION before the
+    coordinator; but the coordinator is asked even with nothing left, and a group-level error it gives (no such
+    group, a group that is not a consumer group) is the whole answer, with no partitions (Kafka 4)."""
+    request = adapter.offset_delete(req.body)
+    unknown: dict[str, list[OffsetDeleteResponsePartition]] = {}
+    known = []
+    for topic in request.topics:
+        for index in topic.partition_indexes:
+            if not _known(state, topic.name, index):
+                unknown.setdefault(topic.name, []).append(
+                    OffsetDeleteResponsePartition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        indexes = [i for i in topic.partition_indexes if _known(state, topic.name, i)]
+        if indexes:
+            known.append(OffsetDeleteRequestTopic(topic.name, indexes))
+    if not unknown:
+        return state.coordinator.offset_delete(request)
+    request.topics = known
+    response = state.coordinator.offset_delete(request)
+    if response.error_code != ErrorCode.NONE:
+        return response
+    answered = {t.name: t for t in response.topics}
+    for name, parts in unknown.items():
+        if name in answered:
+            answered[name].partitions.extend(parts)
+        else:
+            response.topics.append(OffsetDeleteResponseTopic(name, parts))
+    return response
 
 
 def _describe_groups(state: NodeState, req: Request, peer: str) -> Any:
-    return state.coordinator.describe_groups(adapter.describe_groups(req.body))
+    """From v6 a group the coordinator does not have is GROUP_ID_NOT_FOUND with Kafka's message (older
+    versions: error 0, state Dead). Kafka 4's admin client asks v6 and reports "not found" from it."""
+    response = state.coordinator.describe_groups(adapter.describe_groups(req.body))
+    if req.api_version < 6:
+        return response
+    return {"groups": [
+        {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "error_message": f"Group {g.group_id} not found.",
+         "group_id": g.group_id, "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": []}
+        if g.error_code == ErrorCode.NONE and g.group_state == "Dead" else g for g in response.groups]}
 
 
 def _list_groups(state: NodeState, req: Request, peer: str) -> Any:

@@ -1,0 +1,46 @@
+// Kafka 4's server-side assignors (KIP-848), run by the group coordinator rather than by a member:
+// `range` and `uniform` of org.apache.kafka.coordinator.group.assignor, exposed as the strategies
+// "server-range" and "server-uniform" (engine.cpp) so they never clash with the classic "range".
+//
+// Their input, in the compact problem's terms: a member's subscription is its subscribed topic ids that
+// exist in the metadata (the coordinator resolves names against its metadata image before calling an
+// assignor); its owned partitions are its previous *target* assignment (not what it reports owning);
+// generations and racks play no part (Kafka 4.4.0's server assignors read neither). Members are in the
+// compact problem's MemberInfo order (static members by group.instance.id, then member id), which is
+// exactly the order Kafka's RangeAssignor sorts them into.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kafkagroup/problem.hpp"
+
+namespace kafkagroup {
+namespace server {
+
+// Throws std::invalid_argument when two members' previous target assignments hold the same partition:
+// Kafka's coordinator never produces that, and Kafka's assignors would return the partition to both.
+// A member listing a partition twice is one claim. O(P + claims).
+void check_single_owner(const Problem& problem, const Prepared& prepared);
+
+// RangeAssignor (server/range.cpp): input-only, the previous assignment is ignored. Exactly Kafka's.
+std::vector<int32_t> assign_range(const Problem& problem, const Prepared& prepared);
+
+// UniformAssignor (server/uniform.cpp): the homogeneous builder when every member subscribes to the same
+// topics, the heterogeneous one otherwise; both incremental from prev_owner (ownership.hpp's rules:
+// claims on topics the member still subscribes to).
+std::vector<int32_t> assign_uniform(const Problem& problem, const Prepared& prepared,
+                                    const std::vector<int32_t>& prev_owner);
+
+// Every member subscribes to the same topics (server/uniform_homogeneous.cpp). Moves are minimal among
+// assignments whose loads differ by at most one.
+std::vector<int32_t> uniform_homogeneous(const Problem& problem, const Prepared& prepared,
+                                         const std::vector<int32_t>& prev_owner);
+
+// Different subscriptions (server/uniform_heterogeneous.cpp): Kafka's three phases (keep, fill the
+// least loaded, balance topic by topic).
+std::vector<int32_t> uniform_heterogeneous(const Problem& problem, const Prepared& prepared,
+                                           const std::vector<int32_t>& prev_owner);
+
+}  // namespace server
+}  // namespace kafkagroup

@@ -1,0 +1,43 @@
+// Kafka 4's server UniformAssignor: which builder runs, and the claims check both server assignors share.
+//
+// Kafka picks its homogeneous builder when the coordinator says every member subscribes to the same topic
+// *names* (existing or not) and the heterogeneous one otherwise. We pick by the topics that exist
+// (subscriptions_uniform over the compact problem): members whose lists differ only in missing topics get
+// the homogeneous builder, whose result is balanced to within one partition with the fewest moves, which
+// Kafka's heterogeneous builder on equal subscriptions cannot beat.
+#include <stdexcept>
+#include <string>
+
+#include "kafkagroup/server/server_assignors.hpp"
+#include "kafkagroup/subscriptions.hpp"
+
+namespace kafkagroup {
+namespace server {
+
+void check_single_owner(const Problem& p, const Prepared& pr) {
+    if (!pr.has_owned || pr.num_partitions == 0) return;
+    std::vector<int32_t> holder(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    for (int32_t m = 0; m < pr.num_members; ++m)
+        for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
+            const int32_t part = p.owned_partitions[i];   // prepare() checked the range
+            const int32_t other = holder[part];
+            if (other == kUnassigned || other == m) {
+                holder[part] = m;
+                continue;
+            }
+            const int32_t t = pr.topic_of(part);
+            throw std::invalid_argument(
+                "members " + std::to_string(other) + " and " + std::to_string(m) +
+                " both hold partition " + std::to_string(part - pr.topic_base[t]) + " of topic " + std::to_string(t) +
+                " in their previous target assignment (a partition has at most one owner)");
+        }
+}
+
+std::vector<int32_t> assign_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+    if (pr.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    if (subscriptions_uniform(p, pr)) return uniform_homogeneous(p, pr, prev_owner);
+    return uniform_heterogeneous(p, pr, prev_owner);
+}
+
+}  // namespace server
+}  // namespace kafkagroup
