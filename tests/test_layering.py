@@ -14,7 +14,9 @@ relative imports included.
                              protocol, errors, structs, java_order, scenarios, the native modules
     native (csrc/)           no Python at all: no Python.h, no pybind11 (pyext/ is the glue)
 
-Limits: an import spelled as a string (``importlib.import_module(name)``) is not seen; none exists today.
+Limits: an import spelled as a string (``importlib.import_module(name)``) is not seen. Those that exist:
+cli.py's COMMAND_MODULES (top: may import anything), and the lazy exports of ``kafkagroup/__init__.py``
+(base modules), ``kafkagroup.spark`` and ``kafkagroup.testing`` (their own modules).
 """
 from __future__ import annotations
 

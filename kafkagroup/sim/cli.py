@@ -55,7 +55,7 @@ def _read_json(path: str) -> Any:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kafkagroup.engine import strategies
+    from kafkagroup.sim.scenario import KNOWN_STRATEGIES as strategies_run
 
     parser.add_argument("scenario", nargs="?",
                         help="scenario JSON file ('-' for standard input); format in the README and "
@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              + (f" ({', '.join(names)})" if names else ""))
     parser.add_argument("--strategies", metavar="LIST",
                         help="comma-separated strategies to compare (default: every strategy: "
-                             f"{','.join(strategies())}); 'scenario' runs the scenario's own 'strategy'")
+                             f"{','.join(strategies_run)}); 'scenario' runs the scenario's own 'strategy'")
     parser.add_argument("--members", type=int, metavar="N",
                         help="initial member count: replaces the scenario's 'members' key (as demo's --members, "
                              "a count)")
@@ -80,10 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafkagroup.engine import strategies
     from kafkagroup.sim.errors import ScenarioError
     from kafkagroup.sim.runner import simulate
-    from kafkagroup.sim.scenario import parse_scenario, strategy_list
+    from kafkagroup.sim.scenario import KNOWN_STRATEGIES, parse_scenario, strategy_list
     from kafkagroup.textout import console, progress
 
     if args.example and args.scenario:
@@ -107,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         if args.strategies == "scenario":
             runs = [scenario]
         else:
-            names = strategy_list(args.strategies, "--strategies") if args.strategies else strategies()
+            names = strategy_list(args.strategies, "--strategies") if args.strategies else list(KNOWN_STRATEGIES)
             runs = [scenario.with_strategy(n) for n in names]
     except ScenarioError as e:
         where = "--members" if args.members is not None and str(e).startswith("members") else ""

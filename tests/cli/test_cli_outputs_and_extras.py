@@ -164,3 +164,22 @@ def test_progress_on_a_terminal_and_quiet_when_piped(tmp_path) -> None:
     os.close(leader)
     assert child.returncode == 0 and "small: rebalance cost by strategy" in out
     assert b"simulating small" in seen
+
+
+# ----------------------------------------------------------------------------------- serve's start
+
+
+def test_serve_and_ctl_do_not_load_the_engine() -> None:
+    """`kafkagroup serve` imports what serving needs: not numpy, not the native engine, not the other
+    commands' modules (issue 25: serve took 0.52 s to its first answer, most of it imports)."""
+    script = ("import sys\n"
+              "from kafkagroup.cli import build_parser\n"
+              "build_parser(['serve']).parse_args(['serve'])\n"
+              "import kafkagroup.server.app, kafkagroup.server.handlers, kafkagroup.testing.http\n"
+              "build_parser(['ctl']).parse_args(['ctl', 'groups'])\n"
+              "loaded = sorted(m for m in ('numpy', 'kafkagroup._core', 'kafkagroup._codec', 'kafkagroup.sim.cli',\n"
+              "                            'kafkagroup.spark.cli', 'kafkagroup.bench.cli', 'matplotlib', 'rich')\n"
+              "                if m in sys.modules)\n"
+              "print(loaded)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
