@@ -54,15 +54,17 @@ def test_readme_example_runs(program: str, tmp_path: Path) -> None:
         first = program.splitlines()[0]
         if first.startswith("# test_") and first.endswith(".py"):
             (tmp_path / first[2:]).write_text(program)
-            argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", first[2:]]
+            argvs = [[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", first[2:], *mode]
+                     for mode in ([], ["--kafka-server=subprocess"])]     # both kinds of kafka_server
         else:
             (tmp_path / "example.py").write_text(program)
-            argv = [sys.executable, "example.py"]
-        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+            argvs = [[sys.executable, "example.py"]]
+        for argv in argvs:
+            done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, (argv, done.stdout[-3000:], done.stderr[-3000:])
     finally:
         if server is not None:
             server.stop()
-    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
 
 
 def test_the_examples_are_found() -> None:
