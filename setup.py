@@ -17,6 +17,20 @@ ParallelCompile("KAFKAGROUP_BUILD_JOBS", default=0, needs_recompile=naive_recomp
 
 CXX_FLAGS = ["-O3", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
+# The C++ runtime is linked into _core statically, its symbols kept private (--exclude-libs): the module
+# then needs only glibc, libm, libgcc_s and the interpreter (all in every manylinux policy), so auditwheel
+# can tag the wheel manylinux, and it never meets another extension's libstdc++ at run time.
+# --gc-sections drops the parts of libstdc++.a nothing calls; without it std::random_device's code comes
+# along (with COW strings) and needs glibc 2.36's arc4random. libgcc stays shared: its static unwinder
+# needs glibc 2.35's _dl_find_object. What remains sets the tag: pthread_create & co. at GLIBC_2.34 (the
+# version every program linked against glibc >= 2.34 needs), so a wheel built on this machine (Debian 12,
+# glibc 2.36, gcc 12) is manylinux_2_34. An older tag needs an older glibc to link against (a manylinux
+# image).
+# KAFKAGROUP_SHARED_LIBSTDCXX=1 links the system's shared libstdc++ instead (tools/sanitize.sh: ASan must
+# see operator new/delete, which a private static copy would hide).
+LINK_FLAGS = ([] if os.environ.get("KAFKAGROUP_SHARED_LIBSTDCXX") == "1"
+              else ["-static-libstdc++", "-Wl,--exclude-libs,ALL", "-Wl,--gc-sections"])
+
 csrc_sources = sorted(glob.glob("csrc/kafkagroup/**/*.cpp", recursive=True))
 
 ext_modules = [
@@ -26,6 +40,7 @@ ext_modules = [
         include_dirs=["csrc"],
         cxx_std=17,
         extra_compile_args=CXX_FLAGS,
+        extra_link_args=LINK_FLAGS,
     )
 ]
 

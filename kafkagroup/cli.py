@@ -14,18 +14,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from kafkagroup import __version__
-from kafkagroup.api import AssignmentResult, assign
-from kafkagroup.engine import assign_arrays, strategies
 from kafkagroup.errors import KafkaGroupError
-from kafkagroup.groupfile import EXAMPLE_JSON, GroupFile, load_group_file, parse_group
-from kafkagroup.scenarios import sample_group, uniform_group
-from kafkagroup.structs import TopicPartition
+from kafkagroup.extras import require
+from kafkagroup.textout import Table, console as text_console
+
+if TYPE_CHECKING:
+    from kafkagroup.api import AssignmentResult
+    from kafkagroup.groupfile import GroupFile
+    from kafkagroup.structs import TopicPartition
+
+# numpy and the native engine are imported by the commands that assign (assign, demo), not here: `kafkagroup
+# serve` and `kafkagroup ctl` start without them.
 
 # Optional subcommands living in other packages: name -> (help, add_arguments, run).
 EXTRA_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
@@ -38,51 +40,26 @@ class UsageError(KafkaGroupError):
     """A command line that cannot run as given (printed as one line, exit code 2)."""
 
 
-def _register_spark_plan() -> None:
-    """``spark-plan`` comes from the optional Spark layer; without its extra the command explains how to get it."""
-    try:
-        from kafkagroup.spark.cli import HELP, add_arguments, run  # no pyspark import until run()
-    except ImportError as missing:
-        reason = str(missing)
-
-        def explain(args: argparse.Namespace) -> int:
-            print(f"kafkagroup: spark-plan: {reason}", file=sys.stderr)
-            return 2
-
-        EXTRA_COMMANDS["spark-plan"] = ("plan a fleet on Spark (needs: pip install 'kafkagroup[spark]')",
-                                        lambda parser: parser.add_argument("rest", nargs=argparse.REMAINDER,
-                                                                           help="spark-plan's options"),
-                                        explain)
-        return
-    EXTRA_COMMANDS["spark-plan"] = (HELP, add_arguments, run)
+# The commands living in other packages, by module; each module has HELP, add_arguments(parser) and
+# run(args), and imports nothing heavy until run(). Only the chosen command's module is imported
+# (`kafkagroup serve` does not load the simulator's or Spark's command modules).
+COMMAND_MODULES = {"spark-plan": "kafkagroup.spark.cli", "serve": "kafkagroup.server.cli",
+                   "simulate": "kafkagroup.sim.cli", "bench": "kafkagroup.bench.cli", "ctl": "kafkagroup.testing.cli"}
 
 
-_register_spark_plan()
+def _command(name: str) -> tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
+    if name not in EXTRA_COMMANDS:
+        import importlib
 
-from kafkagroup.server.cli import HELP as _SERVE_HELP, add_arguments as _serve_arguments, run as _serve_run  # noqa: E402
-EXTRA_COMMANDS["serve"] = (_SERVE_HELP, _serve_arguments, _serve_run)
-
-
-def _register_simulate() -> None:
-    """``simulate`` lives in the simulator package (kafkagroup/sim/cli.py)."""
-    from kafkagroup.sim.cli import HELP, add_arguments, run
-    EXTRA_COMMANDS["simulate"] = (HELP, add_arguments, run)
+        module = importlib.import_module(COMMAND_MODULES[name])
+        EXTRA_COMMANDS[name] = (module.HELP, module.add_arguments, module.run)
+    return EXTRA_COMMANDS[name]
 
 
-_register_simulate()
-
-from kafkagroup.bench.cli import HELP as _BENCH_HELP, add_arguments as _bench_arguments, run as _bench_run  # noqa: E402
-EXTRA_COMMANDS["bench"] = (_BENCH_HELP, _bench_arguments, _bench_run)
-
-
-def make_console() -> Console:
-    """A console for tables: the terminal's width, or 160 columns when writing to a pipe or a file
-    (rich would otherwise assume 80 and abbreviate the column names). Strings printed through it are
-    never read as markup; styled text is built with rich.text.Text."""
-    console = Console(markup=False, highlight=False)
-    if not console.is_terminal:
-        console = Console(width=160, markup=False, highlight=False)
-    return console
+def make_console() -> Any:
+    """The console results are printed on (stdout): tables never cut to a width when piped, strings never
+    read as markup (kafkagroup.textout; rich when installed, plain text otherwise)."""
+    return text_console()
 
 
 def warn(message: str) -> None:
@@ -118,6 +95,8 @@ def metrics_json(result: AssignmentResult) -> dict[str, int | None]:
 
 def load_histogram(result: AssignmentResult) -> dict[int, int]:
     """partitions held -> number of members holding that many."""
+    import numpy as np
+
     loads = np.fromiter((len(tps) for tps in result.assignment.values()), dtype=np.int64,
                         count=len(result.assignment))
     values, counts = np.unique(loads, return_counts=True)
@@ -157,10 +136,9 @@ unassigned         partitions of subscribed topics left without an owner (0 when
 
 
 def metrics_table(title: str, rows: list[tuple[str, AssignmentResult]]) -> Table:
-    table = Table(title=Text(title))
-    for col in ("strategy", "balance_gap", "max", "min", "moved", "moved_lower_bound", "withheld", "unassigned",
-                "engine ms", "total ms"):
-        table.add_column(col, justify="left" if col == "strategy" else "right")
+    table = Table(title, [(col, "left" if col == "strategy" else "right") for col in (
+        "strategy", "balance_gap", "max", "min", "moved", "moved_lower_bound", "withheld", "unassigned",
+        "engine ms", "total ms")])
     for name, r in rows:
         m = r.metrics
         table.add_row(name, str(m.balance_gap), str(m.max_load), str(m.min_load), str(m.moved),
@@ -170,23 +148,20 @@ def metrics_table(title: str, rows: list[tuple[str, AssignmentResult]]) -> Table
 
 
 def assignment_table(name: str, result: AssignmentResult) -> Table:
-    table = Table(title=Text(f"{name}: assignment"))
-    table.add_column("member")
-    table.add_column("#", justify="right")
-    table.add_column("partitions")
+    table = Table(f"{name}: assignment", [("member", "left"), ("#", "right"), ("partitions", "left")])
     for member, tps in result.assignment.items():
-        table.add_row(Text(member), str(len(tps)), Text(compact_partitions(tps)))
+        table.add_row(member, str(len(tps)), compact_partitions(tps))
     if result.withheld:
-        table.add_row(Text("[withheld]", style="italic"), str(len(result.withheld)),
-                      Text(compact_partitions(result.withheld)))
+        table.add_row("[withheld]", str(len(result.withheld)), compact_partitions(result.withheld))
     return table
 
 
 def load_summary_table(title: str, rows: list[tuple[str, AssignmentResult]]) -> Table:
     """One row per strategy: how many members hold how many partitions."""
-    table = Table(title=Text(title))
-    for col in ("strategy", "members", "assigned", "withheld", "min", "median", "max", "members by load"):
-        table.add_column(col, justify="left" if col in ("strategy", "members by load") else "right")
+    import numpy as np
+
+    table = Table(title, [(col, "left" if col in ("strategy", "members by load") else "right") for col in (
+        "strategy", "members", "assigned", "withheld", "min", "median", "max", "members by load")])
     for name, r in rows:
         hist = load_histogram(r)
         loads = np.repeat(np.array(list(hist), dtype=np.int64), list(hist.values()))
@@ -200,7 +175,7 @@ def load_summary_table(title: str, rows: list[tuple[str, AssignmentResult]]) -> 
     return table
 
 
-def print_results(console: Console, label: str, group: GroupFile, rows: list[tuple[str, AssignmentResult]],
+def print_results(console: Any, label: str, group: GroupFile, rows: list[tuple[str, AssignmentResult]],
                   summary: bool) -> None:
     if summary:
         console.print(load_summary_table(f"{label}: partitions per member", rows))
@@ -216,13 +191,12 @@ def print_results(console: Console, label: str, group: GroupFile, rows: list[tup
                   f"here; the other {total - claimed:,} are assigned without counting as moved.")
 
 
-def check_writable(path: str) -> None:
-    """Fail before the work when an output file cannot be created (a missing directory, a directory)."""
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"cannot write {path}: Is a directory")
-    if not target.parent.is_dir():
-        raise UsageError(f"cannot write {path}: No such file or directory")
+def check_plot_output(command: str, path: str) -> None:
+    """``--plot PATH``: matplotlib installed and PATH writable, before any work."""
+    from kafkagroup.output_paths import check_output_file
+
+    require(f"{command} --plot", ("matplotlib",), "plot")
+    check_output_file(path, f"{command} --plot {path}")
 
 
 def write_plot(path: str, group: GroupFile, rows: list[tuple[str, AssignmentResult]], title: str) -> None:
@@ -236,10 +210,14 @@ def write_plot(path: str, group: GroupFile, rows: list[tuple[str, AssignmentResu
 
 
 def run_strategies(group: GroupFile, names: Sequence[str], strict: bool) -> list[tuple[str, AssignmentResult]]:
+    from kafkagroup.api import assign
+
     return [(n, assign(n, group.topics, group.members, strict=strict)) for n in names]
 
 
 def cmd_assign(args: argparse.Namespace) -> int:
+    from kafkagroup.groupfile import EXAMPLE_JSON, load_group_file
+
     if args.example_json:
         sys.stdout.write(EXAMPLE_JSON)
         return 0
@@ -249,13 +227,15 @@ def cmd_assign(args: argparse.Namespace) -> int:
     if args.summary and args.all_members:
         raise UsageError("assign: --summary and --all-members exclude each other")
     if args.plot:
-        check_writable(args.plot)
+        check_plot_output("assign", args.plot)
     try:
         group = load_group_file(args.group)
     except KafkaGroupError as e:
         raise UsageError(f"{args.group}: {e}") from None
     for message in group.warnings:
         warn(f"{args.group}: {message}")
+    from kafkagroup.engine import strategies
+
     names = [args.strategy] if args.strategy else strategies()
     results = []
     for name in names:
@@ -282,6 +262,10 @@ def cmd_assign(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from kafkagroup.engine import assign_arrays, strategies
+    from kafkagroup.groupfile import parse_group
+    from kafkagroup.scenarios import sample_group, uniform_group
+
     for name in ("topics", "partitions", "members"):
         value = getattr(args, name)
         if value < 1:
@@ -292,17 +276,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console = make_console()
     topics, members = sample_group()
     group = parse_group({"topics": topics, "members": members})
-    console.print(Text.assemble(("Sample group", "bold"), f": {len(members)} members, {len(topics)} topics, "
-                                "owned partitions from generation 3, one member left, one joined, racks r0/r1"))
+    console.print(f"Sample group: {len(members)} members, {len(topics)} topics, "
+                  "owned partitions from generation 3, one member left, one joined, racks r0/r1")
     rows = run_strategies(group, strategies(), strict=True)
     print_results(console, "sample group", group, rows, summary=False)
 
     scale = uniform_group(topics=args.topics, partitions=args.partitions, members=args.members)
     arrays = scale.arrays()
-    table = Table(title=f"native engine at scale: {args.topics} topics x {args.partitions} partitions, "
-                        f"{args.members} members, uniform, fresh (median of 5)")
-    for col in ("strategy", "engine ms", "balance_gap", "max", "min"):
-        table.add_column(col, justify="left" if col == "strategy" else "right")
+    table = Table(f"native engine at scale: {args.topics} topics x {args.partitions} partitions, "
+                  f"{args.members} members, uniform, fresh (median of 5)",
+                  [(col, "left" if col == "strategy" else "right")
+                   for col in ("strategy", "engine ms", "balance_gap", "max", "min")])
     for n in strategies():
         runs = sorted((assign_arrays(n, **arrays) for _ in range(5)), key=lambda r: r.engine_us)
         r = runs[len(runs) // 2]
@@ -312,38 +296,52 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafkagroup", description="Kafka consumer-group rebalance engine")
-    parser.add_argument("--version", action="version", version=f"kafkagroup {__version__}",
-                        help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _assign_arguments(p: argparse.ArgumentParser) -> None:
+    from kafkagroup.engine import strategies
 
-    p = sub.add_parser("assign", help="assign a group described in a JSON group file, with every strategy",
-                       description="Assign a consumer group read from a JSON group file (format: "
-                                   "kafkagroup assign --example-json) and report each strategy's quality.")
     p.add_argument("group", nargs="?", help="group JSON file ('-' for standard input)")
     p.add_argument("--strategy", choices=strategies(), help="one strategy (default: every strategy)")
     p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="table: rich tables and a legend (default); json: one object per strategy")
+                   help="table: tables and a legend (default); json: one object per strategy")
     p.add_argument("--summary", action="store_true",
                    help=f"a load summary per strategy instead of one row per member (the default above "
                         f"{SUMMARY_MEMBERS} members)")
     p.add_argument("--all-members", action="store_true",
                    help=f"list every member even above {SUMMARY_MEMBERS} members")
-    p.add_argument("--plot", metavar="PNG", help="also draw each member's load before/after and the moves to PNG")
+    p.add_argument("--plot", metavar="PNG", help="also draw each member's load before/after and the moves to PNG "
+                                                 "(extra kafkagroup[plot])")
     p.add_argument("--lenient", action="store_true",
                    help="drop owned claims on unknown topics or partitions (as a group leader does) instead of failing")
     p.add_argument("--example-json", action="store_true", help="print a complete, commented example group file")
-    p.set_defaults(run=cmd_assign)
+    p.description = ("Assign a consumer group read from a JSON group file (format: kafkagroup assign --example-json) "
+                     "and report each strategy's quality.")
 
-    p = sub.add_parser("demo", help="assign a sample group with every strategy, then time the engine at scale")
+
+def _demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topics", type=int, default=100, help="topics of the timed group (default 100)")
     p.add_argument("--partitions", type=int, default=1000, help="partitions per topic (default 1000)")
-    p.add_argument("--members", type=int, default=1000,
-                   help="member count of the timed group (default 1000); unlike simulate's --members switch")
-    p.set_defaults(run=cmd_demo)
+    p.add_argument("--members", type=int, default=1000, help="member count of the timed group (default 1000)")
 
-    for name, (help_text, add_arguments, run) in EXTRA_COMMANDS.items():
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv``, only the chosen command's options are set up (a command's options may
+    import what it needs: ``kafkagroup serve`` never loads the engine)."""
+    parser = argparse.ArgumentParser(prog="kafkagroup", description="Kafka consumer-group rebalance engine")
+    parser.add_argument("--version", action="version", version=f"kafkagroup {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True)
+    builtin = {
+        "assign": ("assign a group described in a JSON group file, with every strategy", _assign_arguments,
+                   cmd_assign),
+        "demo": ("assign a sample group with every strategy, then time the engine at scale", _demo_arguments,
+                 cmd_demo),
+    }
+    chosen = None if argv is None else next((a for a in argv if not a.startswith("-")), None)
+    for name in [*builtin, *COMMAND_MODULES]:
+        if chosen is not None and chosen != name:
+            sub.add_parser(name)          # listed among the choices; its module is not loaded
+            continue
+        help_text, add_arguments, run = builtin[name] if name in builtin else _command(name)
         p = sub.add_parser(name, help=help_text)
         add_arguments(p)
         p.set_defaults(run=run)
@@ -353,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 2 a user's mistake, 130 interrupted)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
     except SystemExit as done:           # --help, --version, or argparse's own usage error (exit 2)
         return done.code if isinstance(done.code, int) else 2
     try:

@@ -6,6 +6,7 @@ relative imports included.
                              module of each package (sim/cli.py, spark/cli.py, server/cli.py)
     sim                      client, coordinator, messages, base
     server                   coordinator, messages, base
+    testing                  server, coordinator, messages, base (the test node, its control and pytest plugin)
     client / coordinator     messages, base   (neither imports the other)
     spark / compat / examples  base
     messages                 base             (the shared message layer: requests, ErrorCode, clock)
@@ -18,7 +19,9 @@ coordinator"): the consumer-group package ``coordinator/consumer/`` imports none
 modules (CLASSIC_MODULES), and those import nothing of ``coordinator/consumer/``; only the facade
 (``coordinator.py``, ``groups.py``, the package ``__init__``) holds both.
 
-Limits: an import spelled as a string (``importlib.import_module(name)``) is not seen; none exists today.
+Limits: an import spelled as a string (``importlib.import_module(name)``) is not seen. Those that exist:
+cli.py's COMMAND_MODULES (top: may import anything), and the lazy exports of ``kafkagroup/__init__.py``
+(base modules), ``kafkagroup.spark`` and ``kafkagroup.testing`` (their own modules).
 """
 from __future__ import annotations
 
@@ -37,13 +40,14 @@ ALLOWED: dict[str, set[str] | None] = {
     "coordinator": {BASE, "messages", "coordinator"},
     "client": {BASE, "messages", "client"},
     "server": {BASE, "messages", "coordinator", "server"},
+    "testing": {BASE, "messages", "coordinator", "server", "testing"},
     "sim": {BASE, "messages", "coordinator", "client", "sim"},
     "spark": {BASE, "spark"},
     "compat": {BASE, "compat"},
     "examples": {BASE, "examples"},
     TOP: None,  # the command line sits on top of everything
 }
-TOP_MODULES = {"cli", "groupfile", "plots", "bench"}   # kafkagroup.<name> (a module or a package)
+TOP_MODULES = {"cli", "__main__", "groupfile", "plots", "bench"}   # kafkagroup.<name> (a module or a package)
 
 
 def layer_of(module: str) -> str:

@@ -69,7 +69,7 @@ EOF
     newest_header="$(find "$SRC/csrc" -name '*.hpp' -newer "$OUT/.built" 2>/dev/null | head -1 || true)"
     if [[ ! -e "$OUT/.built" || -n "$newest_header" ]]; then rm -rf "$SRC/build"; fi
 
-    (cd "$SRC" && env CC="$OUT/bin/cc" CXX="$OUT/bin/c++" LDSHARED="$OUT/bin/cc -shared" \
+    (cd "$SRC" && env CC="$OUT/bin/cc" CXX="$OUT/bin/c++" LDSHARED="$OUT/bin/cc -shared" KAFKAGROUP_SHARED_LIBSTDCXX=1 \
         LDCXXSHARED="$OUT/bin/c++ -shared" KAFKAGROUP_BUILD_JOBS="${KAFKAGROUP_BUILD_JOBS:-2}" \
         "$PYTHON" setup.py -q build_ext --inplace)
     local so

@@ -58,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
     if cap <= 0:
         print("kafkagroup bench: --cap must be positive", file=sys.stderr)
         return 2
+    from kafkagroup.extras import require
+    from kafkagroup.output_paths import check_output_dir
+    from kafkagroup.textout import progress
+
+    require("bench (report.png)", ("matplotlib",), "plot")
+    check_output_dir(args.out, f"bench --out {args.out}")       # before minutes of work
     peers: list = [KafkagroupPeer()]
     unavailable: list[str] = []
     try:
@@ -77,15 +83,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"kafkagroup bench: {note}", file=sys.stderr)
     start = time.monotonic()
 
-    def progress(row) -> None:
+    def row_done(row) -> None:
+        # a progress bar on a terminal (rich), one line per row on a terminal without rich, quiet when piped
         shown = f"{row.median_ms:,.2f} ms" if row.median_ms is not None else row.status
         q = row.quality
         quality = "" if q is None else (f"  spread {q.spread} moves {q.moves}" + ("" if q.valid else f"  INVALID: {q.problem}"))
-        print(f"{time.monotonic() - start:6.1f}s  {row.scenario:<30} {row.strategy:<18} {row.peer:<26} "
-              f"{shown}{quality}", file=sys.stderr, flush=True)
+        line = f"{row.scenario:<30} {row.strategy:<18} {row.peer:<26} {shown}{quality}"
+        if bar.shown:
+            bar.advance()
+            bar.update(description=f"bench: {line.split()[0]} {row.strategy}")
+        elif sys.stderr.isatty():
+            print(f"{time.monotonic() - start:6.1f}s  {line}", file=sys.stderr, flush=True)
 
+    grid = scenarios(args.quick)
     try:
-        rows = run_grid(scenarios(args.quick), peers, strategies=strategies, cap_s=cap, progress=progress)
+        with progress("bench", total=len(grid) * len(strategies) * len(peers)) as bar:
+            rows = run_grid(grid, peers, strategies=strategies, cap_s=cap, progress=row_done)
     finally:
         if java is not None:
             java.close()

@@ -246,6 +246,19 @@ class GroupCoordinator:
 
     # ===================================================================== JoinGroup
 
+    def expire_session(self, group_id: str, member_id: str) -> bool:
+        """Expire ``member_id``'s session now, as if no heartbeat had come within its session timeout (a test
+        broker's control: kafkagroup.testing). The member is removed, its parked JoinGroup answered
+        UNKNOWN_MEMBER_ID, and the group rebalances; unlike the timer, a member parked in JoinGroup is not
+        spared. False when the group has no such member."""
+        group = self.groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if group is None or member is None:
+            return False
+        log.info("member %s of group %s: session expired on request", member_id, group_id)
+        self.engine.remove_member_and_update_group(group, member)
+        return True
+
     def join_group(self, request: JoinGroupRequest) -> Deferred[JoinGroupResponse]:
         violation = limits.join_group_violation(request)
         reply: Deferred[JoinGroupResponse] = Deferred(request)

@@ -33,6 +33,7 @@ from kafkagroup.server.answer_budget import AnswerBudget
 from kafkagroup.server.answer_cache import MetadataCache
 from kafkagroup.server.connection import Channel, serve_connection
 from kafkagroup.server.config import split_config
+from kafkagroup.server.faults import Faults
 from kafkagroup.server.listener import accept_forever, open_listeners
 from kafkagroup.server.log import InMemoryLog
 from kafkagroup.server.log_escape import escape_client_strings
@@ -54,6 +55,7 @@ class Server:
     coordinator: GroupCoordinator
     log: InMemoryLog
     answers: AnswerBudget            # memory held for answers (queued.max.answer.bytes)
+    faults: Faults                  # what a test injects into the answers (kafkagroup.testing)
 
     @property
     def bootstrap(self) -> str:
@@ -136,13 +138,8 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
     bound_port = listeners[0].getsockname()[1]
     effective = {**server_config, **{f.name.replace("_", "."): getattr(coordinator.config, f.name)
                                      for f in dataclasses.fields(coordinator.config)}}
-    state = NodeState(host, bound_port, coordinator, records, fetch_max_bytes=server_config["fetch.max.bytes"],
-                      broker_config=broker_values(NODE_ID, effective, (config or {}).keys()))
-    accepting = [loop.create_task(accept_forever(sock, max_connections, lambda: live, serve_socket))
-                 for sock in listeners]
-    log.info("listening on %s:%d (log in memory; offsets in %s)", host, bound_port, store or "memory")
-    try:
-        yield Server(host, bound_port, coordinator, records, budget)
+from kafkagroup.server.faults import Faults
+from kafkagroup.server.listener import accept_forever, open_listeners
     finally:
         for task in accepting:
             task.cancel()

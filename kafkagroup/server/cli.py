@@ -4,7 +4,8 @@
         --config group.initial.rebalance.delay.ms=0
 
 The first line on stdout (flushed) is ``kafkagroup serve: listening on HOST:PORT`` with the bound port
-(``--listen 127.0.0.1:0`` picks a free one).  SIGINT and SIGTERM stop accepting, close every connection
+(``--listen 127.0.0.1:0`` picks a free one); with ``--control HOST:PORT`` the second is ``kafkagroup serve:
+control on http://HOST:PORT``, the test control endpoint (kafkagroup.testing.http; ``kafkagroup ctl``).  SIGINT and SIGTERM stop accepting, close every connection
 and the store (every acknowledged commit is already durable), and exit 0.
 
 Wiring (kafkagroup/cli.py): ``EXTRA_COMMANDS["serve"] = (HELP, add_arguments, run)``.  kio is imported only
@@ -56,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "num.partitions")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="a Kafka broker config (repeatable; names listed above)")
+    parser.add_argument("--control", metavar="HOST:PORT",
+                        help="also serve the test control endpoint (JSON over HTTP: observe groups, wait, expire "
+                             "members, inject errors and delays; kafkagroup ctl) on this address; keep it on "
+                             "127.0.0.1, it has no authentication")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
                         help="stderr log level (default info)")
 
@@ -93,20 +98,29 @@ def _parse_config(specs: list[str]) -> dict[str, Any]:
     return config
 
 
-async def _run(listen: str, store: str | None, topics: dict[str, int], config: dict[str, Any]) -> None:
+async def _run(listen: str, store: str | None, topics: dict[str, int], config: dict[str, Any],
+               control: str | None = None) -> None:
+    from contextlib import AsyncExitStack
+
     from kafkagroup.server.app import serve
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with serve(listen, store=store, topics=topics, config=config) as server:
+    async with AsyncExitStack() as stack:
+        server = await stack.enter_async_context(serve(listen, store=store, topics=topics, config=config))
         # Everything imported and built so far lives as long as the process: keep it out of the cyclic
         # garbage collector's full passes, which would otherwise walk it (~100 ms with the loop held, a
         # pause every group's heartbeats would feel) whenever enough short-lived request objects pile up.
         gc.collect()
         gc.freeze()
-        print(f"kafkagroup serve: listening on {server.bootstrap}", flush=True)
+        print(f"kafkagroup serve: listening on {server.bootstrap}", flush=not control)
+        if control is not None:
+            from kafkagroup.testing.http import control_endpoint
+
+            url = await stack.enter_async_context(control_endpoint(server, control))
+            print(f"kafkagroup serve: control on {url}", flush=True)
         await stop.wait()
         logging.getLogger("kafkagroup.server").info("stopping (signal received)")
 
@@ -114,16 +128,13 @@ async def _run(listen: str, store: str | None, topics: dict[str, int], config: d
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        import cramjam  # noqa: F401
-        import kio  # noqa: F401
-    except ImportError as e:
-        print(f"kafkagroup serve: needs {e.name} (pip install 'kafkagroup[serve]')", file=sys.stderr)
-        return 2
+    from kafkagroup.extras import require
+
+    require("serve", ("kio", "cramjam"), "serve")
     try:
         topics = _parse_topics(args.topic)
         config = _parse_config(args.config)
-        asyncio.run(_run(args.listen, args.store, topics, config))
+        asyncio.run(_run(args.listen, args.store, topics, config, args.control))
     except (ValueError, OSError, sqlite3.Error) as e:
         print(f"kafkagroup serve: {e}", file=sys.stderr)
         return 2

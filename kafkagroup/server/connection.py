@@ -205,7 +205,8 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
             hold = AnswerHold(budget)
             token = set_current_hold(hold)
             try:
-                cacheable = metadata.key(frame)
+                # a test's injected faults must see every request: no cached answers while any is set
+                cacheable = metadata.key(frame) if state.faults is None or not state.faults.active() else None
                 cached = metadata.get(cacheable[0]) if cacheable is not None else None
                 if cached is not None:              # a Metadata request answered before, topics unchanged
                     (version, _), correlation_id = cacheable  # type: ignore[misc]
@@ -250,7 +251,11 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
 async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str) -> list[bytes] | None:
     """The answer to ``request`` as pieces to write (size prefix and header first); None when Kafka sends none."""
     version = request.api_version if request.body is not None else 0
-    result = HANDLERS[request.api_key](state, request, peer_host)
+    handle = HANDLERS[request.api_key]
+    # a test's injected fault (kafkagroup.server.faults), else None: the request is handled as usual
+    result = None if state.faults is None else state.faults.answer(request, lambda: handle(state, request, peer_host))
+    if result is None:
+        result = handle(state, request, peer_host)
     if inspect.isawaitable(result):
         result = await (channel.unless_gone(result) if request.api_key == _FETCH else result)
     if result is NO_RESPONSE:

@@ -2,6 +2,11 @@
 
     kafkagroup simulate my-scenario.json
     kafkagroup simulate --example scale-out --strategies range,cooperative-sticky --plot scale.png
+    kafkagroup simulate --example scale-out --members 100 --details
+
+``--members N`` is a member count, as in ``demo`` (it replaces the scenario's ``members`` key);
+``--details`` prints each strategy's steps and one line per member. Results (tables, JSON) go to stdout;
+warnings, progress (a bar on a terminal, nothing when piped) and "plot written" to stderr.
 
 Scenario files are described in :mod:`kafkagroup.sim.scenario` and the README; the shipped ones are package
 data in ``kafkagroup/sim/examples/`` (``--example NAME`` runs ``NAME.json`` there), so they come with every
@@ -15,11 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from kafkagroup.engine import strategies
+from kafkagroup.textout import Table
 
 # kafkagroup.cli imports this module to register the command: the simulator itself (coordinator, client)
 # is imported in run() only.
@@ -53,6 +55,8 @@ def _read_json(path: str) -> Any:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kafkagroup.sim.scenario import KNOWN_STRATEGIES as strategies_run
+
     parser.add_argument("scenario", nargs="?",
                         help="scenario JSON file ('-' for standard input); format in the README and "
                              "kafkagroup/sim/scenario.py")
@@ -62,11 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              + (f" ({', '.join(names)})" if names else ""))
     parser.add_argument("--strategies", metavar="LIST",
                         help="comma-separated strategies to compare (default: every strategy: "
-                             f"{','.join(strategies())}); 'scenario' runs the scenario's own 'strategy'")
-    parser.add_argument("--members", action="store_true",
-                        help="a switch, not a count (the member count is the scenario's 'members' key): also "
-                             "print each strategy's report with its steps and one line per member; "
-                             "--format json has every member without it")
+                             f"{','.join(strategies_run)}); 'scenario' runs the scenario's own 'strategy'")
+    parser.add_argument("--members", type=int, metavar="N",
+                        help="initial member count: replaces the scenario's 'members' key (as demo's --members, "
+                             "a count)")
+    parser.add_argument("--details", action="store_true",
+                        help="also print each strategy's report with its steps and one line per member "
+                             "(--format json has every member without it)")
     parser.add_argument("--plot", metavar="OUT.png", help="draw ownership over time per member and consuming "
                                                          "partitions per strategy into a PNG")
     parser.add_argument("--format", choices=("table", "json"), default="table",
@@ -76,7 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kafkagroup.sim.errors import ScenarioError
     from kafkagroup.sim.runner import simulate
-    from kafkagroup.sim.scenario import parse_scenario, strategy_list
+    from kafkagroup.sim.scenario import KNOWN_STRATEGIES, parse_scenario, strategy_list
+    from kafkagroup.textout import console, progress
 
     if args.example and args.scenario:
         raise SystemExit("kafkagroup simulate: give a scenario file or --example NAME, not both")
@@ -84,53 +91,62 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("kafkagroup simulate: give a scenario file or --example NAME "
                          f"(examples: {', '.join(example_names())})")
     if args.plot:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise SystemExit("kafkagroup simulate: --plot needs matplotlib (a dependency of kafkagroup: pip install matplotlib)") from None
+        from kafkagroup.extras import require
+        from kafkagroup.output_paths import check_output_file
+
+        require("simulate --plot", ("matplotlib",), "plot")
+        check_output_file(args.plot, f"simulate --plot {args.plot}")
     data = load_example(args.example) if args.example else _read_json(args.scenario)
+    if args.members is not None:
+        if not isinstance(data, dict):
+            raise SystemExit("kafkagroup simulate: a scenario is a JSON object")
+        data = {**data, "members": args.members}
     try:
         scenario = parse_scenario(data)
         if args.strategies == "scenario":
             runs = [scenario]
         else:
-            names = strategy_list(args.strategies, "--strategies") if args.strategies else strategies()
+            names = strategy_list(args.strategies, "--strategies") if args.strategies else list(KNOWN_STRATEGIES)
             runs = [scenario.with_strategy(n) for n in names]
     except ScenarioError as e:
-        raise SystemExit(f"kafkagroup simulate: {e}") from None
+        where = "--members" if args.members is not None and str(e).startswith("members") else ""
+        raise SystemExit(f"kafkagroup simulate: {where + ': ' if where else ''}{e}") from None
     for w in scenario.warnings:
         print(f"kafkagroup simulate: warning: {w}", file=sys.stderr)
-    reports = [simulate(sc) for sc in runs]
+    reports = []
+    with progress(f"simulating {scenario.name}", total=len(runs) * (1 + len(scenario.steps))) as bar:
+        for sc in runs:
+            bar.update(description=f"simulating {scenario.name}: {sc.strategy[0]}")
+            reports.append(simulate(sc, on_progress=bar.advance))
     if args.plot:
         from kafkagroup.sim.plot import plot_reports
         try:
             plot_reports(reports, args.plot)
         except (OSError, ValueError) as e:
             raise SystemExit(f"kafkagroup simulate: cannot write the plot {args.plot}: {e}") from None
+        print(f"kafkagroup simulate: plot written to {args.plot}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps([r.to_dict() for r in reports], indent=2))
         return 0
-    console = Console() if Console().is_terminal else Console(width=160)
-    if args.members:
+    out = console()
+    if args.details:
         for r in reports:
-            console.print(escape(r.summary()))
-    console.print(_table(scenario, reports))
-    console.print(_legend(reports[0]))
-    if args.plot:
-        console.print(f"plot written to {escape(args.plot)}")
+            out.print(r.summary())
+    out.print(_table(scenario, reports))
+    out.print(_legend(reports[0]))
     return 0
 
 
 def _table(scenario: Any, reports: list[Any]) -> Table:
-    title = escape(f"{scenario.name}: rebalance cost by strategy (simulated time)")
-    table = Table(title=title, caption=escape(scenario.description) or None)
-    for col in ("strategy", "protocol", "partition-s without owner", "longest pause ms", "rebalances",
-                "members idle", "moved", "settled ms", "double owned", "final load"):
-        table.add_column(col, justify="left" if col in ("strategy", "protocol") else "right")
+    table = Table(f"{scenario.name}: rebalance cost by strategy (simulated time)",
+                  [(col, "left" if col in ("strategy", "protocol") else "right") for col in (
+                      "strategy", "protocol", "partition-s without owner", "longest pause ms", "rebalances",
+                      "members idle", "moved", "settled ms", "double owned", "final load")],
+                  caption=scenario.description or None)
     for r in reports:
         settled = "never" if any(s.settled_ms is None for s in r.steps) else \
             f"{sum(s.settled_ms for s in r.steps):,}"
-        table.add_row(escape(r.label), r.rebalance_protocol, f"{r.partition_unowned_s:,.1f}",
+        table.add_row(r.label, r.rebalance_protocol, f"{r.partition_unowned_s:,.1f}",
                       f"{r.max_partition_pause_ms:,}", str(r.generations),
                       f"{r.members_idle}/{len(r.member_reports)}", str(r.moved_partitions), settled,
                       str(r.double_ownership), f"{r.final_min_load}..{r.final_max_load}")
@@ -140,7 +156,7 @@ def _table(scenario: Any, reports: list[Any]) -> Table:
 def _legend(r: Any) -> str:
     s = r.settings
     rp = s["record_processing_ms"]
-    return escape(
+    return (
         "partition-s without owner: sum over partitions of the time no running member owned them "
         "(revoked and not yet reassigned, owner restarting or dead); longest pause: the longest such "
         "stretch of one partition; rebalances: generations; members idle: members that owned nothing for a "

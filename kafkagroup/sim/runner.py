@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import warnings
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -32,14 +32,18 @@ class ScenarioWarning(UserWarning):
     """An ignored scenario key (the CLI prints these on stderr)."""
 
 
-def simulate(scenario: Scenario | Mapping[str, Any]) -> SimulationReport:
-    """Run a scenario (a :class:`Scenario` or its JSON object, see :mod:`kafkagroup.sim.scenario`)."""
+def simulate(scenario: Scenario | Mapping[str, Any],
+             on_progress: Callable[[], None] | None = None) -> SimulationReport:
+    """Run a scenario (a :class:`Scenario` or its JSON object, see :mod:`kafkagroup.sim.scenario`).
+
+    ``on_progress`` is called once the initial group has settled and after each step (``1 + len(steps)``
+    calls): the command line's progress bar."""
     if not isinstance(scenario, Scenario):
         scenario = parse_scenario(scenario)
         for w in scenario.warnings:
             warnings.warn(w, ScenarioWarning, stacklevel=2)
     with _collector_for_long_runs():
-        return _simulate(scenario)
+        return _simulate(scenario, on_progress or (lambda: None))
 
 
 @contextmanager
@@ -63,7 +67,7 @@ def _collector_for_long_runs() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _simulate(sc: Scenario) -> SimulationReport:
+def _simulate(sc: Scenario, on_progress: Callable[[], None]) -> SimulationReport:
     member_cfg = {**sc.config, "max.poll.records": sc.processing.max_poll_records,
                   "partition.assignment.strategy": sc.strategy}
     h = GroupHarness(
@@ -79,6 +83,7 @@ def _simulate(sc: Scenario) -> SimulationReport:
         raise SimulationError(f"{sc.name}: the initial group of {sc.members} members did not settle within "
                               f"{sc.settle_timeout_ms} ms")
     gc.freeze()   # the settled initial group (see _collector_for_long_runs)
+    on_progress()
     h.ledger.reset_window()
     for m in h.running:
         m.stats["rebalances"] = 0
@@ -94,6 +99,7 @@ def _simulate(sc: Scenario) -> SimulationReport:
         settled = h.settle(sc.settle_timeout_ms)
         steps.append(StepReport(step["action"], begun - t0,
                                 None if settled is None else h.clock.now_ms() - begun, h.generation() - gen0))
+        on_progress()
     h.ledger.close_window()
     report = _report(h, sc, current, t0, start_gen, steps)
     report.requests = {api: n - requests0.get(api, 0) for api, n in sorted(_requests(h).items())}

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkagroup.client.config import MemberConfig
+from kafkagroup.assignors.base import assignor_names
 from kafkagroup.client.rebalance_protocol import select_rebalance_protocol
 from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.engine import strategies
@@ -71,7 +72,9 @@ MAX_PARTITIONS_PER_TOPIC = 1_000_000
 MAX_PARTITIONS = 2_000_000
 MAX_MEMBERS = 100_000
 MAX_MS = 10 * 24 * 3600 * 1000          # ten days of simulated time in any one duration
-KNOWN_STRATEGIES = tuple(strategies())    # the built-in assignors the members can run
+# The built-in assignors the members can run: the engine's client-side ones (server-uniform / server-range
+# are Kafka 4's broker-side assignors of KIP-848 groups, which a classic member cannot name).
+KNOWN_STRATEGIES = tuple(n for n in strategies() if n in set(assignor_names()))
 
 DEFAULT_CONFIG = {"session.timeout.ms": 45_000, "heartbeat.interval.ms": 3_000,
                   "max.poll.interval.ms": 300_000}

@@ -11,28 +11,16 @@
 - :func:`compare_strategies` -- per group and strategy: moves and balance after a change
   (members removed / added, partitions added).
 
-Never imported by ``kafkagroup/__init__.py``. Importing this package only checks that pyspark,
-pandas and pyarrow are installed; pyspark itself is imported on first use of the API.
+Never imported by ``kafkagroup/__init__.py``. Importing this package imports nothing; the first use of a
+name above checks that pyspark, pandas and pyarrow are installed (an ImportError naming the extra
+otherwise) and imports its module. ``kafkagroup.spark.fleet`` (the single-process loop) needs pyarrow only.
 """
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import Any
 
-
-
-def _missing(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is None
-    except (ImportError, ValueError):   # e.g. sys.modules[name] is None: imports of it are blocked
-        return True
-
-
-_MISSING = [name for name in ("pyspark", "pyarrow", "pandas") if _missing(name)]
-if _MISSING:
-    raise ImportError(f"kafkagroup.spark needs {', '.join(_MISSING)}: install the extra with "
-                      f"pip install 'kafkagroup[spark]'")
+from kafkagroup.extras import require
 
 _EXPORTS = {
     "assign_groups": "kafkagroup.spark.api",
@@ -50,4 +38,5 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'kafkagroup.spark' has no attribute {name!r}")
+    require(f"kafkagroup.spark.{name}", ("pyspark", "pandas", "pyarrow"), "spark")
     return getattr(importlib.import_module(module), name)

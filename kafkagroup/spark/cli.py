@@ -56,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no Spark: assign in this process on every core (pyarrow only; not with --compare)")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
                         help="--local: threads (default: every core this process may use)")
+    parser.add_argument("--spark-ui", action="store_true",
+                        help="local masters: open Spark's web UI (on 127.0.0.1; off by default)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", type=_conf,
                         help="a Spark setting, repeatable (e.g. spark.archives=kg-env.tar.gz#environment)")
 
@@ -131,8 +133,12 @@ def check_arguments(args: argparse.Namespace) -> None:
         check_parquet("--groups", args.groups, [("group_id", "member_id", "topics"), ("group_id", "members")])
     if args.topics is not None:
         check_parquet("--topics", args.topics, [("topic", "partitions")])
-    if _is_local_path(args.out) and os.path.isfile(args.out.removeprefix("file://")):
-        raise InvalidGroupError(f"spark-plan --out {args.out}: is a file; give a directory")
+    from kafkagroup.output_paths import check_output_dir, check_output_file
+
+    if _is_local_path(args.out):
+        check_output_dir(args.out.removeprefix("file://"), f"spark-plan --out {args.out}")
+    if args.plot:
+        check_output_file(args.plot, f"spark-plan --plot {args.plot}")
 
 
 def _spark_failure(error: Exception) -> str:
@@ -148,42 +154,42 @@ def _spark_failure(error: Exception) -> str:
 
 
 class SparkProgress:
-    """A rich progress display fed by Spark's status tracker (polled on a daemon thread)."""
+    """Spark's progress as one bar on stderr (kafkagroup.textout: rich, on a terminal only): the tasks of
+    every stage the job has run so far, polled from Spark's status tracker on a daemon thread."""
 
-    def __init__(self, spark: Any, console: Any) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    def __init__(self, spark: Any, description: str) -> None:
         self._tracker = spark.sparkContext.statusTracker()
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), console=console, transient=False)
-        self._tasks: dict[int, Any] = {}
+        self._description = description
+        self._stages: dict[int, tuple[int, int]] = {}     # stage id -> (completed, total) tasks
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._context: Any = None
+        self._bar: Any = None
 
     def __enter__(self) -> "SparkProgress":
-        self._progress.start()
-        self._thread.start()
+        from kafkagroup.textout import progress
+
+        self._context = progress(self._description)
+        self._bar = self._context.__enter__()
+        if self._bar.shown:
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._refresh()
-        self._progress.stop()
+        if self._thread.is_alive():
+            self._stop.set()
+            self._thread.join()
+        self._context.__exit__(*exc)
 
     def _refresh(self) -> None:
         for stage_id in self._tracker.getActiveStageIds():
             info = self._tracker.getStageInfo(stage_id)
-            if info is None:
-                continue
-            if stage_id not in self._tasks:
-                self._tasks[stage_id] = self._progress.add_task(f"stage {stage_id} ({info.name.split(' at ')[0]})",
-                                                                total=info.numTasks)
-            self._progress.update(self._tasks[stage_id], completed=info.numCompletedTasks, total=info.numTasks)
-        for stage_id, task in self._tasks.items():
-            info = self._tracker.getStageInfo(stage_id)
-            if info is not None and stage_id not in self._tracker.getActiveStageIds():
-                self._progress.update(task, completed=info.numCompletedTasks)
+            if info is not None:
+                self._stages[stage_id] = (info.numCompletedTasks, info.numTasks)
+        done = sum(c for c, _ in self._stages.values())
+        total = sum(t for _, t in self._stages.values())
+        self._bar.update(completed=done, total=total or None,
+                         description=f"{self._description}: {len(self._stages)} stage(s)")
 
     def _poll(self) -> None:
         while not self._stop.wait(0.2):
@@ -206,18 +212,37 @@ def set_executor_python(master: str | None) -> None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-def _session(master: str | None, conf: list[tuple[str, str]] = ()) -> tuple[Any, bool]:  # type: ignore[assignment]
+def session_settings(master: str | None, conf: list[tuple[str, str]] = (), ui: bool = False  # type: ignore[assignment]
+                     ) -> dict[str, str]:
+    """The Spark settings spark-plan starts a session with; ``conf`` (the user's ``--conf``) wins over each.
+
+    A local master runs the driver and executors in this machine only, so the driver binds to the loopback
+    address (Spark would otherwise bind to the machine's external address, reachable from the network) and
+    Spark's web UI is off unless ``ui`` (``--spark-ui``) asks for it. A cluster master keeps Spark's own
+    defaults: the executors must reach the driver."""
+    settings = {"spark.app.name": "kafkagroup spark-plan", "spark.master": master or "local[*]",
+                "spark.ui.showConsoleProgress": "false"}
+    if is_local_master(master):
+        settings.update({"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+                         "spark.ui.enabled": "true" if ui else "false",
+                         "spark.sql.shuffle.partitions": str(max(2, (os.cpu_count() or 2) * 2))})
+    settings.update(dict(conf))
+    return settings
+
+
+def _session(master: str | None, conf: list[tuple[str, str]] = (), ui: bool = False  # type: ignore[assignment]
+             ) -> tuple[Any, bool]:
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
     set_executor_python(master)
-    builder = (SparkSession.builder.appName("kafkagroup spark-plan").master(master or "local[*]")
-               .config("spark.ui.showConsoleProgress", "false"))
     if is_local_master(master):
-        builder = builder.config("spark.sql.shuffle.partitions", str(max(2, (os.cpu_count() or 2) * 2)))
-    for key, value in conf:
+        # Spark's web UI binds to SPARK_LOCAL_IP (all interfaces when unset), not to the driver's address.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder
+    for key, value in session_settings(master, conf, ui).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -225,30 +250,31 @@ def _session(master: str | None, conf: list[tuple[str, str]] = ()) -> tuple[Any,
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from kafkagroup.extras import require
+    from kafkagroup.textout import console as text_console
 
     if args.local:
-        check_arguments(args)
-        return _run_local(args, Console(stderr=True, markup=False, highlight=False))
-    try:
-        import kafkagroup.spark  # noqa: F401  (checks pyspark, pyarrow and pandas are installed)
-    except ImportError as e:
-        print(f"kafkagroup: spark-plan: {e}", file=sys.stderr)
-        return 2
+        require("spark-plan --local", ("pyarrow",), "spark")
+    else:
+        require("spark-plan", ("pyspark", "pandas", "pyarrow"), "spark")
+    if args.plot:
+        require("spark-plan --plot", ("matplotlib",), "plot")
     check_arguments(args)
-    console = Console(stderr=True, markup=False, highlight=False)
+    out, err = text_console(), text_console(stderr=True)     # results on stdout, diagnostics on stderr
+    if args.local:
+        return _run_local(args, out, err)
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
     try:
-        spark, owned_session = _session(args.master, args.conf)
+        spark, owned_session = _session(args.master, args.conf, args.spark_ui)
     except (Py4JError, PySparkException) as e:      # a bad master URL, an archive that cannot be unpacked, ...
         # The cause alone may not say which master failed (a JVM that exits gives JAVA_GATEWAY_EXITED).
         print(f"kafkagroup: spark-plan: Spark did not start (master {args.master}): {_spark_failure(e)}",
               file=sys.stderr)
         return 2
     try:
-        return _run(args, spark, console)
+        return _run(args, spark, out, err)
     except (Py4JError, PySparkException) as e:
         print(f"kafkagroup: spark-plan: {_spark_failure(e)}", file=sys.stderr)
         return 2
@@ -257,9 +283,7 @@ def run(args: argparse.Namespace) -> int:
             spark.stop()
 
 
-def _run(args: argparse.Namespace, spark: Any, console: Any) -> int:
-    from rich.table import Table
-
+def _run(args: argparse.Namespace, spark: Any, console: Any, err: Any) -> int:
     from kafkagroup.spark import Change, assign_groups, compare_strategies
 
     if args.example is not None:
@@ -268,8 +292,8 @@ def _run(args: argparse.Namespace, spark: Any, console: Any) -> int:
         fleet = generate_fleet(args.example, seed=args.seed)
         groups = spark.createDataFrame(fleet.groups)
         topics: Any = spark.createDataFrame(fleet.topics)
-        console.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
-                      f"{fleet.num_partitions} partitions (seed {args.seed})")
+        err.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
+                  f"{fleet.num_partitions} partitions (seed {args.seed})")
     else:
         groups = spark.read.parquet(args.groups)
         topics = spark.read.parquet(args.topics) if args.topics else None
@@ -281,26 +305,26 @@ def _run(args: argparse.Namespace, spark: Any, console: Any) -> int:
                         add_partitions=args.add_partitions, seed=args.seed)
         result = compare_strategies(groups, topics, strategies=names, change=change, strict=not args.lenient,
                                     on_error=args.on_error)
-        with SparkProgress(spark, console):
+        with SparkProgress(spark, "comparing strategies"):
             result.write.mode("overwrite").parquet(f"{out}/compare")
         summary = spark.read.parquet(f"{out}/compare")
-        _print_compare(console, Table, summary, change.describe(), time.perf_counter() - started)
+        _print_compare(console, summary, change.describe(), time.perf_counter() - started)
         if args.plot:
-            _plot_compare(summary, args.plot, change.describe(), console)
+            _plot_compare(summary, args.plot, change.describe(), err)
         return 0
     plan = assign_groups(groups, topics, strategy=args.strategy, strict=not args.lenient, on_error=args.on_error,
                          persist=True)
-    with SparkProgress(spark, console):
+    with SparkProgress(spark, "assigning"):
         plan.assignments.write.mode("overwrite").parquet(f"{out}/assignments")
         plan.withheld.write.mode("overwrite").parquet(f"{out}/withheld")
         plan.metrics.write.mode("overwrite").parquet(f"{out}/metrics")
     plan.unpersist()
-    _print_assign(console, Table, spark.read.parquet(f"{out}/metrics"), args.strategy,
+    _print_assign(console, spark.read.parquet(f"{out}/metrics"), args.strategy,
                   time.perf_counter() - started, out)
     return 0
 
 
-def _run_local(args: argparse.Namespace, console: Any) -> int:
+def _run_local(args: argparse.Namespace, console: Any, err: Any) -> int:
     """The fleet loop in this process: same outputs (Parquet) as the Spark run, no JVM."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -309,12 +333,13 @@ def _run_local(args: argparse.Namespace, console: Any) -> int:
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.executor import nest_member_rows
     from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
+    from kafkagroup.textout import progress
 
     if args.example is not None:
         fleet = generate_fleet(args.example, seed=args.seed)
         groups, topics = fleet.groups, fleet.topics
-        console.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
-                      f"{fleet.num_partitions} partitions (seed {args.seed})", soft_wrap=True)
+        err.print(f"sample fleet: {args.example} groups, {fleet.num_members} members, "
+                  f"{fleet.num_partitions} partitions (seed {args.seed})", soft_wrap=True)
     else:
         groups = pq.read_table(args.groups)
         if "members" not in groups.column_names:   # member rows: sort by group, then nest
@@ -322,11 +347,12 @@ def _run_local(args: argparse.Namespace, console: Any) -> int:
             groups = pa.Table.from_batches([nest_member_rows(groups.combine_chunks().to_batches()[0])])
         topics = pq.read_table(args.topics) if args.topics else None
     threads = args.threads or available_cores()
-    console.print(f"local loop: {groups.num_rows:,} groups on {threads} thread(s) "
+    err.print(f"local loop: {groups.num_rows:,} groups on {threads} thread(s) "
                   f"({available_cores()} core(s) available to this process)", soft_wrap=True)
     started = time.perf_counter()
-    assignments, metrics = assign_fleet_local(groups, topics, args.strategy, strict=not args.lenient,
-                                              on_error=args.on_error, threads=threads)
+    with progress(f"assigning {groups.num_rows:,} groups"):   # one native call: a spinner, no steps
+        assignments, metrics = assign_fleet_local(groups, topics, args.strategy, strict=not args.lenient,
+                                                  on_error=args.on_error, threads=threads)
     seconds = time.perf_counter() - started
     out = args.out.removeprefix("file://").rstrip("/")
     for name, table in (("assignments", assignments), ("metrics", metrics)):
@@ -339,7 +365,7 @@ def _run_local(args: argparse.Namespace, console: Any) -> int:
     return 0
 
 
-def _print_assign(console: Any, table_cls: Any, metrics: Any, strategy: str, seconds: float, out: str) -> None:
+def _print_assign(console: Any, metrics: Any, strategy: str, seconds: float, out: str) -> None:
     from pyspark.sql import functions as F
 
     row = metrics.agg(F.count("*").alias("groups"), F.sum("partitions").alias("partitions"),
@@ -347,9 +373,9 @@ def _print_assign(console: Any, table_cls: Any, metrics: Any, strategy: str, sec
                       F.sum("withheld").alias("withheld"), F.sum("moved").alias("moved"),
                       F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
                       F.sum("engine_us").alias("engine_us")).first()
-    table = table_cls(title=f"spark-plan: {strategy}")
-    table.add_column("")
-    table.add_column("", justify="right")
+    from kafkagroup.textout import Table
+
+    table = Table(f"spark-plan: {strategy}", [("", "left"), ("", "right")])
     groups = row["groups"] or 0
     for name, value in (("groups", f"{groups:,}"), ("partitions", f"{row['partitions'] or 0:,}"),
                         ("assigned", f"{row['assigned'] or 0:,}"), ("unassigned", f"{row['unassigned'] or 0:,}"),
@@ -370,7 +396,7 @@ COMPARE_NOTE = ("moved: partitions taken from a member that stays in the group, 
                 "knows it (exact for identical subscriptions).")
 
 
-def _print_compare(console: Any, table_cls: Any, summary: Any, change: str, seconds: float) -> None:
+def _print_compare(console: Any, summary: Any, change: str, seconds: float) -> None:
     from pyspark.sql import functions as F
 
     rows = summary.groupBy("strategy").agg(
@@ -379,9 +405,12 @@ def _print_compare(console: Any, table_cls: Any, summary: Any, change: str, seco
         F.sum(F.when(F.col("balance_gap") > 1, 1).otherwise(0)).alias("unbalanced"),
         F.sum("withheld").alias("withheld"), F.sum(F.col("error").isNotNull().cast("int")).alias("failed"),
         F.sum("engine_us").alias("engine_us")).orderBy("strategy").collect()
-    table = table_cls(title=f"spark-plan --compare: {change} ({seconds:.1f} s)")
-    for name in ("strategy", "groups", "moved", "lower bound (groups)", "gap > 1", "withheld", "failed", "engine s"):
-        table.add_column(name, justify="left" if name == "strategy" else "right")
+    from kafkagroup.textout import Table
+
+    table = Table(f"spark-plan --compare: {change} ({seconds:.1f} s)",
+                  [(name, "left" if name == "strategy" else "right") for name in (
+                      "strategy", "groups", "moved", "lower bound (groups)", "gap > 1", "withheld", "failed",
+                      "engine s")])
     for r in rows:
         bounded = r["bounded"] or 0
         lower = "unknown" if not bounded else f"{r['lower']:,} ({bounded:,})"

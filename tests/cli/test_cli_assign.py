@@ -142,7 +142,7 @@ def test_command_line_mistakes(tmp_path, capsys):
     one_error(run_cli(capsys, "assign", path, "--summary", "--all-members"),
               "assign: --summary and --all-members exclude each other")
     one_error(run_cli(capsys, "assign", path, "--plot", str(tmp_path / "no" / "dir.png")),
-              f"cannot write {tmp_path / 'no' / 'dir.png'}: No such file or directory")
+              f"assign --plot {tmp_path / 'no' / 'dir.png'}: cannot write: no such directory: {tmp_path / 'no'}")
     one_error(run_cli(capsys, "demo", "--members", "0"), "demo: --members must be at least 1, got 0")
     run = run_cli(capsys, "assign", path, "--strategy", "nosuch")          # argparse: usage + one error line
     assert run.code == 2 and run.err_lines[-1].startswith("kafkagroup assign: error: argument --strategy")

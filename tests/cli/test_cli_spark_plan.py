@@ -107,8 +107,9 @@ def test_compare_with_plot(spark, tmp_path, capsys):
     run = run_cli(capsys, "spark-plan", "--example", "24", "--compare", "--remove-members", "0.2",
                   "--out", str(tmp_path / "whatif"), "--plot", str(png))
     assert run.code == 0
-    text = " ".join(run.err.split())       # rich wraps lines at the console's width
-    assert "partitions of removed members must move under every strategy and are not counted" in text
+    # results on stdout, not cut to any width when piped (issue 25: they went to stderr, cut at 80 columns)
+    assert "partitions of removed members must move under every strategy and are not counted" in run.out
+    assert f"plot written to {png}" in run.err and "sample fleet: 24 groups" in run.err
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     import matplotlib.image as mpimg
@@ -116,6 +117,11 @@ def test_compare_with_plot(spark, tmp_path, capsys):
     image = mpimg.imread(str(png))
     assert len(np.unique((image[..., :3] * 255).astype(np.uint8).reshape(-1, 3), axis=0)) > 20
     compare = spark.read.parquet(str(tmp_path / "whatif" / "compare"))
+    rows = {cells[0]: cells for cells in (line.replace("│", " ").split() for line in run.out.splitlines())
+            if cells and cells[0] in ("range", "roundrobin", "sticky", "cooperative-sticky")}
+    for r in compare.groupBy("strategy").sum("moved", "engine_us").collect():
+        cells = rows[r["strategy"]]
+        assert f"{r['sum(moved)']:,}" in cells and f"{r['sum(engine_us)'] / 1e6:.3f}" in cells, cells
     assert compare.where("moved_lower_bound < 0").count() == 0
     assert compare.where("moved_lower_bound IS NULL").count() > 0        # range on different subscriptions
 
