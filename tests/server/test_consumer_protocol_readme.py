@@ -19,7 +19,7 @@ def test_readme_consumer_protocol_example_runs_as_written():
     text = README.read_text(encoding="utf-8")
     section = text.split("### The consumer group protocol (KIP-848)", 1)[1].split("\n### ", 1)[0]
     (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
-    server = ServerThread(topics={"payments": 6})
+    server = ServerThread(topics={"orders": 6})
     try:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
