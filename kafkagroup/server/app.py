@@ -138,8 +138,14 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
     bound_port = listeners[0].getsockname()[1]
     effective = {**server_config, **{f.name.replace("_", "."): getattr(coordinator.config, f.name)
                                      for f in dataclasses.fields(coordinator.config)}}
-from kafkagroup.server.faults import Faults
-from kafkagroup.server.listener import accept_forever, open_listeners
+    faults = Faults()
+    state = NodeState(host, bound_port, coordinator, records, fetch_max_bytes=server_config["fetch.max.bytes"],
+                      broker_config=broker_values(NODE_ID, effective, (config or {}).keys()), faults=faults)
+    accepting = [loop.create_task(accept_forever(sock, max_connections, lambda: live, serve_socket))
+                 for sock in listeners]
+    log.info("listening on %s:%d (log in memory; offsets in %s)", host, bound_port, store or "memory")
+    try:
+        yield Server(host, bound_port, coordinator, records, budget, faults)
     finally:
         for task in accepting:
             task.cancel()
