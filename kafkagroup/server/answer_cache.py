@@ -5,14 +5,14 @@ asking for it in a loop (or pipelining it) would hold the loop that long per req
 heartbeats with it.  The answer depends only on the request's body and version and on the topic layout
 (names, partition counts; the node's address is fixed), so its encoded body is kept per (version, body
 bytes) and served again -- only the response header (the correlation id) is new -- until
-:meth:`~kafkagroup.server.log.InMemoryLog.layout` changes (a topic created, removed, or given partitions).
+``InMemoryLog.metadata_version`` changes (a topic created, removed, or given partitions).
 The key is the request's raw body, taken from the frame before anything is decoded: a repeated request is
 answered without decoding, checking or hashing its 1,000 topic entities again (those cost milliseconds of
 the loop per request; the raw bytes hash in microseconds).  Only a body that was decoded, checked and
 answered once is ever stored, so the same bytes need no second check.
 
-A request that creates topics (auto-creation) changes the layout while it is handled: its answer is
-stored under the layout afterwards, which is what the same request answers from then on.  At most
+A request that creates topics (auto-creation) changes the version while it is handled: its answer is
+stored under the version afterwards, which is what the same request answers from then on.  At most
 ``max_bytes`` of answers and keys are kept (least recently used dropped; one above a quarter of it is
 not kept).  A header with tagged fields is not cached (its body would need the header decoded first).
 """
@@ -38,7 +38,7 @@ class MetadataCache:
         self._log = log
         self._max_bytes = max_bytes
         self._bytes = 0
-        self._layout: tuple[int, int] | None = None
+        self._version: int | None = None
         self._answers: OrderedDict[Key, bytes] = OrderedDict()
 
     @staticmethod
@@ -61,9 +61,9 @@ class MetadataCache:
         return (version, frame[end:]), correlation_id
 
     def get(self, key: Key) -> bytes | None:
-        layout = self._log.layout()
-        if layout != self._layout:
-            self._forget(layout)
+        version = self._log.metadata_version
+        if version != self._version:
+            self._forget(version)
             return None
         answer = self._answers.get(key)
         if answer is not None:
@@ -71,9 +71,9 @@ class MetadataCache:
         return answer
 
     def put(self, key: Key, encoded: bytes) -> None:
-        layout = self._log.layout()
-        if layout != self._layout:
-            self._forget(layout)
+        version = self._log.metadata_version
+        if version != self._version:
+            self._forget(version)
         size = len(encoded) + len(key[1])
         if size > self._max_bytes // 4:
             return
@@ -86,7 +86,7 @@ class MetadataCache:
             (_, body), dropped = self._answers.popitem(last=False)
             self._bytes -= len(dropped) + len(body)
 
-    def _forget(self, layout: tuple[int, int]) -> None:
+    def _forget(self, version: int) -> None:
         self._answers.clear()
         self._bytes = 0
-        self._layout = layout
+        self._version = version

@@ -272,44 +272,6 @@ def record_timestamps(batch: bytes | bytearray) -> list[tuple[int, int]] | None:
     return out
 
 
-class _Topics(dict):  # type: ignore[type-arg]
-    """The topic -> partitions dict, counting its changes (for caches of what depends on the topic list)."""
-
-    __slots__ = ("changes",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.changes = 0
-
-    def __setitem__(self, key, value):  # type: ignore[no-untyped-def]
-        self.changes += 1
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key):  # type: ignore[no-untyped-def]
-        self.changes += 1
-        super().__delitem__(key)
-
-    def pop(self, *args):  # type: ignore[no-untyped-def]
-        self.changes += 1
-        return super().pop(*args)
-
-    def popitem(self):  # type: ignore[no-untyped-def]
-        self.changes += 1
-        return super().popitem()
-
-    def setdefault(self, key, default=None):  # type: ignore[no-untyped-def]
-        self.changes += 1
-        return super().setdefault(key, default)
-
-    def update(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.changes += 1
-        super().update(*args, **kwargs)
-
-    def clear(self) -> None:
-        self.changes += 1
-        super().clear()
-
-
 class InMemoryLog:
     """Topics -> partitions, created from ``--topic``, by CreateTopics or on first use (``num.partitions``),
     each with the topic configs it was created with (:mod:`kafkagroup.server.topic_config`)."""
@@ -324,7 +286,7 @@ class InMemoryLog:
         self.partition_max_bytes = partition_max_bytes
         self.auto_create = auto_create
         self.message_max_bytes = message_max_bytes
-        self.topics: dict[str, list[PartitionLog]] = _Topics()
+        self.topics: dict[str, list[PartitionLog]] = {}
         self.configs: dict[str, dict[str, str]] = {}      # topic -> the configs set at creation
         self._incarnation: dict[str, int] = {}             # topic -> times created before (for its id)
         self.metadata_version = 0        # bumped by every topic created, grown or deleted (consumer groups watch it)
@@ -394,12 +356,6 @@ class InMemoryLog:
         if parts is None or not 0 <= index < len(parts):
             return None
         return parts[index]
-
-    def layout(self) -> tuple[int, int]:
-        """Changes whenever a topic is created or removed or gains partitions: (changes to the topic dict,
-        partitions in all)."""
-        topics = self.topics
-        return getattr(topics, "changes", -1), sum(map(len, topics.values()))
 
     async def wait_for_append(self, partitions: list[PartitionLog], timeout_s: float) -> None:
         """Return at the next append to one of ``partitions`` or after ``timeout_s`` (whichever first); a
