@@ -11,7 +11,8 @@
   (encode_assignments) vs kafka-python encoding the same assignments (ConsumerProtocolAssignment.encode
   per member, objects built outside the timed region).
 
-- leader path, churn (test_leader_path_churn, one row per strategy): what a member's leader does with
+- leader path, churn (test_leader_path_churn, one row per strategy and input: the bench's churn_inputs,
+  and independent_inputs, the same group as independently generated JoinGroup bytes): what a member's leader does with
   the JoinGroup bytes (kafkagroup.client.leader._assign_builtin): decode_group -> assign_arrays ->
   encode_assignments, on the reference group one rebalance after a settled generation of the same
   strategy with 200 of the 2,000 members replaced (churn_inputs: survivors send what they were given as

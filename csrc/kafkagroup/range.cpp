@@ -2,6 +2,8 @@
 // a contiguous range of floor(P/n) partitions and the first P mod n subscribers one more.
 // Without rack awareness this is a closed formula per topic: O(P + subscriptions). With member and
 // replica racks, range_racks.cpp replays Kafka's KIP-881 procedure exactly.
+#include <algorithm>
+
 #include "kafkagroup/assignors.hpp"
 #include "kafkagroup/range_racks.hpp"
 
@@ -16,7 +18,18 @@ std::vector<int32_t> contiguous_ranges(const Prepared& pr, const TopicSubscriber
         const int64_t per = count / n, extra = count % n;
         int32_t* out = owner.data() + pr.topic_base[t];
         const int32_t* consumers = subs.begin(t);
-        const int64_t takers = per > 0 ? n : extra;  // with fewer partitions than subscribers, the first `extra`
+        // Ranges of 0 or 1 (partitions per topic about the subscriber count, e.g. 2,000 x 2,000): the run
+        // loop below would pay its set-up once per partition; the subscriber list is copied instead.
+        if (per == 0) {
+            std::copy_n(consumers, extra, out);
+            continue;
+        }
+        if (per == 1) {
+            for (int64_t i = 0; i < extra; ++i) out[2 * i] = out[2 * i + 1] = consumers[i];
+            std::copy_n(consumers + extra, n - extra, out + 2 * extra);
+            continue;
+        }
+        const int64_t takers = n;
         for (int64_t i = 0; i < takers; ++i) {
             const int32_t c = consumers[i];
             const int64_t length = per + (i < extra ? 1 : 0);
