@@ -19,10 +19,6 @@ from collections import Counter
 from typing import Iterable, Mapping
 from uuid import UUID
 
-import numpy as np
-
-from kafkagroup.engine import assign_arrays
-from kafkagroup.model import Member, build_group
 from kafkagroup.coordinator.consumer.reconcile import Assignment
 
 __all__ = ["SERVER_ASSIGNORS", "DEFAULT_ASSIGNOR", "preferred_assignor", "compute_target", "TargetMember"]
@@ -53,6 +49,13 @@ def compute_target(assignor: str, topics: Mapping[str, tuple[UUID, int]], member
     the group builder codes once."""
     if not members:
         return {}
+    # numpy and the native engine load with the first target, not with the coordinator: `kafkagroup serve`
+    # starts without them (a classic-only node never needs them)
+    import numpy as np
+
+    from kafkagroup.engine import assign_arrays
+    from kafkagroup.model import Member, build_group
+
     names_by_id = {tid: name for name, (tid, _) in topics.items()}
     shared: dict[tuple[str, ...], tuple[str, ...]] = {}
     subscriptions = []
