@@ -143,7 +143,17 @@ def hostile_bytes(draw) -> bytes:
     return bytes(seed)
 
 
-def test_hostile_frames_then_a_real_client_still_joins(caplog):
+def test_hostile_frames_then_a_real_client_still_joins(caplog, kafka_python_finishes_pending_joins):
+    """After 300 hostile connections the server still serves a real client: kafka-python joins, is assigned
+    both partitions, commits and reads its commit back.
+
+    kafka-python 3.0.12 joins in two rounds here (its first assignment runs before it has the topic's
+    metadata; the metadata then starts a second round), and ``poll(timeout_ms=200)`` may give up with that
+    second round in flight; shipped kafka-python then never finishes the round (the leader stays rebalancing,
+    heartbeats off, no partitions), whatever the server answers -- serve answers the round's SyncGroup at
+    once.  Under load that happened 1 run in ~4-8.  The fixture ``kafka_python_finishes_pending_joins``
+    applies the test driver's workaround for that client defect, so that the client's defect cannot decide
+    the outcome; what is asserted is unchanged."""
     caplog.set_level(logging.INFO)
     thrown = []
     s = ServerThread(topics={"t": 2}, config={"group.initial.rebalance.delay.ms": 0,
