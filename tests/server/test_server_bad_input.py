@@ -151,9 +151,10 @@ def test_hostile_frames_then_a_real_client_still_joins(caplog, kafka_python_fini
     metadata; the metadata then starts a second round), and ``poll(timeout_ms=200)`` may give up with that
     second round in flight; shipped kafka-python then never finishes the round (the leader stays rebalancing,
     heartbeats off, no partitions), whatever the server answers -- serve answers the round's SyncGroup at
-    once.  Under load that happened 1 run in ~4-8.  The fixture ``kafka_python_finishes_pending_joins``
-    applies the test driver's workaround for that client defect, so that the client's defect cannot decide
-    the outcome; what is asserted is unchanged."""
+    once.  That failed 2 runs in 36 here (most with a CPU hog running), and every run in which serve's
+    SyncGroup answers were held 300 ms (longer than the poll).  The fixture
+    ``kafka_python_finishes_pending_joins`` applies the test driver's workaround for that client defect, so
+    that the client's defect cannot decide the outcome; what is asserted is unchanged."""
     caplog.set_level(logging.INFO)
     thrown = []
     s = ServerThread(topics={"t": 2}, config={"group.initial.rebalance.delay.ms": 0,
