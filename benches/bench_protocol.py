@@ -146,12 +146,24 @@ def _churned_group(strategy: str):
     return next_generation(group, first.owner, remove=200, add=200, generation=1, seed=1)
 
 
+def _member_subscription(strategy: str, topics: list[str], owned: list[TopicPartition], generation: int
+                         ) -> Subscription:
+    """What a Java member of ``strategy`` sends: sticky in its user data (v0 layout), cooperative-sticky as owned
+    partitions plus a generation in its user data, range and roundrobin as owned partitions."""
+    from kafkagroup.protocol.user_data import cooperative_sticky_user_data, sticky_user_data
+
+    if strategy == "sticky":
+        return Subscription(topics, sticky_user_data(owned, generation) if generation >= 0 else None, [], -1)
+    if strategy == "cooperative-sticky":
+        return Subscription(topics, cooperative_sticky_user_data(generation), owned, generation)
+    return Subscription(topics, None, owned, generation)
+
+
 def churn_inputs(strategy: str):
     """(metadata, JoinGroup members) of the churned reference group as Java's clients send them for
     ``strategy``: v3 subscriptions carrying owned partitions and the generation; the eager sticky
     assignor's claims in StickyAssignorUserData v1 (owned field empty, as Java's eager protocol sends),
     cooperative-sticky's generation also in its int32 user data; new members own nothing."""
-    from kafkagroup.protocol.user_data import cooperative_sticky_user_data, sticky_user_data
 
     group = _churned_group(strategy)
     metadata = dict(zip(group.topics, group.partition_count.tolist()))
@@ -162,13 +174,7 @@ def churn_inputs(strategy: str):
         names, parts = group.partition_names(group.owned_partitions[group.owned_offsets[i]:group.owned_offsets[i + 1]])
         owned = [TopicPartition(t, p) for t, p in zip(names, parts)]
         generation = int(group.generation[i])
-        if strategy == "sticky":
-            sub = Subscription(topics, sticky_user_data(owned, generation) if generation >= 0 else None, [], -1)
-        elif strategy == "cooperative-sticky":
-            sub = Subscription(topics, cooperative_sticky_user_data(generation), owned, generation)
-        else:
-            sub = Subscription(topics, None, owned, generation)
-        members.append((mid, None, encode_subscription(sub, 3)))
+        members.append((mid, None, encode_subscription(_member_subscription(strategy, topics, owned, generation), 3)))
     return metadata, members
 
 
@@ -180,7 +186,6 @@ def independent_inputs(strategy: str, seed: int = 11):
     own nothing. churn_inputs' names are ``topic000123`` / ``m0000123`` in MemberInfo order, generation 1."""
     import string
 
-    from kafkagroup.protocol.user_data import cooperative_sticky_user_data, sticky_user_data
     from kafkagroup.scenarios import next_generation, uniform_group
 
     rng = random.Random(seed)
@@ -204,13 +209,7 @@ def independent_inputs(strategy: str, seed: int = 11):
         tn, pn = churned.partition_names(churned.owned_partitions[churned.owned_offsets[i]:churned.owned_offsets[i + 1]])
         owned = [TopicPartition(t, p) for t, p in zip(tn, pn)]
         generation = int(churned.generation[i])
-        if strategy == "sticky":
-            sub = Subscription(topics, sticky_user_data(owned, generation) if generation >= 0 else None, [], -1)
-        elif strategy == "cooperative-sticky":
-            sub = Subscription(topics, cooperative_sticky_user_data(generation), owned, generation)
-        else:
-            sub = Subscription(topics, None, owned, generation)
-        members.append((mid, None, encode_subscription(sub, 3)))
+        members.append((mid, None, encode_subscription(_member_subscription(strategy, topics, owned, generation), 3)))
     rng.shuffle(members)
     return dict(zip(churned.topics, churned.partition_count.tolist())), members
 
