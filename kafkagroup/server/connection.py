@@ -37,7 +37,7 @@ from kafkagroup.messages.deferred import NotReadyError
 from kafkagroup.server.answer_budget import AnswerBudget, AnswerHold, reset_current_hold, set_current_hold
 from kafkagroup.server.answer_cache import METADATA as _METADATA, MetadataCache
 from kafkagroup.server.entities import to_entity
-from kafkagroup.server.framing import FrameBuffer, FrameError, Request, decode_request, encode_response_pieces, \
+from kafkagroup.server.framing import EncodedBody, FrameBuffer, FrameError, Request, decode_request, encode_response_pieces, \
     response_header
 from kafkagroup.server.handlers import HANDLERS
 from kafkagroup.server.state import NO_RESPONSE, NodeState
@@ -215,8 +215,8 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
                 else:
                     request = decode_request(frame)
                     del frame
-                    answer = await _answer(state, channel, request, peer_host)
-                    if cacheable is not None and answer is not None:
+                    answer, keep = await _answer(state, channel, request, peer_host)
+                    if cacheable is not None and answer is not None and keep:
                         metadata.put(cacheable[0], b"".join(answer[1:]))
                 if answer is not None:
                     size = sum(map(len, answer))
@@ -248,8 +248,10 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
         channel.close()
 
 
-async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str) -> list[bytes] | None:
-    """The answer to ``request`` as pieces to write (size prefix and header first); None when Kafka sends none."""
+async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str
+                  ) -> tuple[list[bytes] | None, bool]:
+    """The answer to ``request`` as pieces to write (size prefix and header first), None when Kafka sends none;
+    and whether the whole-answer Metadata cache may keep it."""
     version = request.api_version if request.body is not None else 0
     handle = HANDLERS[request.api_key]
     # a test's injected fault (kafkagroup.server.faults), else None: the request is handled as usual
@@ -259,7 +261,11 @@ async def _answer(state: NodeState, channel: Channel, request: Request, peer_hos
     if inspect.isawaitable(result):
         result = await (channel.unless_gone(result) if request.api_key == _FETCH else result)
     if result is NO_RESPONSE:
-        return None
+        return None, False
+    if isinstance(result, EncodedBody):          # Metadata: assembled from kept pieces by its handler
+        size = sum(map(len, result.pieces))
+        return [response_header(request.api_key, version, request.correlation_id, size), *result.pieces], \
+            result.cacheable
     body = to_entity(response_class(request.api_key, version), result)
     del result
-    return encode_response_pieces(request.api_key, version, request.correlation_id, body)
+    return encode_response_pieces(request.api_key, version, request.correlation_id, body), True
