@@ -11,10 +11,12 @@ whole backlog), then takes the next frame.  Between two requests of one connecti
 ``_SLICES_PER_TURN`` slices of a large answer, the loop serves every other connection, so no client's
 pipeline delays another group's heartbeats by more than one request's share of work.
 
-A parked JoinGroup or SyncGroup, or a Fetch waiting for data, suspends only this coroutine.  A Fetch that
-waits is dropped when its client goes away (end of stream or a reset): the log forgets it at once instead
-of keeping it (and waking it on every append) until its max_wait ends.  A JoinGroup whose client goes away
-is left to the coordinator's session timeout, as in Kafka.
+A parked JoinGroup or SyncGroup, or a Fetch waiting for data, suspends only this coroutine, and is dropped
+when its client goes away (end of stream or a reset), closing the connection at once as Kafka does: a
+waiting Fetch is forgotten by the log instead of being kept (and woken on every append) until its max_wait
+ends; a parked JoinGroup/SyncGroup stops waiting for the coordinator's answer (bounded only by the
+rebalance timeout) -- the coordinator is not told: the member stays until its session or rebalance
+timeout, as in Kafka, and the answer, when it comes, goes nowhere.
 
 Answer memory: a request holds an :class:`~kafkagroup.server.answer_budget.AnswerHold` from the moment its
 handler reserves (a Fetch, before copying records) or its answer is encoded, until the answer has been
@@ -52,6 +54,7 @@ _WRITE_LOW_WATER = 64 * 1024
 _WRITE_SLICE = 256 * 1024          # a large answer is handed to the socket in slices of this size
 _SLICES_PER_TURN = 4               # ... and the loop serves other clients after every 4 (1 MiB)
 _FETCH = 1
+_PARKED_APIS = frozenset({_FETCH, 11, 14})   # Fetch, JoinGroup, SyncGroup: answered when data or the group is ready
 
 
 class PeerGone(Exception):
@@ -235,7 +238,8 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
     except NotReadyError as e:
         log.info("closing connection from %s: %s (Kafka never answers it; the client times out)", peer, e)
     except PeerGone:
-        log.debug("closing connection from %s: the client went away while its Fetch waited", peer)
+        what = API_NAMES.get(request.api_key, request.api_key) if request else "request"
+        log.debug("closing connection from %s: the client went away while its %s waited", peer, what)
     except ConnectionError:
         pass
     except asyncio.CancelledError:
@@ -259,7 +263,7 @@ async def _answer(state: NodeState, channel: Channel, request: Request, peer_hos
     if result is None:
         result = handle(state, request, peer_host)
     if inspect.isawaitable(result):
-        result = await (channel.unless_gone(result) if request.api_key == _FETCH else result)
+        result = await (channel.unless_gone(result) if request.api_key in _PARKED_APIS else result)
     if result is NO_RESPONSE:
         return None, False
     if isinstance(result, EncodedBody):          # Metadata: assembled from kept pieces by its handler

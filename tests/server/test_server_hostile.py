@@ -21,7 +21,7 @@ from kio.serial import entity_reader
 from hostile_clients import (MiB, Serve, fetch_frame, finish_flood, prepare, produce, read_frames, soak,
                              soak_problems, start_flood)
 from server_support import Consumers, wait_until
-from server_wire import KafkaWire, ServerThread, body, nested, record_batch
+from server_wire import KafkaWire, ServerThread, body, encode_request, nested, record_batch
 
 from kafkagroup.server.framing import Request
 from kafkagroup.server.handlers import HANDLERS
@@ -30,6 +30,7 @@ from kafkagroup.server.state import NodeState
 
 FETCH, PRODUCE, API_VERSIONS = 1, 0, 18
 NONE = 0
+JOIN_GROUP = 11
 
 
 def batch_lengths(records: bytes) -> list[int]:
@@ -171,6 +172,43 @@ def test_parked_fetches_are_dropped_when_their_clients_go():
             sock.close()
         wait_until(lambda: server.open_fds() <= baseline + 2, 30,
                    lambda: f"descriptors back to {baseline} (now {server.open_fds()})")
+    finally:
+        for sock in socks:
+            sock.close()
+        server.stop()
+
+
+def _join_v3(group: str, member_id: str, rebalance_timeout_ms: int = 300_000):
+    return body(JOIN_GROUP, 3, group_id=group, session_timeout=60_000, rebalance_timeout=rebalance_timeout_ms,
+                member_id=member_id, protocol_type="consumer",
+                protocols=(nested(JOIN_GROUP, 3, "JoinGroupRequestProtocol", name="range", metadata=b""),))
+
+
+def test_parked_joins_are_dropped_when_their_clients_go_and_their_members_stay():
+    """30 clients park a JoinGroup (the leader has not rejoined; its rebalance timeout is 5 minutes) and
+    vanish: the server closes their descriptors at once, as Kafka does, instead of when the coordinator
+    answers.  The coordinator is not told: when the leader rejoins, the 30 are still members (Kafka keeps
+    them until their session timeout)."""
+    server = Serve(config={"group.initial.rebalance.delay.ms": 0}, log_level="warning")
+    socks = []
+    try:
+        leader = KafkaWire(server.address)
+        first = leader.request(JOIN_GROUP, 3, _join_v3("parked-joins", ""))
+        assert first.error_code == ErrorCode.none and first.leader == first.member_id
+        baseline = server.open_fds()
+        for i in range(30):
+            sock = socket.create_connection(server.address, timeout=10)
+            sock.sendall(encode_request(JOIN_GROUP, 3, i, _join_v3("parked-joins", "")))
+            socks.append(sock)
+        wait_until(lambda: server.open_fds() >= baseline + 30, 30, "30 parked joins")
+        for sock in socks:
+            sock.close()
+        wait_until(lambda: server.open_fds() <= baseline + 1, 30,
+                   lambda: f"descriptors back to {baseline} (now {server.open_fds()})")
+        again = leader.request(JOIN_GROUP, 3, _join_v3("parked-joins", first.member_id))
+        assert again.error_code == ErrorCode.none and again.leader == first.member_id
+        assert len(again.members) == 31, again
+        leader.close()
     finally:
         for sock in socks:
             sock.close()
