@@ -179,17 +179,27 @@ class Channel(asyncio.Protocol):
         await self._drain_waiter
 
     async def unless_gone(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` as a task; cancel it and raise :class:`PeerGone` if the client goes first."""
+        """Await ``awaitable`` as a task; cancel it and raise :class:`PeerGone` if the client goes first.
+        The task is awaited directly (its answer reaches the connection one loop pass after it completes,
+        as an awaitable awaited inline would: the shutdown's loop passes for parked answers still suffice)."""
         task = asyncio.ensure_future(awaitable)
+
+        def stop(_: Any) -> None:
+            task.cancel()
+
+        self.gone.add_done_callback(stop)
         try:
-            await asyncio.wait((task, self.gone), return_when=asyncio.FIRST_COMPLETED)
+            return await task
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if task.cancelled() and self.gone.done() and not (me is not None and me.cancelling()):
+                raise PeerGone() from None
+            raise
         finally:
+            self.gone.remove_done_callback(stop)
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        if task.cancelled():
-            raise PeerGone()
-        return task.result()
 
     def close(self) -> None:
         if self.transport is not None:
