@@ -46,8 +46,7 @@ def _encode(cls: type, values: Any) -> bytes:
 
 @lru_cache(maxsize=None)
 def _topic_class(version: int) -> type:
-    (cls,) = typing.get_args(typing.get_type_hints(response_class(METADATA, version))["topics"])[:1]
-    return cls
+    return typing.get_args(typing.get_type_hints(response_class(METADATA, version))["topics"])[0]  # tuple[X, ...]
 
 
 def _uvarint(n: int) -> bytes:

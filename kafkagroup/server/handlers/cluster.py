@@ -89,11 +89,13 @@ async def _metadata(state: NodeState, req: Request, peer: str) -> EncodedBody:
     else:
         allow_create = getattr(body, "allow_auto_topic_creation", True)      # v4+
         by_id: dict[uuid.UUID, str] | None = None
+        by_id_version = -1
         for wanted in requested:
             name = getattr(wanted, "name", None)
             if name is None:                                                # v10+: by topic id
-                if by_id is None or changed_by_others:
+                if by_id is None or (changed_by_others and by_id_version != topics_log.metadata_version):
                     by_id = {topics_log.topic_id(n): n for n in topics_log.topics}
+                    by_id_version = topics_log.metadata_version
                 found = by_id.get(getattr(wanted, "topic_id", None))       # type: ignore[arg-type]
                 if found is None or found not in topics_log.topics:
                     add(None, UNKNOWN_TOPIC_ID, wanted.topic_id)
