@@ -234,6 +234,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.group}: {e}") from None
     for message in group.warnings:
         warn(f"{args.group}: {message}")
+    from kafkagroup.api import assign
     from kafkagroup.engine import strategies
 
     names = [args.strategy] if args.strategy else strategies()

@@ -1,7 +1,8 @@
 """Optional dependencies, named by the extra that installs them.
 
 The core (``pip install kafkagroup``) needs numpy only. The extras: ``[plot]`` matplotlib (``--plot``,
-``bench``'s report.png), ``[serve]`` kio and cramjam (``kafkagroup serve``, ``kafkagroup.testing``), ``[spark]``
+``bench``'s report.png), ``[serve]`` kio and cramjam (``kafkagroup serve``, ``kafkagroup.testing``) and
+google-re2 (consumer groups' SubscribedTopicRegex; without it serve runs and refuses only a regex), ``[spark]``
 pyspark + pandas + pyarrow (``spark-plan``; ``spark-plan --local`` needs pyarrow only), ``[rich]`` rich
 (drawn tables and progress bars; plain text without it), ``[all]`` all of them.
 

@@ -140,7 +140,8 @@ async def serve(listen: str = "127.0.0.1:9092", *, store: str | None = None,
                                      for f in dataclasses.fields(coordinator.config)}}
     faults = Faults()
     state = NodeState(host, bound_port, coordinator, records, fetch_max_bytes=server_config["fetch.max.bytes"],
-                      broker_config=broker_values(NODE_ID, effective, (config or {}).keys()), faults=faults)
+                      broker_config=broker_values(NODE_ID, effective, (config or {}).keys()), faults=faults,
+                      consumer_protocol="consumer" in server_config["group.coordinator.rebalance.protocols"])
     accepting = [loop.create_task(accept_forever(sock, max_connections, lambda: live, serve_socket))
                  for sock in listeners]
     log.info("listening on %s:%d (log in memory; offsets in %s)", host, bound_port, store or "memory")

@@ -7,9 +7,10 @@ from typing import Any, Mapping
 
 from kafkagroup.coordinator.config import CoordinatorConfig
 
-__all__ = ["SERVER_CONFIG", "DEFAULT_MAX_REQUEST_BYTES", "split_config", "describe_config"]
+__all__ = ["SERVER_CONFIG", "DEFAULT_MAX_REQUEST_BYTES", "REBALANCE_PROTOCOLS", "split_config", "describe_config"]
 
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
+REBALANCE_PROTOCOLS = ("classic", "consumer")     # what group.coordinator.rebalance.protocols may list
 
 # key -> (default, what it bounds)
 SERVER_CONFIG: Mapping[str, tuple[Any, str]] = {
@@ -30,6 +31,11 @@ SERVER_CONFIG: Mapping[str, tuple[Any, str]] = {
                                 "server-wide bound on memory held for answers being written (a Fetch "
                                 "reserves its records' bytes); beyond it Fetches wait (never fail); one "
                                 "answer larger than the bound is served alone"),
+    "group.coordinator.rebalance.protocols": (
+        "classic,consumer",
+        "the group protocols the coordinator takes (Kafka's key; classic is required): without consumer, "
+        "ConsumerGroupHeartbeat and ConsumerGroupDescribe stay advertised and are answered UNSUPPORTED_VERSION, "
+        "as a Kafka 4 broker so configured answers them"),
     "max.connections": (1000,
                         "open client connections; a new connection beyond it is closed at once (keep it "
                         "below the process's file-descriptor limit, `ulimit -n`)"),
@@ -49,10 +55,15 @@ def split_config(config: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict
     for key, (default, _) in SERVER_CONFIG.items():
         value = server[key]
         if type(value) is not type(default):
-            raise ValueError(f"{key} must be {'true/false' if isinstance(default, bool) else 'an integer'}, "
-                             f"got {value!r}")
-        if not isinstance(default, bool) and value < 1:
+            kind = {bool: "true/false", int: "an integer", str: "a comma-separated list"}[type(default)]
+            raise ValueError(f"{key} must be {kind}, got {value!r}")
+        if type(default) is int and value < 1:
             raise ValueError(f"{key} must be at least 1, got {value}")
+    protocols = [p.strip() for p in server["group.coordinator.rebalance.protocols"].split(",")]
+    unknown = [p for p in protocols if p not in REBALANCE_PROTOCOLS]
+    if unknown or "classic" not in protocols:
+        raise ValueError(f"group.coordinator.rebalance.protocols must list classic and may list consumer, "
+                         f"got {server['group.coordinator.rebalance.protocols']!r}")
     return server, coordinator
 
 

@@ -30,4 +30,5 @@ class NodeState:
     broker_config: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     next_producer_id: int = 1000        # InitProducerId hands out 1000, 1001, ...
     fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES   # fetch.max.bytes: caps every Fetch's max_bytes
+    consumer_protocol: bool = True      # group.coordinator.rebalance.protocols lists consumer (KIP-848)
     faults: Any = None                  # a kafkagroup.server.faults.Faults: what a test injects (None: nothing)

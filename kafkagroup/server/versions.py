@@ -14,7 +14,7 @@ from typing import Mapping
 
 from kio.index import load_request_schema, load_response_schema
 
-__all__ = ["API_NAMES", "SUPPORTED", "SWITCHED_OFF", "ADVERTISED", "API_VERSIONS", "request_class", "response_class", "is_supported"]
+__all__ = ["API_NAMES", "SUPPORTED", "ADVERTISED", "API_VERSIONS", "request_class", "response_class", "is_supported"]
 
 API_VERSIONS = 18
 
@@ -45,16 +45,10 @@ SUPPORTED: Mapping[int, tuple[str, int, int]] = {
     68: ("ConsumerGroupHeartbeat", 0, 1),
     69: ("ConsumerGroupDescribe", 0, 1),
 }
-# APIs a Kafka 4.4 broker advertises even when the feature behind them is switched off, answering every request
-# with UNSUPPORTED_VERSION in the response body (observed on 4.4.0 with group.coordinator.rebalance.protocols=
-# classic: ConsumerGroupHeartbeat and ConsumerGroupDescribe, both versions).  serve answers those it does not
-# implement the same way (handlers/switched_off.py), so that a client learns it at its first request: librdkafka
-# with group.protocol=consumer, finding the API missing from ApiVersions, looks for the coordinator again for
-# ever and tells the application nothing.  An API that becomes SUPPORTED leaves this table by itself.
-SWITCHED_OFF: Mapping[int, tuple[str, int, int]] = {
-    key: entry for key, entry in {68: ("ConsumerGroupHeartbeat", 0, 1), 69: ("ConsumerGroupDescribe", 0, 1)}.items()
-    if key not in SUPPORTED}
-ADVERTISED: Mapping[int, tuple[str, int, int]] = {**SUPPORTED, **SWITCHED_OFF}
+# What ApiVersions lists: every supported API, whatever the node's config (a Kafka 4.4 broker lists
+# ConsumerGroupHeartbeat / ConsumerGroupDescribe even with the consumer protocol switched off, and answers them
+# UNSUPPORTED_VERSION in the body: handlers/consumer.py does the same under group.coordinator.rebalance.protocols).
+ADVERTISED: Mapping[int, tuple[str, int, int]] = SUPPORTED
 API_NAMES: Mapping[int, str] = {key: name for key, (name, _, _) in ADVERTISED.items()}
 
 

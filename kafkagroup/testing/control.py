@@ -67,7 +67,8 @@ def fault_spec(api: str | int, action: str, *, count: int | None = 1, error: str
 
 
 class _Surface:
-    """The methods shared by both controls, over four primitives the subclasses provide."""
+    """The methods shared by both controls, over five primitives the subclasses provide (groups, group, wait,
+    expire, _add_fault)."""
 
     def groups(self) -> list[GroupView]:
         raise NotImplementedError

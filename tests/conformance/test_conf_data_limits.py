@@ -17,7 +17,7 @@ import socket
 import struct
 
 from server_support import wait_until
-from server_wire import body, encode_request, nested, record_batch
+from server_wire import batch_of_size, body, encode_request, produce_raw
 
 T0 = 1_700_000_000_000
 CODECS = ("gzip", "snappy", "lz4", "zstd")
@@ -73,20 +73,8 @@ def test_timestamp_lookups_inside_compressed_batches(conformance):
 
 
 def _produce_raw(wire, topic: str, records: bytes) -> list:
-    r = wire.request(0, 9, body(0, 9, transactional_id=None, acks=-1, timeout=30000, topic_data=(
-        nested(0, 9, "TopicProduceData", name=topic, partition_data=(
-            nested(0, 9, "PartitionProduceData", index=0, records=records),)),)))
-    answer = r.responses[0].partition_responses[0]
+    answer = produce_raw(wire, topic, records)
     return [answer.error_code.value, answer.error_message, answer.base_offset]
-
-
-def _batch_of_size(size: int) -> bytes:
-    overhead = len(record_batch([b""]))
-    for pad in range(size - overhead - 8, size - overhead + 1):
-        raw = record_batch([b"x" * pad])
-        if len(raw) == size:
-            return raw
-    raise AssertionError(f"no batch of {size} bytes")
 
 
 def test_record_size_limits(conformance):
@@ -97,10 +85,10 @@ def test_record_size_limits(conformance):
         _create(run, {p + "plain": (1, {}), p + "small": (1, {"max.message.bytes": "5000"})})
         wire = run.wire()
         seen = {
-            "at_limit": _produce_raw(wire, p + "plain", _batch_of_size(KAFKA_DEFAULT)),
-            "over_limit": _produce_raw(wire, p + "plain", _batch_of_size(KAFKA_DEFAULT + 1)),
-            "small_fits": _produce_raw(wire, p + "small", _batch_of_size(5_000)),
-            "small_over": _produce_raw(wire, p + "small", _batch_of_size(5_001)),
+            "at_limit": _produce_raw(wire, p + "plain", batch_of_size(KAFKA_DEFAULT)),
+            "over_limit": _produce_raw(wire, p + "plain", batch_of_size(KAFKA_DEFAULT + 1)),
+            "small_fits": _produce_raw(wire, p + "small", batch_of_size(5_000)),
+            "small_over": _produce_raw(wire, p + "small", batch_of_size(5_001)),
         }
         errors: list = []
         producer = Producer({"bootstrap.servers": run.bootstrap, "message.max.bytes": 3_000_000,

@@ -193,3 +193,21 @@ def record_batch(values: list[bytes], *, timestamp: int = 1_700_000_000_000, pro
     for i, value in enumerate(values):
         builder.append(i, timestamp=timestamp + i, key=None, value=value, headers=[])
     return bytes(builder.build())
+
+
+def batch_of_size(size: int) -> bytes:
+    """One uncompressed record batch of exactly ``size`` bytes (one record, its value padded)."""
+    overhead = len(record_batch([b""]))
+    for pad in range(size - overhead - 8, size - overhead + 1):
+        raw = record_batch([b"x" * pad])
+        if len(raw) == size:
+            return raw
+    raise AssertionError(f"no batch of {size} bytes")
+
+
+def produce_raw(wire: KafkaWire, topic: str, records: bytes) -> Any:
+    """One Produce v9 request (acks=-1) of ``records`` to partition 0 of ``topic``: that partition's response."""
+    r = wire.request(0, 9, body(0, 9, transactional_id=None, acks=-1, timeout=30000, topic_data=(
+        nested(0, 9, "TopicProduceData", name=topic, partition_data=(
+            nested(0, 9, "PartitionProduceData", index=0, records=records),)),)))
+    return r.responses[0].partition_responses[0]

@@ -12,7 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 from kafka.errors import MessageSizeTooLargeError
 
-from server_wire import KafkaWire, ServerThread, body, nested, record_batch
+from server_wire import KafkaWire, ServerThread, batch_of_size, produce_raw, record_batch
 
 NONE, MESSAGE_TOO_LARGE = 0, 10
 KAFKA_DEFAULT = 1_048_588
@@ -23,23 +23,6 @@ def server():
     s = ServerThread(topics={"t": 1})
     yield s
     s.stop()
-
-
-def produce_raw(wire: KafkaWire, topic: str, records: bytes):
-    r = wire.request(0, 9, body(0, 9, transactional_id=None, acks=-1, timeout=5000, topic_data=(
-        nested(0, 9, "TopicProduceData", name=topic, partition_data=(
-            nested(0, 9, "PartitionProduceData", index=0, records=records),)),)))
-    return r.responses[0].partition_responses[0]
-
-
-def batch_of_size(size: int) -> bytes:
-    """One uncompressed record batch of exactly ``size`` bytes."""
-    overhead = len(record_batch([b""]))
-    for pad in range(size - overhead - 8, size - overhead + 1):
-        raw = record_batch([b"x" * pad])
-        if len(raw) == size:
-            return raw
-    raise AssertionError(f"no batch of {size} bytes")
 
 
 def test_the_batch_size_is_compared_with_message_max_bytes(server):

@@ -3,13 +3,12 @@ broker without it makes them fail -- never a silent wait for the client's whole 
 
 - APIs serve does not advertise (AlterConfigs, ACLs, SCRAM, ...): the clients refuse to send them (librdkafka:
   "... not supported by broker") and a request for one closes the connection, as Kafka 4.4.0 closes it.
-- KIP-848's ConsumerGroupHeartbeat / ConsumerGroupDescribe: advertised and answered UNSUPPORTED_VERSION in the
-  body, as a Kafka 4.4.0 broker with ``group.coordinator.rebalance.protocols=classic`` does (observed).  A
-  confluent consumer with ``group.protocol=consumer`` gets a fatal error at its first heartbeat.  Before, the
-  API was simply missing, and librdkafka then looks for the coordinator again for ever, telling the application
-  nothing (its ConsumerGroupHeartbeat request is never sent: rd_kafka_ConsumerGroupHeartbeatRequest marks the
-  coordinator dead when ApiVersions lacks the API).  When serve implements the API, these answers go away by
-  themselves (versions.SWITCHED_OFF keeps only APIs outside SUPPORTED) and the consumer tests skip.
+- KIP-848's ConsumerGroupHeartbeat / ConsumerGroupDescribe on a node started with
+  ``group.coordinator.rebalance.protocols=classic``: advertised and answered UNSUPPORTED_VERSION in the body, as a
+  Kafka 4.4.0 broker so configured does (observed).  A confluent consumer with ``group.protocol=consumer`` gets a
+  fatal error at its first heartbeat.  Leaving the APIs out of ApiVersions would not do: librdkafka then looks
+  for the coordinator again for ever, telling the application nothing (its ConsumerGroupHeartbeat request is
+  never sent: rd_kafka_ConsumerGroupHeartbeatRequest marks the coordinator dead when ApiVersions lacks the API).
 - Transactions: FindCoordinator for a transactional id and a transactional InitProducerId are answered
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED with "transactions are not supported by kafkagroup serve": librdkafka's
   ``init_transactions`` raises it at once (before: INVALID_REQUEST, which it retried until its timeout).
@@ -24,11 +23,10 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from kafkagroup.server.versions import SUPPORTED
+from kafkagroup.server.versions import ADVERTISED
 from server_wire import KafkaWire, ServerThread, body
 
 UNSUPPORTED_VERSION = 35
-KIP848_IMPLEMENTED = 68 in SUPPORTED
 
 
 @pytest.fixture
@@ -38,9 +36,21 @@ def server():
     s.stop()
 
 
-@pytest.mark.skipif(KIP848_IMPLEMENTED, reason="serve implements KIP-848 consumer groups")
-def test_consumer_group_apis_are_refused_in_the_body_as_kafka_does_with_the_protocol_off(server):
-    with KafkaWire(server.address) as wire:
+@pytest.fixture
+def classic_only():
+    """A node whose coordinator takes the classic protocol only (Kafka's group.coordinator.rebalance.protocols)."""
+    s = ServerThread(topics={"t": 2}, config={"group.initial.rebalance.delay.ms": 0,
+                                              "group.coordinator.rebalance.protocols": "classic"})
+    yield s
+    s.stop()
+
+
+def test_consumer_group_apis_are_refused_in_the_body_as_kafka_does_with_the_protocol_off(classic_only):
+    with KafkaWire(classic_only.address) as wire:
+        listed = wire.request(18, 3, body(18, 3, client_software_name="t", client_software_version="1"))
+        assert {(k.api_key, k.min_version, k.max_version) for k in listed.api_keys} >= {(68, 0, 1), (69, 0, 1)}
+        assert {k.api_key: (k.min_version, k.max_version) for k in listed.api_keys} == {
+            key: (lo, hi) for key, (_, lo, hi) in ADVERTISED.items()}
         for version in (0, 1):
             r = wire.request(68, version, body(68, version, group_id="g", member_id="m", member_epoch=0,
                                                instance_id=None, rack_id=None, rebalance_timeout=60000,
@@ -53,9 +63,8 @@ def test_consumer_group_apis_are_refused_in_the_body_as_kafka_does_with_the_prot
                 ("g", UNSUPPORTED_VERSION, "", ()), ("h", UNSUPPORTED_VERSION, "", ())]
 
 
-@pytest.mark.skipif(KIP848_IMPLEMENTED, reason="serve implements KIP-848 consumer groups")
-def test_confluent_consumer_protocol_gets_an_error_instead_of_polling_for_ever(server):
-    consumer = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "kip848", "group.protocol": "consumer"})
+def test_confluent_consumer_protocol_gets_an_error_instead_of_polling_for_ever(classic_only):
+    consumer = Consumer({"bootstrap.servers": classic_only.bootstrap, "group.id": "kip848", "group.protocol": "consumer"})
     try:
         consumer.subscribe(["t"])
         error = None
@@ -95,3 +104,19 @@ def test_unadvertised_apis_fail_in_the_client_and_close_on_the_wire(server):
         raw.sendall(struct.pack(">i", len(payload)) + payload)
         raw.settimeout(10)
         assert raw.recv(100) == b""
+
+
+@pytest.mark.parametrize("value", ["consumer", "classic,streams", "", 3])
+def test_rebalance_protocols_must_list_classic_and_nothing_unknown(value):
+    from kafkagroup.server.config import split_config
+
+    with pytest.raises(ValueError, match="group.coordinator.rebalance.protocols"):
+        split_config({"group.coordinator.rebalance.protocols": value})
+
+
+def test_consumer_protocol_is_on_by_default_and_off_with_classic_only():
+    from kafkagroup.server.config import split_config
+
+    assert split_config({})[0]["group.coordinator.rebalance.protocols"] == "classic,consumer"
+    assert split_config({"group.coordinator.rebalance.protocols": "classic"})[0][
+        "group.coordinator.rebalance.protocols"] == "classic"

@@ -149,8 +149,9 @@ def test_cli_local_loop_says_how_many_threads(tmp_path, capsys):
     cli.add_arguments(parser)
     args = parser.parse_args(["--example", "12", "--local", "--threads", "2", "--out", str(tmp_path)])
     assert cli.run(args) == 0
-    err = capsys.readouterr().err
-    assert "local loop: 12 groups on 2 thread(s)" in err and "groups/s) on 2 thread(s)" in err
+    run = capsys.readouterr()
+    # the diagnostic on stderr, the result on stdout (issue 25)
+    assert "local loop: 12 groups on 2 thread(s)" in run.err and "groups/s) on 2 thread(s)" in run.out
     metrics = pq.read_table(tmp_path / "metrics")
     assert metrics.num_rows == 12
     assert pq.read_table(tmp_path / "assignments").num_rows == sum(metrics.column("assigned").to_pylist())

@@ -4,7 +4,7 @@
 // for each topic, hands each subscriber in that order the next contiguous range: floor(P/n) partitions,
 // one more while P mod n lasts. Its homogeneous and heterogeneous paths differ only in how they count a
 // topic's subscribers, so both are the classic range split without racks, which this shares
-// (contiguous_ranges, range.cpp). Racks are ignored, as Kafka 4.4.0 ignores them.
+// (contiguous_ranges, csrc/kafkagroup/range.cpp). Racks are ignored, as Kafka 4.4.0 ignores them.
 #include "kafkagroup/assignors.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 

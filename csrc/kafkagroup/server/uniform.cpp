@@ -3,8 +3,8 @@
 // Kafka picks its homogeneous builder when the coordinator says every member subscribes to the same topic
 // *names* (existing or not) and the heterogeneous one otherwise. We pick by the topics that exist
 // (Prepared::uniform, prepare()'s subscriptions_uniform over the compact problem): members whose lists differ
-// only in missing topics get the homogeneous builder, whose result is balanced to within one partition with the fewest moves, which
-// Kafka's heterogeneous builder on equal subscriptions cannot beat.
+// only in missing topics get the homogeneous builder, whose result is balanced to within one partition with
+// the fewest moves, which Kafka's heterogeneous builder on equal subscriptions cannot beat.
 #include <stdexcept>
 #include <string>
 

@@ -267,6 +267,19 @@ private:
         ++load_[taker];
     }
 
+    // What restore() and restore_by_chains() start from: per member, the partitions it holds but did not hold
+    // before (`foreign`), and the partitions taken from a previous owner (`moved`). False when none was.
+    bool collect_moved(std::vector<std::vector<int32_t>>& foreign, std::vector<int32_t>& moved) const {
+        foreign.assign(static_cast<std::size_t>(pr_.num_members), {});
+        moved.clear();
+        for (int32_t part = 0; part < pr_.num_partitions; ++part) {
+            if (owner_[part] < 0 || owner_[part] == prev_[part]) continue;
+            foreign[owner_[part]].push_back(part);
+            if (prev_[part] >= 0) moved.push_back(part);
+        }
+        return !moved.empty();
+    }
+
     // After balancing: gives partitions back to their previous owner where that leaves the balance as good
     // or better (Kafka has no such step; its cascading per-topic moves often take more than needed):
     //   - p went from a to b and a holds fewer than b: p goes back (the two loads move towards each other,
@@ -276,14 +289,9 @@ private:
     // Each step removes at least one move, so the passes end; they stop early after a pass without a step.
     // O(passes * (P + moved * foreign partitions scanned)).
     void restore() {
-        std::vector<std::vector<int32_t>> foreign(static_cast<std::size_t>(pr_.num_members));
+        std::vector<std::vector<int32_t>> foreign;
         std::vector<int32_t> moved;
-        for (int32_t part = 0; part < pr_.num_partitions; ++part) {
-            if (owner_[part] < 0 || owner_[part] == prev_[part]) continue;
-            foreign[owner_[part]].push_back(part);
-            if (prev_[part] >= 0) moved.push_back(part);
-        }
-        if (moved.empty()) return;
+        if (!collect_moved(foreign, moved)) return;
         // b's topics stamped once per partition examined: O(b's subscriptions) instead of sorting every list
         std::vector<int32_t> stamp(static_cast<std::size_t>(pr_.num_topics), -1);
         int32_t stamped_for = -1;
@@ -335,14 +343,9 @@ private:
     void restore_by_chains() {
         constexpr int64_t kChainSearchBudget = 4'000'000;
         const int32_t M = pr_.num_members;
-        std::vector<std::vector<int32_t>> foreign(static_cast<std::size_t>(M));
+        std::vector<std::vector<int32_t>> foreign;
         std::vector<int32_t> moved;
-        for (int32_t part = 0; part < pr_.num_partitions; ++part) {
-            if (owner_[part] < 0 || owner_[part] == prev_[part]) continue;
-            foreign[owner_[part]].push_back(part);
-            if (prev_[part] >= 0) moved.push_back(part);
-        }
-        if (moved.empty()) return;
+        if (!collect_moved(foreign, moved)) return;
         std::vector<int32_t> parent(static_cast<std::size_t>(M), -2), via(static_cast<std::size_t>(M), -1);
         std::vector<int32_t> topic_stamp(static_cast<std::size_t>(pr_.num_topics), -1);
         std::vector<int32_t> queue, visited;

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from kafkagroup.server.handlers import admin, cluster, consumer, data, group, switched_off
+from kafkagroup.server.handlers import admin, cluster, consumer, data, group
 
 __all__ = ["HANDLERS", "Handler"]
 
 Handler = Callable[..., Any]
-# switched_off first: an API implemented elsewhere is answered by its own handler
-HANDLERS: Mapping[int, Handler] = {**switched_off.HANDLERS, **cluster.HANDLERS, **group.HANDLERS, **data.HANDLERS,
-                                   **admin.HANDLERS, **consumer.HANDLERS}
+HANDLERS: Mapping[int, Handler] = {**cluster.HANDLERS, **group.HANDLERS, **data.HANDLERS, **admin.HANDLERS,
+                                   **consumer.HANDLERS}

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from collections import Counter
+from typing import Any, Iterator
 
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.server.framing import Request
@@ -57,13 +58,20 @@ def _assignment_problem(assignments: Any) -> tuple[int, str] | None:
     return None
 
 
+def _once_per_name(topics: Any) -> Iterator[tuple[Any, bool]]:
+    """A request's topics in request order, each name once (its first entry), with whether the name appears
+    more than once: Kafka answers a duplicated name once, with INVALID_REQUEST."""
+    counts = Counter(t.name for t in topics)
+    answered: set[str] = set()
+    for t in topics:
+        if t.name not in answered:
+            answered.add(t.name)
+            yield t, counts[t.name] > 1
+
+
 def _create_topics(state: NodeState, req: Request, peer: str) -> Any:
     body, topics_log = req.body, state.log
-    counts: dict[str, int] = {}
-    for t in body.topics:
-        counts[t.name] = counts.get(t.name, 0) + 1
     results: list[dict[str, Any]] = []
-    answered: set[str] = set()
 
     def partition_count(t: Any) -> int:
         return len(t.assignments) if t.assignments else (topics_log.num_partitions if t.num_partitions == -1
@@ -72,10 +80,7 @@ def _create_topics(state: NodeState, req: Request, peer: str) -> Any:
     # Kafka refuses the whole request, every topic of it, when it would create too many partitions at once
     too_many = sum(max(partition_count(t), 0) for t in {t.name: t for t in body.topics}.values()) \
         > MAX_PARTITIONS_PER_REQUEST
-    for t in body.topics:
-        if t.name in answered:
-            continue                                   # a duplicated name is answered once, as Kafka does
-        answered.add(t.name)
+    for t, duplicated in _once_per_name(body.topics):
         result = {"name": t.name, "topic_id": _NO_ID, "error_code": ErrorCode.NONE, "error_message": None,
                   "num_partitions": -1, "replication_factor": -1, "configs": ()}
         results.append(result)
@@ -84,7 +89,7 @@ def _create_topics(state: NodeState, req: Request, peer: str) -> Any:
         problem = None
         if too_many:
             problem = POLICY_VIOLATION, "Excessively large number of partitions per request."
-        elif counts[t.name] > 1:
+        elif duplicated:
             problem = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         elif (bad_name := topics_log.topic_problem(t.name)) is not None:
             problem = INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {bad_name}"
@@ -116,19 +121,12 @@ def _create_topics(state: NodeState, req: Request, peer: str) -> Any:
 
 def _create_partitions(state: NodeState, req: Request, peer: str) -> Any:
     body, topics_log = req.body, state.log
-    counts: dict[str, int] = {}
-    for t in body.topics:
-        counts[t.name] = counts.get(t.name, 0) + 1
     results: list[dict[str, Any]] = []
-    answered: set[str] = set()
     budget = MAX_PARTITIONS_PER_REQUEST
-    for t in body.topics:
-        if t.name in answered:
-            continue
-        answered.add(t.name)
+    for t, duplicated in _once_per_name(body.topics):
         current = len(topics_log.topics.get(t.name, ()))
         problem = None
-        if counts[t.name] > 1:
+        if duplicated:
             problem = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         elif t.name not in topics_log.topics:
             problem = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None

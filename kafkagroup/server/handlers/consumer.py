@@ -2,11 +2,20 @@
 
 kio requests become :mod:`kafkagroup.messages.consumer_api` requests; the coordinator answers them (it
 routes by group kind, never this layer).
+
+With ``group.coordinator.rebalance.protocols`` lacking ``consumer`` (Kafka's broker key), both APIs stay
+advertised and every request is answered UNSUPPORTED_VERSION in its body, the answer a Kafka 4.4.0 broker so
+configured sends (observed). What the clients do with it: librdkafka with ``group.protocol=consumer`` raises a
+fatal error to the application at its first heartbeat (``ConsumerGroupHeartbeat fatal error: Broker: API
+version not supported``); Java's consumer fails with UnsupportedVersionException. Were the APIs left out of
+ApiVersions instead, librdkafka would look for the coordinator again for ever and tell the application nothing
+(it marks the coordinator dead when ApiVersions lacks the API and never sends the heartbeat).
 """
 from __future__ import annotations
 
 from typing import Any
 
+from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.messages.consumer_api import (
     ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, TopicPartitions,
 )
@@ -31,6 +40,9 @@ def heartbeat_request(body: Any, version: int, client_id: str | None, client_hos
 
 
 def _heartbeat(state: NodeState, req: Request, peer: str) -> Any:
+    if not state.consumer_protocol:
+        return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "error_message": None, "member_id": None,
+                "member_epoch": 0, "heartbeat_interval": 0, "assignment": None}
     response = state.coordinator.consumer_group_heartbeat(
         heartbeat_request(req.body, req.api_version, req.client_id, peer))
     assignment = None if response.assignment is None else {"topic_partitions": [
@@ -41,6 +53,10 @@ def _heartbeat(state: NodeState, req: Request, peer: str) -> Any:
 
 
 def _describe(state: NodeState, req: Request, peer: str) -> Any:
+    if not state.consumer_protocol:
+        return {"groups": [{"error_code": ErrorCode.UNSUPPORTED_VERSION, "error_message": None, "group_id": group,
+                            "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
+                            "members": ()} for group in req.body.group_ids]}
     response = state.coordinator.consumer_group_describe(
         ConsumerGroupDescribeRequest(list(req.body.group_ids), req.body.include_authorized_operations))
     return {"groups": [{
