@@ -30,7 +30,7 @@ from kafkagroup.server.state import NodeState
 
 FETCH, PRODUCE, API_VERSIONS = 1, 0, 18
 NONE = 0
-JOIN_GROUP = 11
+JOIN_GROUP, SYNC_GROUP = 11, 14
 
 
 def batch_lengths(records: bytes) -> list[int]:
@@ -212,6 +212,34 @@ def test_parked_joins_are_dropped_when_their_clients_go_and_their_members_stay()
     finally:
         for sock in socks:
             sock.close()
+        server.stop()
+
+
+def test_a_parked_sync_is_dropped_when_its_client_goes_and_its_member_stays():
+    """A follower parks its SyncGroup (the leader has not synced) and vanishes: its connection closes at once;
+    the leader's SyncGroup still succeeds with the follower's assignment in it (the member was kept)."""
+    server = Serve(config={"group.initial.rebalance.delay.ms": 0}, log_level="warning")
+    try:
+        leader, follower = KafkaWire(server.address), KafkaWire(server.address)
+        first = leader.request(JOIN_GROUP, 3, _join_v3("parked-sync", ""))
+        follower.send(JOIN_GROUP, 3, _join_v3("parked-sync", ""))            # parked until the leader rejoins
+        again = leader.request(JOIN_GROUP, 3, _join_v3("parked-sync", first.member_id))
+        joined = follower.receive()
+        assert again.error_code == joined.error_code == ErrorCode.none and len(again.members) == 2
+        baseline = server.open_fds()
+        follower.send(SYNC_GROUP, 3, body(SYNC_GROUP, 3, group_id="parked-sync", generation_id=joined.generation_id,
+                                          member_id=joined.member_id, group_instance_id=None, assignments=()))
+        follower.close()
+        wait_until(lambda: server.open_fds() <= baseline - 1, 30,
+                   lambda: f"the follower's descriptor closed (was {baseline}, now {server.open_fds()})")
+        synced = leader.request(SYNC_GROUP, 3, body(SYNC_GROUP, 3, group_id="parked-sync",
+                                                    generation_id=again.generation_id, member_id=first.member_id,
+                                                    group_instance_id=None, assignments=tuple(
+            nested(SYNC_GROUP, 3, "SyncGroupRequestAssignment", member_id=m, assignment=b"")
+            for m in (first.member_id, joined.member_id))))
+        assert synced.error_code == ErrorCode.none
+        leader.close()
+    finally:
         server.stop()
 
 
