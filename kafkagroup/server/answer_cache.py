@@ -1,8 +1,8 @@
 """Encoded Metadata answers, kept while the topics are unchanged.
 
-A Metadata answer for 1,000 topics costs milliseconds of the event loop to build and encode; a client
-asking for it in a loop (or pipelining it) would hold the loop that long per request, and every group's
-heartbeats with it.  The answer depends only on the request's body and version and on the topic layout
+A Metadata answer for 1,000 topics costs milliseconds of the event loop to assemble even from kept per-topic
+entries (:mod:`kafkagroup.server.metadata_pieces`); a client asking for it in a loop (or pipelining it) would
+cost that per request.  The answer depends only on the request's body and version and on the topic layout
 (names, partition counts; the node's address is fixed), so its encoded body is kept per (version, body
 bytes) and served again -- only the response header (the correlation id) is new -- until
 ``InMemoryLog.metadata_version`` changes (a topic created, removed, or given partitions).

@@ -11,10 +11,12 @@ whole backlog), then takes the next frame.  Between two requests of one connecti
 ``_SLICES_PER_TURN`` slices of a large answer, the loop serves every other connection, so no client's
 pipeline delays another group's heartbeats by more than one request's share of work.
 
-A parked JoinGroup or SyncGroup, or a Fetch waiting for data, suspends only this coroutine.  A Fetch that
-waits is dropped when its client goes away (end of stream or a reset): the log forgets it at once instead
-of keeping it (and waking it on every append) until its max_wait ends.  A JoinGroup whose client goes away
-is left to the coordinator's session timeout, as in Kafka.
+A parked JoinGroup or SyncGroup, or a Fetch waiting for data, suspends only this coroutine, and is dropped
+when its client goes away (end of stream or a reset), closing the connection at once as Kafka does: a
+waiting Fetch is forgotten by the log instead of being kept (and woken on every append) until its max_wait
+ends; a parked JoinGroup/SyncGroup stops waiting for the coordinator's answer (bounded only by the
+rebalance timeout) -- the coordinator is not told: the member stays until its session or rebalance
+timeout, as in Kafka, and the answer, when it comes, goes nowhere.
 
 Answer memory: a request holds an :class:`~kafkagroup.server.answer_budget.AnswerHold` from the moment its
 handler reserves (a Fetch, before copying records) or its answer is encoded, until the answer has been
@@ -37,7 +39,7 @@ from kafkagroup.messages.deferred import NotReadyError
 from kafkagroup.server.answer_budget import AnswerBudget, AnswerHold, reset_current_hold, set_current_hold
 from kafkagroup.server.answer_cache import METADATA as _METADATA, MetadataCache
 from kafkagroup.server.entities import to_entity
-from kafkagroup.server.framing import FrameBuffer, FrameError, Request, decode_request, encode_response_pieces, \
+from kafkagroup.server.framing import EncodedBody, FrameBuffer, FrameError, Request, decode_request, encode_response_pieces, \
     response_header
 from kafkagroup.server.handlers import HANDLERS
 from kafkagroup.server.state import NO_RESPONSE, NodeState
@@ -52,6 +54,7 @@ _WRITE_LOW_WATER = 64 * 1024
 _WRITE_SLICE = 256 * 1024          # a large answer is handed to the socket in slices of this size
 _SLICES_PER_TURN = 4               # ... and the loop serves other clients after every 4 (1 MiB)
 _FETCH = 1
+_PARKED_APIS = frozenset({_FETCH, 11, 14})   # Fetch, JoinGroup, SyncGroup: answered when data or the group is ready
 
 
 class PeerGone(Exception):
@@ -176,17 +179,27 @@ class Channel(asyncio.Protocol):
         await self._drain_waiter
 
     async def unless_gone(self, awaitable: Any) -> Any:
-        """Await ``awaitable`` as a task; cancel it and raise :class:`PeerGone` if the client goes first."""
+        """Await ``awaitable`` as a task; cancel it and raise :class:`PeerGone` if the client goes first.
+        The task is awaited directly (its answer reaches the connection one loop pass after it completes,
+        as an awaitable awaited inline would: the shutdown's loop passes for parked answers still suffice)."""
         task = asyncio.ensure_future(awaitable)
+
+        def stop(_: Any) -> None:
+            task.cancel()
+
+        self.gone.add_done_callback(stop)
         try:
-            await asyncio.wait((task, self.gone), return_when=asyncio.FIRST_COMPLETED)
+            return await task
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if task.cancelled() and self.gone.done() and not (me is not None and me.cancelling()):
+                raise PeerGone() from None
+            raise
         finally:
+            self.gone.remove_done_callback(stop)
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        if task.cancelled():
-            raise PeerGone()
-        return task.result()
 
     def close(self) -> None:
         if self.transport is not None:
@@ -215,8 +228,8 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
                 else:
                     request = decode_request(frame)
                     del frame
-                    answer = await _answer(state, channel, request, peer_host)
-                    if cacheable is not None and answer is not None:
+                    answer, keep = await _answer(state, channel, request, peer_host)
+                    if cacheable is not None and answer is not None and keep:
                         metadata.put(cacheable[0], b"".join(answer[1:]))
                 if answer is not None:
                     size = sum(map(len, answer))
@@ -235,7 +248,8 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
     except NotReadyError as e:
         log.info("closing connection from %s: %s (Kafka never answers it; the client times out)", peer, e)
     except PeerGone:
-        log.debug("closing connection from %s: the client went away while its Fetch waited", peer)
+        what = API_NAMES.get(request.api_key, request.api_key) if request else "request"
+        log.debug("closing connection from %s: the client went away while its %s waited", peer, what)
     except ConnectionError:
         pass
     except asyncio.CancelledError:
@@ -248,8 +262,10 @@ async def serve_connection(state: NodeState, channel: Channel, budget: AnswerBud
         channel.close()
 
 
-async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str) -> list[bytes] | None:
-    """The answer to ``request`` as pieces to write (size prefix and header first); None when Kafka sends none."""
+async def _answer(state: NodeState, channel: Channel, request: Request, peer_host: str
+                  ) -> tuple[list[bytes] | None, bool]:
+    """The answer to ``request`` as pieces to write (size prefix and header first), None when Kafka sends none;
+    and whether the whole-answer Metadata cache may keep it."""
     version = request.api_version if request.body is not None else 0
     handle = HANDLERS[request.api_key]
     # a test's injected fault (kafkagroup.server.faults), else None: the request is handled as usual
@@ -257,9 +273,13 @@ async def _answer(state: NodeState, channel: Channel, request: Request, peer_hos
     if result is None:
         result = handle(state, request, peer_host)
     if inspect.isawaitable(result):
-        result = await (channel.unless_gone(result) if request.api_key == _FETCH else result)
+        result = await (channel.unless_gone(result) if request.api_key in _PARKED_APIS else result)
     if result is NO_RESPONSE:
-        return None
+        return None, False
+    if isinstance(result, EncodedBody):          # Metadata: assembled from kept pieces by its handler
+        size = sum(map(len, result.pieces))
+        return [response_header(request.api_key, version, request.correlation_id, size), *result.pieces], \
+            result.cacheable
     body = to_entity(response_class(request.api_key, version), result)
     del result
-    return encode_response_pieces(request.api_key, version, request.correlation_id, body)
+    return encode_response_pieces(request.api_key, version, request.correlation_id, body), True

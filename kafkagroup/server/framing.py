@@ -30,7 +30,7 @@ from kafkagroup.server.entities import null_field
 from kafkagroup.server.errors import FrameError   # re-exported: its old home
 from kafkagroup.server.versions import API_VERSIONS, is_supported, request_class, response_class
 
-__all__ = ["FrameError", "FrameBuffer", "Request", "decode_request", "encode_response", "encode_response_pieces",
+__all__ = ["EncodedBody", "FrameError", "FrameBuffer", "Request", "decode_request", "encode_response", "encode_response_pieces",
            "response_header", "Records"]
 
 _SIZE = struct.Struct(">i")
@@ -158,6 +158,14 @@ def response_header(api_key: int, version: int, correlation_id: int, body_size: 
     if api_key != API_VERSIONS and response_class(api_key, version).__flexible__:
         return _HEADER_V1.pack(body_size + 5, correlation_id, 0)
     return _HEADER_V0.pack(body_size + 4, correlation_id)
+
+
+@dataclass(frozen=True)
+class EncodedBody:
+    """A handler's answer already encoded (the body's bytes as pieces, no header): sent as it is.
+    ``cacheable`` False: not to be kept by the whole-answer Metadata cache (topics changed while it was built)."""
+    pieces: list[bytes]
+    cacheable: bool = True
 
 
 class Records:

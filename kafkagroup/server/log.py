@@ -289,6 +289,7 @@ class InMemoryLog:
         self.topics: dict[str, list[PartitionLog]] = {}
         self.configs: dict[str, dict[str, str]] = {}      # topic -> the configs set at creation
         self._incarnation: dict[str, int] = {}             # topic -> times created before (for its id)
+        self._ids: dict[str, uuid.UUID] = {}               # topic -> its id, while it exists
         self.metadata_version = 0        # bumped by every topic created, grown or deleted (consumer groups watch it)
 
     @staticmethod
@@ -301,8 +302,14 @@ class InMemoryLog:
         """uuid5 of the name (and, for a topic deleted and created again, of how many times it was: a new
         topic gets a new id, as in Kafka, so that clients tell the two apart); stable across restarts for a
         topic created once."""
+        found = self._ids.get(name)
+        if found is not None:
+            return found
         again = self._incarnation.get(name, 0)
-        return uuid.uuid5(TOPIC_ID_NAMESPACE, name if again == 0 else f"{name}\x00{again}")
+        found = uuid.uuid5(TOPIC_ID_NAMESPACE, name if again == 0 else f"{name}\x00{again}")
+        if name in self.topics:       # kept for existing topics only (Metadata asks for every one, every time)
+            self._ids[name] = found
+        return found
 
     def create(self, name: str, partitions: int | None = None, configs: dict[str, str] | None = None
                ) -> list[PartitionLog]:
@@ -334,6 +341,7 @@ class InMemoryLog:
             partition.wake_waiters()
         del self.topics[name]
         self.configs.pop(name, None)
+        self._ids.pop(name, None)
         self._incarnation[name] = self._incarnation.get(name, 0) + 1
         self.metadata_version += 1
 

@@ -21,7 +21,7 @@ from kio.serial import entity_reader
 from hostile_clients import (MiB, Serve, fetch_frame, finish_flood, prepare, produce, read_frames, soak,
                              soak_problems, start_flood)
 from server_support import Consumers, wait_until
-from server_wire import KafkaWire, ServerThread, body, nested, record_batch
+from server_wire import KafkaWire, ServerThread, body, encode_request, nested, record_batch
 
 from kafkagroup.server.framing import Request
 from kafkagroup.server.handlers import HANDLERS
@@ -30,6 +30,7 @@ from kafkagroup.server.state import NodeState
 
 FETCH, PRODUCE, API_VERSIONS = 1, 0, 18
 NONE = 0
+JOIN_GROUP, SYNC_GROUP = 11, 14
 
 
 def batch_lengths(records: bytes) -> list[int]:
@@ -174,6 +175,71 @@ def test_parked_fetches_are_dropped_when_their_clients_go():
     finally:
         for sock in socks:
             sock.close()
+        server.stop()
+
+
+def _join_v3(group: str, member_id: str, rebalance_timeout_ms: int = 300_000):
+    return body(JOIN_GROUP, 3, group_id=group, session_timeout=60_000, rebalance_timeout=rebalance_timeout_ms,
+                member_id=member_id, protocol_type="consumer",
+                protocols=(nested(JOIN_GROUP, 3, "JoinGroupRequestProtocol", name="range", metadata=b""),))
+
+
+def test_parked_joins_are_dropped_when_their_clients_go_and_their_members_stay():
+    """30 clients park a JoinGroup (the leader has not rejoined; its rebalance timeout is 5 minutes) and
+    vanish: the server closes their descriptors at once, as Kafka does, instead of when the coordinator
+    answers.  The coordinator is not told: when the leader rejoins, the 30 are still members (Kafka keeps
+    them until their session timeout)."""
+    server = Serve(config={"group.initial.rebalance.delay.ms": 0}, log_level="warning")
+    socks = []
+    try:
+        leader = KafkaWire(server.address)
+        first = leader.request(JOIN_GROUP, 3, _join_v3("parked-joins", ""))
+        assert first.error_code == ErrorCode.none and first.leader == first.member_id
+        baseline = server.open_fds()
+        for i in range(30):
+            sock = socket.create_connection(server.address, timeout=10)
+            sock.sendall(encode_request(JOIN_GROUP, 3, i, _join_v3("parked-joins", "")))
+            socks.append(sock)
+        wait_until(lambda: server.open_fds() >= baseline + 30, 30, "30 parked joins")
+        for sock in socks:
+            sock.close()
+        wait_until(lambda: server.open_fds() <= baseline + 1, 30,
+                   lambda: f"descriptors back to {baseline} (now {server.open_fds()})")
+        again = leader.request(JOIN_GROUP, 3, _join_v3("parked-joins", first.member_id))
+        assert again.error_code == ErrorCode.none and again.leader == first.member_id
+        assert len(again.members) == 31, again
+        leader.close()
+    finally:
+        for sock in socks:
+            sock.close()
+        server.stop()
+
+
+def test_a_parked_sync_is_dropped_when_its_client_goes_and_its_member_stays():
+    """A follower parks its SyncGroup (the leader has not synced) and vanishes: its connection closes at once;
+    the leader's SyncGroup still succeeds with the follower's assignment in it (the member was kept)."""
+    server = Serve(config={"group.initial.rebalance.delay.ms": 0}, log_level="warning")
+    try:
+        leader, follower = KafkaWire(server.address), KafkaWire(server.address)
+        first = leader.request(JOIN_GROUP, 3, _join_v3("parked-sync", ""))
+        follower.send(JOIN_GROUP, 3, _join_v3("parked-sync", ""))            # parked until the leader rejoins
+        again = leader.request(JOIN_GROUP, 3, _join_v3("parked-sync", first.member_id))
+        joined = follower.receive()
+        assert again.error_code == joined.error_code == ErrorCode.none and len(again.members) == 2
+        baseline = server.open_fds()
+        follower.send(SYNC_GROUP, 3, body(SYNC_GROUP, 3, group_id="parked-sync", generation_id=joined.generation_id,
+                                          member_id=joined.member_id, group_instance_id=None, assignments=()))
+        follower.close()
+        wait_until(lambda: server.open_fds() <= baseline - 1, 30,
+                   lambda: f"the follower's descriptor closed (was {baseline}, now {server.open_fds()})")
+        synced = leader.request(SYNC_GROUP, 3, body(SYNC_GROUP, 3, group_id="parked-sync",
+                                                    generation_id=again.generation_id, member_id=first.member_id,
+                                                    group_instance_id=None, assignments=tuple(
+            nested(SYNC_GROUP, 3, "SyncGroupRequestAssignment", member_id=m, assignment=b"")
+            for m in (first.member_id, joined.member_id))))
+        assert synced.error_code == ErrorCode.none
+        leader.close()
+    finally:
         server.stop()
 
 

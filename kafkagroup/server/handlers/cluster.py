@@ -10,14 +10,16 @@ not advertised.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import uuid
 from typing import Any
 
 from kafkagroup.messages.error_codes import ErrorCode
-from kafkagroup.server.framing import Request
+from kafkagroup.server.framing import EncodedBody, Request
 from kafkagroup.server.log import INVALID_TOPIC_EXCEPTION
+from kafkagroup.server.metadata_pieces import ENTRIES, SLICE_WORK, assemble
 from kafkagroup.server.state import (
     CLUSTER_ID, NODE_ID, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_REFUSED, NodeState,
 )
@@ -27,6 +29,7 @@ __all__ = ["HANDLERS"]
 
 log = logging.getLogger("kafkagroup.server")
 UNKNOWN_TOPIC_ID = 100
+_NO_ID = uuid.UUID(int=0)
 _GROUP_KEY, _TRANSACTION_KEY = 0, 1
 # KIP-511: what a v3+ ApiVersions request may name as the client's software and version
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?")
@@ -47,50 +50,73 @@ def _api_versions(state: NodeState, req: Request, peer: str) -> Any:
     return {"error_code": ErrorCode.NONE, "api_keys": _API_KEYS}
 
 
-def _topic(state: NodeState, name: str, error: int = ErrorCode.NONE) -> dict[str, Any]:
-    partitions = state.log.topics.get(name, []) if error == ErrorCode.NONE else []
-    return {
-        "error_code": error, "name": name, "topic_id": state.log.topic_id(name) if partitions else uuid.UUID(int=0),
-        "is_internal": False,
-        "partitions": [{"error_code": ErrorCode.NONE, "partition_index": i, "leader_id": NODE_ID, "leader_epoch": 0,
-                        "replica_nodes": (NODE_ID,), "isr_nodes": (NODE_ID,), "offline_replicas": ()}
-                       for i in range(len(partitions))],
-    }
+async def _metadata(state: NodeState, req: Request, peer: str) -> EncodedBody:
+    """Assembled from kept per-topic entries (:mod:`kafkagroup.server.metadata_pieces`), yielding to the loop
+    every ``SLICE_WORK``: a 1,000-topic answer (or auto-creation of 1,000 topics) never holds it in one step.
+    Topics may change between two slices (another client's request); each entry is what it was when it was
+    taken, and such an answer is marked not to be kept by the whole-answer cache."""
+    body, topics_log, version = req.body, state.log, req.api_version
+    out: list[bytes] = []
+    work = 0
+    expected = topics_log.metadata_version
+    changed_by_others = False
 
+    async def turn() -> None:
+        nonlocal expected, changed_by_others, work
+        if work >= SLICE_WORK:
+            work = 0
+            expected = topics_log.metadata_version
+            await asyncio.sleep(0)
+            changed_by_others |= topics_log.metadata_version != expected
 
-def _metadata(state: NodeState, req: Request, peer: str) -> Any:
-    body, topics_log = req.body, state.log
+    def add(name: str | None, code: int = ErrorCode.NONE, topic_id: uuid.UUID = _NO_ID) -> None:
+        nonlocal work
+        if code == ErrorCode.NONE:
+            assert name is not None
+            topic_id, partitions = topics_log.topic_id(name), len(topics_log.topics[name])
+        else:
+            partitions = 0
+        entry, cost = ENTRIES.entry(version, code, name, topic_id, partitions)
+        out.append(entry)
+        work += cost
+
     requested = body.topics
-    if requested is None or (req.api_version == 0 and not requested):     # all topics
-        topics = [_topic(state, name) for name in topics_log.topics]
+    if requested is None or (version == 0 and not requested):               # all topics
+        for name in list(topics_log.topics):
+            if name in topics_log.topics:                                   # not deleted while we yielded
+                add(name)
+                await turn()
     else:
         allow_create = getattr(body, "allow_auto_topic_creation", True)      # v4+
-        by_id = {topics_log.topic_id(n): n for n in topics_log.topics} if req.api_version >= 10 else {}
-        topics = []
+        by_id: dict[uuid.UUID, str] | None = None
+        by_id_version = -1
         for wanted in requested:
             name = getattr(wanted, "name", None)
             if name is None:                                                # v10+: by topic id
-                found = by_id.get(getattr(wanted, "topic_id", None))
-                if found is None:
-                    topics.append({**_topic(state, "", UNKNOWN_TOPIC_ID), "name": None,
-                                   "topic_id": wanted.topic_id})
+                if by_id is None or (changed_by_others and by_id_version != topics_log.metadata_version):
+                    by_id = {topics_log.topic_id(n): n for n in topics_log.topics}
+                    by_id_version = topics_log.metadata_version
+                found = by_id.get(getattr(wanted, "topic_id", None))       # type: ignore[arg-type]
+                if found is None or found not in topics_log.topics:
+                    add(None, UNKNOWN_TOPIC_ID, wanted.topic_id)
+                    await turn()
                     continue
                 name = found
             if name not in topics_log.topics:
                 if topics_log.topic_problem(name):
-                    topics.append(_topic(state, name, INVALID_TOPIC_EXCEPTION))
+                    add(name, INVALID_TOPIC_EXCEPTION)
+                    await turn()
                     continue
                 if not (allow_create and topics_log.auto_create):
-                    topics.append(_topic(state, name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                    add(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                    await turn()
                     continue
                 topics_log.create(name)
                 log.info("created topic %r with %d partition(s) (auto-creation by Metadata)",
                          name, topics_log.num_partitions)
-            topics.append(_topic(state, name))
-    return {
-        "brokers": [{"node_id": NODE_ID, "host": state.host, "port": state.port, "rack": None}],
-        "cluster_id": CLUSTER_ID, "controller_id": NODE_ID, "topics": topics,
-    }
+            add(name)
+            await turn()
+    return EncodedBody(assemble(version, state.host, state.port, out), cacheable=not changed_by_others)
 
 
 def _coordinator(state: NodeState, key: str, key_type: int, batched: bool = False) -> dict[str, Any]:
