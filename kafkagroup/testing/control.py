@@ -15,6 +15,8 @@ methods, so a test reads the same whichever way its server runs::
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import asyncio
 import json
 import threading
@@ -66,25 +68,31 @@ def fault_spec(api: str | int, action: str, *, count: int | None = 1, error: str
             "delay_ms": int(delay_ms), "client_id": client_id}
 
 
-class _Surface:
+class _Surface(ABC):
     """The methods shared by both controls, over five primitives the subclasses provide (groups, group, wait,
     expire, _add_fault)."""
 
+    @abstractmethod
     def groups(self) -> list[GroupView]:
-        raise NotImplementedError
+        """Every group the node knows, as the coordinator describes it."""
 
+    @abstractmethod
     def group(self, group_id: str) -> GroupView | None:
-        raise NotImplementedError
+        """One group as the coordinator describes it; None when the node has no such group."""
 
+    @abstractmethod
     def wait(self, group_id: str, state: str | None = "Stable", members: int | None = None,
              timeout: float = 30.0) -> GroupView:
-        raise NotImplementedError
+        """The group once it is in ``state`` with ``members`` members (None: any); TimeoutError after
+        ``timeout`` seconds, naming what was last seen."""
 
+    @abstractmethod
     def expire(self, group_id: str, member_id: str) -> bool:
-        raise NotImplementedError
+        """Expire the member's session now, as its session timeout would; False when it is not a member."""
 
+    @abstractmethod
     def _add_fault(self, spec: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
+        """Add a fault rule (:func:`fault_spec`) to the node; the rule as stored."""
 
     def inject_error(self, api: str | int, error: str | int, count: int | None = 1,
                      client_id: str | None = None) -> dict[str, Any]:

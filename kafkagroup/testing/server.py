@@ -13,6 +13,8 @@ brokers do the same; a production broker waits 3 s for more members before the f
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import asyncio
 import os
 import subprocess as _subprocess
@@ -26,7 +28,7 @@ __all__ = ["KafkaServer", "start_server", "TEST_DEFAULTS"]
 TEST_DEFAULTS: Mapping[str, Any] = {"group.initial.rebalance.delay.ms": 0}
 
 
-class KafkaServer:
+class KafkaServer(ABC):
     """A running node: ``bootstrap`` ("127.0.0.1:PORT"), ``control``, ``control_url`` (subprocess, or
     in process once :meth:`control_endpoint` was asked for), ``stop()`` (also on leaving ``with``)."""
 
@@ -40,8 +42,9 @@ class KafkaServer:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
+    @abstractmethod
     def stop(self) -> None:
-        raise NotImplementedError
+        """Stop the node (idempotent)."""
 
 
 class _InProcess(KafkaServer):
