@@ -111,7 +111,14 @@ def next_round(rng: random.Random, topics: dict[str, int], members: dict[str, di
         elif change < 0.85 and len(topics) > 1:
             del topics[rng.choice(list(topics))]     # deleted: claims on it stay in previous assignments
         elif change < 0.95:
-            topics[f"topic-{len(topics) + rng.randint(10, 99)}"] = rng.randint(1, 20)
+            # a new topic never takes the name of one deleted in this round: Kafka gives a recreated topic a
+            # new topic id, which no previous assignment names (Kafka's own classes index the old claims into
+            # the new, shorter topic and throw ArrayIndexOutOfBounds)
+            claimed = {tp[0] for spec in members.values() for tp in spec.get("owned", ())}
+            name = f"topic-{len(topics) + rng.randint(10, 99)}"
+            while name in topics or name in claimed:
+                name = f"topic-{len(topics) + rng.randint(10, 999)}"
+            topics[name] = rng.randint(1, 20)
         else:
             break                                     # nothing changes: the group as it was
     return topics, members
