@@ -33,8 +33,10 @@ class CoordinatorConfig:
     group_consumer_session_timeout_ms: int = 45_000
     group_consumer_heartbeat_interval_ms: int = 5_000
     group_consumer_max_size: int = INT_MAX
-    # Kafka 4.3+: a new target assignment at most once per interval (0 = at every group epoch change)
-    group_consumer_assignment_interval_ms: int = 1_000
+    # a new target assignment at most once per interval (0 = at every group epoch change).  Kafka 4.3+ batches
+    # them, 1,000 by default; serve's default is 0 (as kfake and Kafka before 4.3): a group of clients that
+    # subscribe together is stable within one heartbeat interval instead of two (see consumer/heartbeat.py)
+    group_consumer_assignment_interval_ms: int = 0
     # the bounds Kafka checks the two values above against (and per-group overrides, not supported here)
     group_consumer_min_session_timeout_ms: int = 45_000
     group_consumer_max_session_timeout_ms: int = 60_000

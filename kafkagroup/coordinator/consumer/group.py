@@ -71,7 +71,9 @@ class ConsumerGroup:
     def __init__(self, group_id: str, offsets: GroupOffsets) -> None:
         self.group_id = group_id
         self.offset_state = offsets
-        self.group_epoch = 0
+        # Kafka 4.4's ModernGroup constructor starts a new group at epoch 1 (assignment epoch 0), so the first
+        # member's join bumps it to 2 and that member gets epoch 2 (observed on the broker; conformance test)
+        self.group_epoch = 1
         self.assignment_epoch = 0
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}            # instance id -> member id
