@@ -223,7 +223,22 @@ class ConsumerGroupHandlers:
         if full or replaced or previous.assigned != member.assignment.assigned:
             assignment = [TopicPartitions(t, sorted(ps)) for t, ps in member.assignment.assigned.items()]
         return ConsumerGroupHeartbeatResponse(_E.NONE, None, member_id, member.member_epoch,
-                                              self.config.group_consumer_heartbeat_interval_ms, assignment)
+                                              self._interval_ms(group, member), assignment)
+
+    def _interval_ms(self, group: ConsumerGroup, member: ConsumerGroupMember) -> int:
+        """The heartbeat interval answered: ``group.consumer.heartbeat.interval.ms`` in a Stable group, the
+        shorter ``group.consumer.reconciling.heartbeat.interval.ms`` while it is Assigning or Reconciling.
+
+        Departs from Kafka (which always answers the configured interval) for time to stable: clients
+        heartbeat at the interval they are answered (librdkafka and the Java consumer take it from every
+        answer) and acknowledge a new assignment at once, so while the group moves its members are back
+        soon -- a holder to hear of its revocation, a newcomer for the partitions just released -- instead
+        of one whole interval later.  Once the group is Stable, the next answers name the configured interval
+        again.  What is assigned when is unchanged (revoke before assign, epochs); only the pacing is."""
+        interval = self.config.group_consumer_heartbeat_interval_ms
+        if group.state_name != "Stable":
+            return min(interval, self.config.group_consumer_reconciling_heartbeat_interval_ms)
+        return interval
 
     def _member(self, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, member_id: str,
                 owned: list[tuple[UUID, list[int]]] | None) -> tuple[ConsumerGroupMember, bool, bool]:
