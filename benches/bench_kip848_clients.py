@@ -20,6 +20,7 @@ Nothing here asserts on time. Rows: "serve vs that peer", median seconds and rat
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
 import struct
@@ -50,7 +51,10 @@ JOIN_ROUNDS = 5
 TOPICS = {TOPIC: PARTITIONS, BIG: BIG_PARTITIONS}
 KAFKA, KFAKE = f"Apache Kafka {KAFKA4_VERSION}", "franz-go kfake"
 PEERS = (KAFKA, KFAKE)
-SERVE_CONFIG: dict[str, Any] = {}          # serve's defaults: heartbeat interval 5 s, as the peers'
+# serve's defaults (heartbeat interval 5 s, as the peers'); KAFKAGROUP_KIP848_SERVE_CONFIG="k=v,k=v" measures
+# others, e.g. "group.consumer.reconciling.heartbeat.interval.ms=500" (serve's opt-in faster pacing)
+SERVE_CONFIG: dict[str, Any] = dict(kv.split("=", 1) for kv in
+                                    os.environ.get("KAFKAGROUP_KIP848_SERVE_CONFIG", "").split(",") if kv)
 
 
 class Server:

@@ -9,13 +9,13 @@ at its join; it hears of its revocations only at a heartbeat after the others jo
   5 s interval): the first member's acknowledgement still sees the old target, so it revokes at its next
   regular heartbeat -- after the second member's, which waits one more interval: two intervals (the broker
   took ~10 s with 10 and 50 confluent consumers, benches/bench_kip848_clients.py).
-* Targets at once (``group.consumer.assignment.interval.ms`` = 0, serve's default, as franz-go's kfake) with
+* serve's defaults: targets at once (``group.consumer.assignment.interval.ms`` = 0, as franz-go's kfake) with
   Kafka's pacing: the acknowledgement carries the revocation; stable at the first regular heartbeats.
-* serve's defaults (also ``group.consumer.reconciling.heartbeat.interval.ms`` = 500: the interval answered
-  while the group is not Stable): stable half a second after the last join.
+* serve's opt-in ``group.consumer.reconciling.heartbeat.interval.ms`` (e.g. 500: the interval answered while
+  the group is not Stable; off by default, Kafka has no such key): stable half a second after the last join.
 
-Fidelity: both departures from Kafka are serve's defaults, and settable back to Kafka's values (the tests
-below run each).  A group within ``INLINE_TARGET_COST`` is assigned on the request's own thread, so no
+Fidelity: the default's one departure (no batching) is settable back to Kafka's value (the tests below run
+each setting).  A group within ``INLINE_TARGET_COST`` is assigned on the request's own thread, so no
 answer is computed from a target that is already outdated."""
 from __future__ import annotations
 
@@ -113,15 +113,15 @@ def _paced_until_balanced(config: dict, members_count: int = 10, partitions: int
 
 
 @needs_server_assignors
-def test_members_subscribing_together_are_stable_well_within_one_heartbeat_interval():
-    last_join, stable = _paced_until_balanced({})
-    # serve: waiting members are answered 500 ms (group.consumer.reconciling.heartbeat.interval.ms)
+def test_with_the_reconciling_interval_set_members_are_stable_well_within_one_heartbeat_interval():
+    last_join, stable = _paced_until_balanced({"group.consumer.reconciling.heartbeat.interval.ms": 500})
+    # waiting members are answered 500 ms while the group is not Stable
     assert stable - last_join <= 500, stable
 
 
 @needs_server_assignors
-def test_with_kafkas_heartbeat_pacing_targets_at_once_still_make_it_one_interval():
-    last_join, stable = _paced_until_balanced({"group.consumer.reconciling.heartbeat.interval.ms": 5_000})
+def test_by_default_targets_at_once_with_kafkas_pacing_make_it_one_interval():
+    last_join, stable = _paced_until_balanced({})
     assert 5_000 <= stable - last_join + 9 and stable <= last_join + INTERVAL_MS, stable   # the first regular heartbeats
 
 
@@ -130,8 +130,7 @@ def test_with_kafkas_batching_and_pacing_it_takes_two_intervals_as_on_kafka():
     """Kafka 4.4's settings (the target batched per second, the interval answered to every member): the
     first member's acknowledgement still sees the old target, it hears of its revocation at its next regular
     heartbeat, after the second member's -- which waits one more interval (Kafka 4.4 measured ~10 s)."""
-    last_join, stable = _paced_until_balanced({"group.consumer.assignment.interval.ms": 1_000,
-                                               "group.consumer.reconciling.heartbeat.interval.ms": 5_000})
+    last_join, stable = _paced_until_balanced({"group.consumer.assignment.interval.ms": 1_000})
     assert stable > 2 * INTERVAL_MS, stable
 
 

@@ -226,18 +226,20 @@ class ConsumerGroupHandlers:
                                               self._interval_ms(group, member), assignment)
 
     def _interval_ms(self, group: ConsumerGroup, member: ConsumerGroupMember) -> int:
-        """The heartbeat interval answered: ``group.consumer.heartbeat.interval.ms`` in a Stable group, the
-        shorter ``group.consumer.reconciling.heartbeat.interval.ms`` while it is Assigning or Reconciling.
+        """The heartbeat interval answered: ``group.consumer.heartbeat.interval.ms``, as Kafka does; or, where
+        serve's own ``group.consumer.reconciling.heartbeat.interval.ms`` is set (off by default), that shorter
+        interval while the group is Assigning or Reconciling.
 
-        Departs from Kafka (which always answers the configured interval) for time to stable: clients
+        That option departs from Kafka (which always answers the configured interval) for time to stable: clients
         heartbeat at the interval they are answered (librdkafka and the Java consumer take it from every
         answer) and acknowledge a new assignment at once, so while the group moves its members are back
         soon -- a holder to hear of its revocation, a newcomer for the partitions just released -- instead
         of one whole interval later.  Once the group is Stable, the next answers name the configured interval
         again.  What is assigned when is unchanged (revoke before assign, epochs); only the pacing is."""
         interval = self.config.group_consumer_heartbeat_interval_ms
-        if group.state_name != "Stable":
-            return min(interval, self.config.group_consumer_reconciling_heartbeat_interval_ms)
+        reconciling = self.config.group_consumer_reconciling_heartbeat_interval_ms
+        if reconciling and group.state_name != "Stable":
+            return min(interval, reconciling)
         return interval
 
     def _member(self, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, member_id: str,
