@@ -6,6 +6,9 @@ in order, as the simulator's ledger received them."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+from pathlib import Path
 
 import pytest
 
@@ -228,3 +231,16 @@ def test_migration_example_prints_the_refusal(capsys):
                  "cooperative-sticky"]) == 0
     out = capsys.readouterr().out
     assert "refused member-0 (consumer protocol)" in out and "GROUP_ID_NOT_FOUND" in out
+
+
+def test_the_readme_commands_of_the_section_run_as_written(capsys):
+    """The ```sh commands of the README's KIP-848 simulator section, through the CLI's entry point."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("#### The consumer protocol (KIP-848) beside the classic one")[1].split("\n#### ")[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    commands = [shlex.split(line) for line in block.splitlines() if line.startswith("kafkagroup simulate")]
+    assert len(commands) == 3
+    for argv in commands:
+        assert main(argv[1:]) == 0, argv
+    out = capsys.readouterr().out
+    assert "consumer/uniform" in out and "consumer/range" in out and "GROUP_ID_NOT_FOUND" in out
