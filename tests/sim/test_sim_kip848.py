@@ -244,3 +244,30 @@ def test_the_readme_commands_of_the_section_run_as_written(capsys):
         assert main(argv[1:]) == 0, argv
     out = capsys.readouterr().out
     assert "consumer/uniform" in out and "consumer/range" in out and "GROUP_ID_NOT_FOUND" in out
+
+
+def test_static_consumer_members_restart_without_moving_anything():
+    """A static member leaving with epoch -2 keeps its partitions at the coordinator; back under a new member id
+    within the session timeout it gets them again: no group epoch, nothing moved (as classic static members)."""
+    r = simulate({**ROLL, "members": 5, "protocol": "consumer", "static": True})
+    assert r.stable and r.moved_partitions == 0 and r.generations == 0 and r.double_ownership == 0
+    assert r.max_partition_pause_ms == 10_000 + 2 * LATENCY      # each member's own partitions, while it is down
+
+
+def test_added_partitions_reach_a_consumer_group_through_the_coordinator():
+    """The coordinator sees the topic grow (its topics view), bumps the group epoch and assigns the new
+    partitions; the members never refresh anything themselves."""
+    r = simulate({**ROLL, "members": 5, "protocol": "consumer",
+                  "steps": [{"action": "add_partitions", "topic": "orders", "partitions": 50, "refresh": False}]})
+    assert r.stable and r.partitions == 70 and (r.final_min_load, r.final_max_load) == (14, 14)
+    assert r.moved_partitions == 0 and r.paused_partitions == 10 and r.generations == 1
+
+
+def test_plot_marks_refusals_and_labels_lanes(tmp_path):
+    from kafkagroup.sim.plot import _lane_label, plot_reports
+
+    r = simulate(MIGRATE)
+    assert _lane_label(r, "member-0").startswith("member-0  moved ") and _lane_label(r, "member-0").endswith(
+        "[classic]")
+    out = plot_reports([r, simulate({**MIGRATE, "protocol": "consumer", "steps": []})], tmp_path / "m.png")
+    assert out.stat().st_size > 20_000
