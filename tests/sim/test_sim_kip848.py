@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kafkagroup.cli import main
+from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.sim import ScenarioError, parse_scenario, simulate
 from kafkagroup.sim.ownership import PartitionLedger
 from kafkagroup.structs import TopicPartition
@@ -152,60 +153,74 @@ def test_bad_protocol_keys_are_one_line_errors(bad, message):
 MIGRATE = {**ROLL, "members": 4, "topics": {"orders": 24},
            "steps": [{"action": "switch_protocol", "protocol": "consumer", "downtime_ms": 5_000,
                       "interval_ms": 20_000}]}
+DOWNGRADE = {"action": "switch_protocol", "protocol": "classic", "downtime_ms": 5_000, "interval_ms": 20_000}
+
+#: whether the coordinator has mixed groups (classic members inside a consumer group: issue 23), known by its
+#: group.consumer.migration.policy setting.  Without them (main before issue 23) a live group cannot change
+#: protocol at all; with them, policy "disabled" refuses exactly as that coordinator did.
+MIXED_GROUPS = "group_consumer_migration_policy" in CoordinatorConfig.__dataclass_fields__
+NO_MIGRATION = {"coordinator": {"group.consumer.migration.policy": "disabled"}} if MIXED_GROUPS else {}
 
 
-def test_rolling_migration_reports_todays_refusal(events):
-    """Today's coordinator has no mixed groups: the first member restarted on the consumer protocol is refused
-    (GROUP_ID_NOT_FOUND) while classic members hold the group.  The simulator reports that, stops the rollout
-    and brings the member back on the classic protocol.  (When mixed groups land, this test and the xfail below
-    flip together: the refusal disappears and the migration completes.)"""
-    r = simulate(MIGRATE)
+def test_rolling_migration_reports_the_coordinators_refusal(events):
+    """A coordinator that cannot upgrade a live classic group refuses the first member restarted on the consumer
+    protocol (GROUP_ID_NOT_FOUND) while classic members hold the group.  The simulator reports that, stops the
+    rollout and brings the member back on the classic protocol."""
+    sc = {**MIGRATE, **NO_MIGRATION}
+    r = simulate(sc)
     assert [(x.member, x.protocol, x.api, x.error) for x in r.refusals] == [
         ("member-0", "consumer", "ConsumerGroupHeartbeat", "GROUP_ID_NOT_FOUND")]
-    assert "has members" in r.refusals[0].message
     assert r.group_kind == "classic" and r.group_protocol == "classic" and r.stable
     assert [m.incarnations for m in r.member_reports] == [3, 1, 1, 1]    # bounced, refused, rolled back
     assert r.double_ownership == 0
     owner, _ = replay(events)
-    assert set(owner) == all_partitions(MIGRATE) and all(owner.values())
+    assert set(owner) == all_partitions(sc) and all(owner.values())
     assert "refused at" in r.summary() and "GROUP_ID_NOT_FOUND" in r.summary()
 
 
 def test_a_group_whose_members_all_left_changes_protocol_both_ways(events):
-    """What today's coordinator supports: an empty group changes kind.  A one-member group migrates (the member
-    leaves, the group is empty, the member returns on the consumer protocol), then downgrades the same way."""
-    sc = {**MIGRATE, "members": 1,
-          "steps": [MIGRATE["steps"][0], {"action": "switch_protocol", "protocol": "classic", "downtime_ms": 5_000,
-                                          "interval_ms": 20_000}]}
-    up = simulate({**sc, "steps": sc["steps"][:1]})
+    """Every coordinator changes the kind of an empty group: a one-member group migrates (the member leaves, the
+    group is empty, the member returns on the consumer protocol), then downgrades the same way."""
+    sc = {**MIGRATE, **NO_MIGRATION, "members": 1}
+    up = simulate(sc)
     assert up.refusals == [] and up.group_kind == "consumer" and up.group_protocol == "consumer" and up.stable
-    down = simulate(sc)
+    events.clear()
+    down = simulate({**sc, "steps": sc["steps"] + [DOWNGRADE]})
     assert down.refusals == [] and down.group_kind == "classic" and down.group_protocol == "classic" and down.stable
     owner, _ = replay(events)
     assert set(owner) == all_partitions(sc) and set(owner.values()) == {"member-0"}
 
 
-def test_downgrade_of_a_consumer_group_is_refused_while_consumer_members_hold_it():
-    sc = {**MIGRATE, "protocol": "consumer",
-          "steps": [{"action": "switch_protocol", "protocol": "classic", "downtime_ms": 5_000, "interval_ms": 20_000}]}
-    r = simulate(sc)
-    assert [(x.member, x.protocol, x.api, x.error) for x in r.refusals] == [
-        ("member-0", "classic", "JoinGroup", "INCONSISTENT_GROUP_PROTOCOL")]
-    assert r.group_kind == "consumer" and r.group_protocol == "consumer" and r.stable and r.double_ownership == 0
+def test_rolling_downgrade_of_a_live_consumer_group():
+    """Without mixed groups the coordinator refuses a classic member while consumer members hold the group
+    (INCONSISTENT_GROUP_PROTOCOL).  With them, Kafka lets classic members join a consumer group whatever the
+    migration policy (the policy governs converting the group): with "disabled" the members roll over to the
+    classic protocol inside a group that stays a consumer group."""
+    r = simulate({**MIGRATE, **NO_MIGRATION, "protocol": "consumer", "steps": [DOWNGRADE]})
+    assert r.stable and r.double_ownership == 0
+    if MIXED_GROUPS:
+        assert r.refusals == [] and r.group_kind == "consumer" and r.group_protocol == "classic"
+    else:
+        assert [(x.member, x.protocol, x.api, x.error) for x in r.refusals] == [
+            ("member-0", "classic", "JoinGroup", "INCONSISTENT_GROUP_PROTOCOL")]
+        assert r.group_kind == "consumer" and r.group_protocol == "consumer"
 
 
-@pytest.mark.xfail(strict=True, reason="mixed groups (classic members inside a consumer group, issue 23) are on "
-                                       "branch 'mixed', not on main yet: the coordinator refuses the first "
-                                       "consumer-protocol member of a non-empty classic group")
+@pytest.mark.xfail(not MIXED_GROUPS, strict=True,
+                   reason="this coordinator has no mixed groups (issue 23, branch 'mixed'): it refuses the first "
+                          "consumer-protocol member of a non-empty classic group")
 def test_rolling_migration_upgrades_then_downgrades_a_live_group(events):
     up = simulate(MIGRATE)
     assert up.refusals == []
     assert up.group_kind == "consumer" and up.group_protocol == "consumer" and up.stable
     assert up.double_ownership == 0
-    both = {**MIGRATE, "steps": MIGRATE["steps"] + [
-        {"action": "switch_protocol", "protocol": "classic", "downtime_ms": 5_000, "interval_ms": 20_000}]}
-    down = simulate(both)
+    assert all(m.protocol == "consumer" and m.incarnations == 2 for m in up.member_reports)
+    owner, _ = replay(events)
+    assert set(owner) == all_partitions(MIGRATE) and all(owner.values())
+    events.clear()
+    down = simulate({**MIGRATE, "steps": MIGRATE["steps"] + [DOWNGRADE]})
     assert down.refusals == [] and down.group_kind == "classic" and down.group_protocol == "classic"
+    assert down.stable and down.double_ownership == 0
     owner, _ = replay(events)
     assert set(owner) == all_partitions(MIGRATE) and all(owner.values())
 
@@ -226,11 +241,19 @@ def test_compare_protocols_on_the_cli(tmp_path, capsys):
     assert "--remote-assignors: unknown assignor 'sticky'" in capsys.readouterr().err
 
 
-def test_migration_example_prints_the_refusal(capsys):
+def test_migration_example_shows_what_the_coordinator_did(capsys):
     assert main(["simulate", "--example", "rolling-migration", "--members", "6", "--strategies",
-                 "cooperative-sticky"]) == 0
-    out = capsys.readouterr().out
-    assert "refused member-0 (consumer protocol)" in out and "GROUP_ID_NOT_FOUND" in out
+                 "cooperative-sticky", "--format", "json"]) == 0
+    [r] = json.loads(capsys.readouterr().out)
+    assert r["stable"] and r["double_ownership"] == 0
+    if MIXED_GROUPS:          # upgraded member by member
+        assert r["refusals"] == [] and r["group_kind"] == "consumer" and r["group_protocol"] == "consumer"
+    else:                     # refused at the first member, rolled back
+        assert [x["error"] for x in r["refusals"]] == ["GROUP_ID_NOT_FOUND"] and r["group_kind"] == "classic"
+    if not MIXED_GROUPS:
+        assert main(["simulate", "--example", "rolling-migration", "--members", "6", "--strategies",
+                     "cooperative-sticky"]) == 0
+        assert "refused member-0 (consumer protocol)" in capsys.readouterr().out
 
 
 def test_the_readme_commands_of_the_section_run_as_written(capsys):
@@ -266,7 +289,7 @@ def test_added_partitions_reach_a_consumer_group_through_the_coordinator():
 def test_plot_marks_refusals_and_labels_lanes(tmp_path):
     from kafkagroup.sim.plot import _lane_label, plot_reports
 
-    r = simulate(MIGRATE)
+    r = simulate({**MIGRATE, **NO_MIGRATION})
     assert _lane_label(r, "member-0").startswith("member-0  moved ") and _lane_label(r, "member-0").endswith(
         "[classic]")
     out = plot_reports([r, simulate({**MIGRATE, "protocol": "consumer", "steps": []})], tmp_path / "m.png")
