@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
             out.print(f"{r.label}: at {x.at_ms:,} ms the coordinator refused {x.member} ({x.protocol} protocol): "
                       f"{x.api} answered {x.error}" + (f" -- {x.message.rstrip('.')}" if x.message else "")
                       + "; the rollout stopped and the member went back to its previous protocol", markup=False)
-    out.print(_legend(reports[0]))
+    out.print(_legend(reports[0], reports))
     return 0
 
 
@@ -195,9 +195,14 @@ def _table(scenario: Any, reports: list[Any]) -> Table:
     return table
 
 
-def _legend(r: Any) -> str:
+def _legend(r: Any, reports: list[Any] | None = None) -> str:
     s = r.settings
     rp = s["record_processing_ms"]
+    kip848 = next((x.settings for x in (reports or [r]) if "group.consumer.heartbeat.interval.ms" in x.settings), None)
+    consumer = "" if kip848 is None else (
+        f" KIP-848 members: group.consumer.heartbeat.interval.ms {kip848['group.consumer.heartbeat.interval.ms']}, "
+        f"group.consumer.session.timeout.ms {kip848['group.consumer.session.timeout.ms']}, "
+        f"group.consumer.assignment.interval.ms {kip848['group.consumer.assignment.interval.ms']} (the coordinator's).")
     return (
         "partition-s without owner: sum over partitions of the time no running member owned them "
         "(revoked and not yet reassigned, owner restarting or dead); longest pause: the longest such "
@@ -209,5 +214,5 @@ def _legend(r: Any) -> str:
         f"{s['heartbeat.interval.ms']}, max.poll.interval.ms {s['max.poll.interval.ms']}, max.poll.records "
         f"{s['max.poll.records']}, record processing log-normal median {rp['median']} ms sigma {rp['sigma']} "
         f"(per {rp['per']}; mean batch {s['batch_ms_mean'] / 1000:.2f} s), members started over "
-        f"{s['start_spread_ms']} ms, network latency {s['network_latency_ms']} ms, seed {s['seed']}."
+        f"{s['start_spread_ms']} ms, network latency {s['network_latency_ms']} ms, seed {s['seed']}." + consumer
     )

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol, select_rebalance_protocol
+from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.sim.errors import SimulationError
 from kafkagroup.sim.harness import GroupHarness
 from kafkagroup.sim.report import MemberReport, PartitionPause, Refusal, SimulationReport, StepReport
@@ -269,7 +270,14 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
 def _settings(sc: Scenario) -> dict[str, Any]:
     """The values that shape the answer, so a report says what it assumed."""
     p = sc.processing
+    consumer = {}
+    if "consumer" in sc.protocols or any(s["action"] == "switch_protocol" for s in sc.steps):
+        cc = CoordinatorConfig.from_mapping(sc.coordinator)   # the coordinator's values (KIP-848 members take them)
+        consumer = {"group.consumer.heartbeat.interval.ms": cc.group_consumer_heartbeat_interval_ms,
+                    "group.consumer.session.timeout.ms": cc.group_consumer_session_timeout_ms,
+                    "group.consumer.assignment.interval.ms": cc.group_consumer_assignment_interval_ms}
     return {
+        **consumer,
         **{k: sc.config[k] for k in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms")},
         "max.poll.records": p.max_poll_records,
         "record_processing_ms": {"median": p.record_ms_median, "sigma": p.record_ms_sigma, "per": p.per},
