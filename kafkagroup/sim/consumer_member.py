@@ -100,6 +100,8 @@ class ConsumerProtocolMember:
         self._reconcile_scheduled = False
         self._inflight = False
         self._heartbeat_after_inflight = False
+        self._session = 0          # bumped when the member leaves on a poll timeout: older answers are ignored
+        self._joined = False       # an answer accepted it at least once (only then does it send a leave)
         self._timers = TimerSet(clock)
         self._names: dict[UUID, str] = {}
         self.started = self.closed = self.crashed = self.stalled = False
@@ -148,6 +150,8 @@ class ConsumerProtocolMember:
         self._stop()
         self._send_leave()
         self.epoch = 0
+        self._session += 1
+        self._inflight = False
 
     def resume(self) -> None:
         if not self.started or self.closed or self.crashed or self.fatal_error is not None or not self.stalled:
@@ -173,6 +177,8 @@ class ConsumerProtocolMember:
         self._reconcile_scheduled = False
 
     def _send_leave(self) -> None:
+        if not self._joined:
+            return        # never in the group: nothing to leave (Kafka sends no leave from UNSUBSCRIBED)
         epoch = -2 if self.group_instance_id is not None else -1
         self.stats["heartbeats_sent"] += 1
         self.transport.consumer_group_heartbeat(ConsumerGroupHeartbeatRequest(
@@ -205,14 +211,18 @@ class ConsumerProtocolMember:
             client_id=cfg.client_id)
         self._inflight = True
         self.stats["heartbeats_sent"] += 1
-        self.transport.consumer_group_heartbeat(req, self._on_response)
+        session = self._session
+        self.transport.consumer_group_heartbeat(req, lambda resp: self._on_response(resp, session))
 
-    def _on_response(self, resp: ConsumerGroupHeartbeatResponse) -> None:
+    def _on_response(self, resp: ConsumerGroupHeartbeatResponse, session: int) -> None:
+        if session != self._session:
+            return        # sent before the member left (poll timeout): that membership is gone
         self._inflight = False
         if not self.alive or self.stalled:
             return
         code = ErrorCode(resp.error_code)
         if code is _E.NONE:
+            self._joined = True
             self.epoch = resp.member_epoch
             if resp.heartbeat_interval_ms > 0:
                 self.heartbeat_interval_ms = resp.heartbeat_interval_ms
