@@ -8,7 +8,8 @@ epochs, fencing: :mod:`kafkagroup.coordinator.consumer`); this member only does 
 - it joins with ``ConsumerGroupHeartbeat`` epoch 0 (subscription, ``group.remote.assignor``,
   ``group.instance.id``, rebalance timeout = ``max.poll.interval.ms``) and then heartbeats every
   ``heartbeat_interval_ms`` the coordinator answers (``group.consumer.heartbeat.interval.ms``);
-- every heartbeat reports the partitions it owns;
+- a heartbeat reports the partitions it owns when they changed since the last heartbeat it sent (Kafka's
+  client sends the field only then; absent, the coordinator takes it that nothing changed);
 - an answer with an assignment is reconciled at the application's next poll (the rebalance listener runs in
   ``poll()``, as in Kafka): first ``on_revoke`` with what the answer no longer names, then ``on_assign`` with
   what it newly names; then it acknowledges at once with a heartbeat (Kafka's ACKNOWLEDGING state) instead of
@@ -103,7 +104,9 @@ class ConsumerProtocolMember:
         self._session = 0          # bumped when the member leaves on a poll timeout: older answers are ignored
         self._joined = False       # an answer accepted it at least once (only then does it send a leave)
         self._timers = TimerSet(clock)
-        self._names: dict[UUID, str] = {}
+        self._ids: dict[str, UUID] = {t: topic_id_for(t) for t in self.subscription}
+        self._names: dict[UUID, str] = {tid: t for t, tid in self._ids.items()}
+        self._sent_owned: Optional[frozenset[TopicPartition]] = None   # what the last heartbeat reported
         self.started = self.closed = self.crashed = self.stalled = False
         self.fatal_error: Optional[RefusedMember] = None
         self.stats = {"heartbeats_sent": 0, "rebalances": 0, "partitions_assigned": 0, "partitions_revoked": 0,
@@ -197,18 +200,24 @@ class ConsumerProtocolMember:
             return
         joining = self.epoch == 0
         cfg = self.config
-        owned: dict[str, list[int]] = {}
-        for tp in self.assignment:
-            owned.setdefault(tp.topic, []).append(tp.partition)
+        topic_partitions: Optional[list[TopicPartitions]] = []
+        if joining:
+            self._sent_owned = frozenset()
+        elif self._sent_owned is self.assignment:   # the same object: nothing changed since
+            topic_partitions = None          # unchanged since the last heartbeat: not sent
+        else:
+            owned: dict[str, list[int]] = {}
+            for tp in self.assignment:
+                owned.setdefault(tp.topic, []).append(tp.partition)
+            topic_partitions = [TopicPartitions(self._ids[t], sorted(ps)) for t, ps in sorted(owned.items())]
+            self._sent_owned = self.assignment
         req = ConsumerGroupHeartbeatRequest(
             cfg.group_id, self.member_id, self.epoch, instance_id=cfg.group_instance_id,
             rack_id=cfg.client_rack if joining else None,
             rebalance_timeout_ms=cfg.max_poll_interval_ms if joining else -1,
             subscribed_topic_names=sorted(self.subscription) if joining else None,
             server_assignor=self.remote_assignor if joining else None,
-            topic_partitions=[] if joining else [TopicPartitions(topic_id_for(t), sorted(ps))
-                                                 for t, ps in sorted(owned.items())],
-            client_id=cfg.client_id)
+            topic_partitions=topic_partitions, client_id=cfg.client_id)
         self._inflight = True
         self.stats["heartbeats_sent"] += 1
         session = self._session
@@ -240,6 +249,7 @@ class ConsumerProtocolMember:
             self.epoch = 0
             self._heartbeat_after_inflight = True
         elif code in _RETRY:
+            self._sent_owned = None          # the coordinator may not have seen it: report again
             self._timers.arm("heartbeat", self.config.retry_backoff_ms, self._timer_heartbeat)
             return
         else:
@@ -260,13 +270,10 @@ class ConsumerProtocolMember:
         self._heartbeat_now()
 
     def _topic_name(self, topic_id: UUID) -> str:
-        name = self._names.get(topic_id)
-        if name is None:   # the member's metadata: the ids of the topics it subscribes to (uuid5 of the name)
-            self._names = {topic_id_for(t): t for t in self.subscription}
-            name = self._names.get(topic_id)
-            if name is None:
-                raise KeyError(f"member {self.name}: the coordinator assigned topic id {topic_id}, which is not "
-                               "one of the subscribed topics")
+        name = self._names.get(topic_id)   # the member's metadata: its topics' ids (uuid5 of the name)
+        if name is None:
+            raise KeyError(f"member {self.name}: the coordinator assigned topic id {topic_id}, which is not one "
+                           "of the subscribed topics")
         return name
 
     # ------------------------------------------------------------------ reconciliation
