@@ -118,8 +118,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("kafkagroup simulate: --remote-assignors goes with --compare-protocols")
     try:
         scenario = parse_scenario(data)
-        consumer_only = scenario.protocols == {"consumer"} and not any(
-            s["action"] == "switch_protocol" for s in scenario.steps)
+        consumer_only = scenario.consumer_only
         if args.strategies == "scenario" or (consumer_only and not args.compare_protocols):
             runs = [scenario]
         else:

@@ -125,7 +125,8 @@ class GroupHarness:
         ``protocol``: ``"classic"`` or ``"consumer"`` (KIP-848; ``remote_assignor`` is its
         ``group.remote.assignor``, None = the coordinator's default)."""
         if protocol not in PROTOCOLS:
-            raise SimulationError(f"member {name!r}: unknown group protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+            raise SimulationError(f"member {name!r}: unknown group protocol {protocol!r} "
+                                  f"(known: {', '.join(PROTOCOLS)})")
         if name is None:
             name = self.new_name()
         if name in self.members and self.members[name].alive:

@@ -5,9 +5,9 @@ One figure, one shared time axis (seconds since the group first settled):
 - per strategy (or protocol: KIP-848 runs are labelled ``consumer/<assignor>``), a swimlane per member -- a
   bar while it owns at least one partition, a gap while it owns nothing (down, or stopped by a rebalance);
   each lane's label gives the member's partitions moved in and its time owning nothing (and its protocol at
-  the end when the run mixes protocols); a black cross marks where the coordinator refused a member.  Up to :data:`MAX_LANES` members are drawn as bars; larger
-  groups as a heat map (one row per member, the share of each time bin in which it owned something), so
-  a thousand members still read as one picture;
+  the end when the run mixes protocols); a black cross marks where the coordinator refused a member.  Up to
+  :data:`MAX_LANES` members are drawn as bars; larger groups as a heat map (one row per member, the share of
+  each time bin in which it owned something), so a thousand members still read as one picture;
 - at the bottom, the share of partitions with a consuming owner, one line per strategy, with each
   strategy's partition-seconds without an owner in the legend.
 """

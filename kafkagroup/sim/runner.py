@@ -246,8 +246,7 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
         name=sc.name, description=sc.description, strategy=list(strategy),
         rebalance_protocol=("KIP-848" if protocols == ["consumer"] else
                             select_rebalance_protocol(strategy).name + ("+KIP-848" if "consumer" in protocols else "")),
-        group_protocol="+".join(protocols), remote_assignor=sc.remote_assignor if "consumer" in sc.protocols
-        or any(s["action"] == "switch_protocol" for s in sc.steps) else None,
+        group_protocol="+".join(protocols), remote_assignor=sc.remote_assignor if sc.uses_consumer_protocol else None,
         group_kind=h.group_kind(), refusals=[Refusal(r.at_ms - t0, r.member, r.protocol, r.api, r.error, r.message)
                                              for r in h.refusals if r.at_ms >= t0],
         members=len(h.running), partitions=sum(h.cluster.partitions_per_topic.values()),
@@ -271,7 +270,7 @@ def _settings(sc: Scenario) -> dict[str, Any]:
     """The values that shape the answer, so a report says what it assumed."""
     p = sc.processing
     consumer = {}
-    if "consumer" in sc.protocols or any(s["action"] == "switch_protocol" for s in sc.steps):
+    if sc.uses_consumer_protocol:
         cc = CoordinatorConfig.from_mapping(sc.coordinator)   # the coordinator's values (KIP-848 members take them)
         consumer = {"group.consumer.heartbeat.interval.ms": cc.group_consumer_heartbeat_interval_ms,
                     "group.consumer.session.timeout.ms": cc.group_consumer_session_timeout_ms,

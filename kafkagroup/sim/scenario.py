@@ -168,7 +168,19 @@ class Scenario:
 
     @property
     def protocols(self) -> set[str]:
+        """The protocols members start with."""
         return {self.protocol, *self.member_protocols.values()}
+
+    @property
+    def uses_consumer_protocol(self) -> bool:
+        """Some member speaks the consumer protocol at some point (at start, or after a switch_protocol)."""
+        return "consumer" in self.protocols or any(
+            s["action"] == "switch_protocol" and s["protocol"] == "consumer" for s in self.steps)
+
+    @property
+    def consumer_only(self) -> bool:
+        """Every member speaks the consumer protocol throughout (the classic strategies do not apply)."""
+        return self.protocols == {"consumer"} and not any(s["action"] == "switch_protocol" for s in self.steps)
 
 
 def strategy_list(value: Any, where: str) -> list[str]:
