@@ -155,5 +155,6 @@ class SimulationReport:
                      "timeouts")
         for r in self.member_reports:
             lines.append(f"  {r.name:<14} {r.protocol:<8} {r.owned_nothing_ms:>9,} {r.partition_wait_ms:>18,} "
-                         f"{r.gained:>7} {r.moved_in:>6} {r.revoked:>8} {r.lost:>5} {r.rebalances:>6} {r.poll_timeouts:>9}")
+                         f"{r.gained:>7} {r.moved_in:>6} {r.revoked:>8} {r.lost:>5} {r.rebalances:>6} "
+                         f"{r.poll_timeouts:>9}")
         return "\n".join(lines)

@@ -300,7 +300,8 @@ def test_plot_marks_refusals_and_labels_lanes(tmp_path):
 def test_a_batch_longer_than_max_poll_interval_makes_a_consumer_protocol_member_leave_and_rejoin(events):
     """Batches of 500 records at 50 ms each (25 s at the median, a third of them over 30 s) against a 30 s poll
     interval: a member's poll timer expires, it loses its partitions and leaves (heartbeat epoch -1), and joins
-    again at the poll that ends the batch.  The coordinator hands its partitions to the others meanwhile, never to two at once."""
+    again at the poll that ends the batch.  The coordinator hands its partitions to the others meanwhile, never
+    to two at once."""
     r = simulate({"topics": {"orders": 24}, "members": 4, "protocol": "consumer", "start_spread_ms": 0,
                   "config": {"max.poll.interval.ms": 30_000}, "record_processing_ms": {"median": 50, "sigma": 0.5},
                   "steps": [{"action": "wait", "ms": 300_000}]})
