@@ -12,8 +12,12 @@ epochs, fencing: :mod:`kafkagroup.coordinator.consumer`); this member only does 
   client sends the field only then; absent, the coordinator takes it that nothing changed);
 - an answer with an assignment is reconciled at the application's next poll (the rebalance listener runs in
   ``poll()``, as in Kafka): first ``on_revoke`` with what the answer no longer names, then ``on_assign`` with
-  what it newly names; then it acknowledges at once with a heartbeat (Kafka's ACKNOWLEDGING state) instead of
-  waiting for the interval.  The coordinator never names a partition another member still owns (it withholds
+  what it newly names; then it acknowledges at once with a heartbeat that reports what it owns (Kafka's
+  ACKNOWLEDGING state) instead of waiting for the interval.  A new assignment equal to what the member owns
+  (it changed and changed back before the member applied it) is acknowledged at once, without a poll: the
+  coordinator may be waiting for the member to confirm it released what the intermediate assignment took away
+  (Kafka's client bumps its assignment's local epoch and acknowledges; without that the coordinator would wait
+  for the rebalance timeout and fence the member);  The coordinator never names a partition another member still owns (it withholds
   it until that member has acknowledged the revocation), so revoke-before-assign is the coordinator's rule and
   the ownership ledger checks it;
 - FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID: every owned partition is lost (``on_lost``), the member rejoins with
@@ -98,6 +102,8 @@ class ConsumerProtocolMember:
         self.heartbeat_interval_ms = config.heartbeat_interval_ms   # until the coordinator says otherwise
         self.assignment: frozenset[TopicPartition] = frozenset()
         self._target: Optional[frozenset[TopicPartition]] = None   # last assignment received, not yet applied
+        self._target_version = 0     # bumped by every answer naming another assignment than the one before
+        self._acked_version = 0      # the version last applied and acknowledged
         self._reconcile_scheduled = False
         self._inflight = False
         self._heartbeat_after_inflight = False
@@ -172,11 +178,13 @@ class ConsumerProtocolMember:
     def ready(self, assignment_epoch: int) -> bool:
         """Reconciled with the coordinator's target at ``assignment_epoch`` as far as this member knows."""
         return (self.alive and not self.stalled and self.epoch == assignment_epoch and not self._reconcile_scheduled
+                and self._acked_version == self._target_version
                 and (self._target is None or self._target == self.assignment))
 
     def _stop(self) -> None:
         self._timers.cancel_all()
         self._target = None
+        self._acked_version = self._target_version
         self._reconcile_scheduled = False
 
     def _send_leave(self) -> None:
@@ -236,9 +244,17 @@ class ConsumerProtocolMember:
             if resp.heartbeat_interval_ms > 0:
                 self.heartbeat_interval_ms = resp.heartbeat_interval_ms
             if resp.assignment is not None:
-                self._target = frozenset(TopicPartition(self._topic_name(tp.topic_id), p)
-                                         for tp in resp.assignment for p in tp.partitions)
-                if self._target != self.assignment and not self._reconcile_scheduled:
+                target = frozenset(TopicPartition(self._topic_name(tp.topic_id), p)
+                                   for tp in resp.assignment for p in tp.partitions)
+                if target != self._target:
+                    self._target = target
+                    self._target_version += 1
+                if target == self.assignment:
+                    if self._acked_version != self._target_version:   # changed and changed back: acknowledge
+                        self._acked_version = self._target_version
+                        self._sent_owned = None
+                        self._heartbeat_after_inflight = True
+                elif not self._reconcile_scheduled:
                     self._reconcile_scheduled = True
                     self._at_next_poll(self._reconcile)
         elif code in _REJOIN:
@@ -246,6 +262,7 @@ class ConsumerProtocolMember:
             self.stats["fenced"] += 1
             self._release(self.assignment, self._on_lost, "partitions_lost")
             self._target = None
+            self._acked_version = self._target_version
             self.epoch = 0
             self._heartbeat_after_inflight = True
         elif code in _RETRY:
@@ -285,7 +302,11 @@ class ConsumerProtocolMember:
             return
         revoked = self.assignment - target
         added = target - self.assignment
+        version, self._acked_version = self._acked_version, self._target_version
         if not revoked and not added:
+            if version != self._target_version:   # changed and changed back meanwhile: acknowledge
+                self._sent_owned = None
+                self._heartbeat_now()
             return
         self._release(revoked, self._on_revoke, "partitions_revoked")
         if added:

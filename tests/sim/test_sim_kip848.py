@@ -309,3 +309,32 @@ def test_a_batch_longer_than_max_poll_interval_makes_a_consumer_protocol_member_
     assert sum(m.lost for m in r.member_reports) > 0 and r.generations >= 2
     assert r.double_ownership == 0
     replay(events)
+
+
+def test_an_assignment_that_changes_back_before_the_member_applied_it_is_acknowledged():
+    """A member is given a partition (a member left) and, before its next poll applies it, the partition is taken
+    back (the member returned).  The coordinator still counts the partition as the member's until the member
+    says it does not own it; Kafka's client acknowledges such an answer at once.  Without that acknowledgement
+    the coordinator waits for the rebalance timeout (max.poll.interval.ms, 300 s), fences the member and hands
+    its partitions on while it still consumes them (two owners)."""
+    from kafkagroup.sim.app import ProcessingModel
+    from kafkagroup.sim.harness import GroupHarness
+
+    h = GroupHarness({"t": 6}, application=ProcessingModel(500, 40.0, 0.0), network_latency_ms=1)  # 20 s batches
+    for _ in range(3):
+        h.add(protocol="consumer")
+    assert h.settle(600_000) is not None
+    members = [h.members[f"member-{i}"] for i in range(3)]
+    before = {m.name: m.assignment for m in members}
+    h.stop("member-2")
+    for _ in range(2_000):      # until a remaining member has been given member-2's partition, not yet applied
+        h.advance(10)
+        if any(m._target is not None and m._target != m.assignment for m in members[:2]):
+            break
+    else:
+        pytest.fail("no member was given member-2's partitions while in a batch")
+    h.restart("member-2")       # the coordinator takes the partitions back before that member's poll
+    took = h.settle(600_000)    # exclusive harness: two owners at any instant raise here
+    assert took is not None and took < 60_000
+    assert {n: m.assignment for n, m in h.members.items()} == before
+    assert int(h.ledger.partition_figures()[4].max()) < 60_000
