@@ -101,6 +101,11 @@ def test_assembled_answers_are_kios_encoding_of_the_whole_answer(version, auto_c
         by_id = answer(state, metadata_request(version, [log.topic_id("b"), stranger, "a", log.topic_id("again")]))
         assert b"".join(by_id.pieces) == whole(version, "node.example", 19092, [
             ok("b"), (UNKNOWN_TOPIC_ID, None, stranger, 0), ok("a"), ok("again")])
+        # neither a name nor an id (the all-zero id, which kio reads as None): answered as an unknown id, not
+        # a failure inside the handler (the framing fuzz test found it closing the connection)
+        nameless = answer(state, metadata_request(version, [NO_ID, "a"]))
+        assert b"".join(nameless.pieces) == whole(version, "node.example", 19092, [
+            (UNKNOWN_TOPIC_ID, None, NO_ID, 0), ok("a")])
 
 
 class Turns:

@@ -98,7 +98,8 @@ async def _metadata(state: NodeState, req: Request, peer: str) -> EncodedBody:
                     by_id_version = topics_log.metadata_version
                 found = by_id.get(getattr(wanted, "topic_id", None))       # type: ignore[arg-type]
                 if found is None or found not in topics_log.topics:
-                    add(None, UNKNOWN_TOPIC_ID, wanted.topic_id)
+                    # kio reads the all-zero id as None: a request naming neither a name nor an id
+                    add(None, UNKNOWN_TOPIC_ID, getattr(wanted, "topic_id", None) or _NO_ID)
                     await turn()
                     continue
                 name = found
