@@ -181,9 +181,9 @@ def churn_inputs(strategy: str):
 def independent_inputs(strategy: str, seed: int = 11):
     """The churned reference group as JoinGroup bytes made independently of kafkagroup's scenario names:
     500 random 10-letter topic names, 2,000 random client-style member ids (consumer-app-N-<uuid>) in join
-    order (shuffled, not MemberInfo order), a settled generation 7 of ``strategy`` on them (each survivor
-    claims what it was given, in Java's ConsumerProtocol layout), 200 members replaced by new ones that
-    own nothing. churn_inputs' names are ``topic000123`` / ``m0000123`` in MemberInfo order, generation 1."""
+    order (shuffled, not MemberInfo order; the bytes allocated in that order, as a JoinGroup response's
+    are), a settled generation 7 of ``strategy`` on them (each survivor claims what it was given, in
+    Java's ConsumerProtocol layout), 200 members replaced by new ones that own nothing. churn_inputs' names are ``topic000123`` / ``m0000123`` in MemberInfo order, generation 1."""
     import string
 
     from kafkagroup.scenarios import next_generation, uniform_group
@@ -209,9 +209,12 @@ def independent_inputs(strategy: str, seed: int = 11):
         tn, pn = churned.partition_names(churned.owned_partitions[churned.owned_offsets[i]:churned.owned_offsets[i + 1]])
         owned = [TopicPartition(t, p) for t, p in zip(tn, pn)]
         generation = int(churned.generation[i])
-        members.append((mid, None, encode_subscription(_member_subscription(strategy, topics, owned, generation), 3)))
+        members.append((mid, _member_subscription(strategy, topics, owned, generation)))
     rng.shuffle(members)
-    return dict(zip(churned.topics, churned.partition_count.tolist())), members
+    # encoded in join order: a leader's metadata bytes are allocated in the order its JoinGroup response
+    # lists them (decoded one after another), so they lie in memory in that order, not in MemberInfo order
+    return (dict(zip(churned.topics, churned.partition_count.tolist())),
+            [(mid, None, encode_subscription(sub, 3)) for mid, sub in members])
 
 
 def build_mixed_inputs():
