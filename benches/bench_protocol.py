@@ -181,9 +181,9 @@ def churn_inputs(strategy: str):
 def independent_inputs(strategy: str, seed: int = 11):
     """The churned reference group as JoinGroup bytes made independently of kafkagroup's scenario names:
     500 random 10-letter topic names, 2,000 random client-style member ids (consumer-app-N-<uuid>) in join
-    order (shuffled, not MemberInfo order), a settled generation 7 of ``strategy`` on them (each survivor
-    claims what it was given, in Java's ConsumerProtocol layout), 200 members replaced by new ones that
-    own nothing. churn_inputs' names are ``topic000123`` / ``m0000123`` in MemberInfo order, generation 1."""
+    order (shuffled, not MemberInfo order; the bytes allocated in that order, as a JoinGroup response's
+    are), a settled generation 7 of ``strategy`` on them (each survivor claims what it was given, in
+    Java's ConsumerProtocol layout), 200 members replaced by new ones that own nothing. churn_inputs' names are ``topic000123`` / ``m0000123`` in MemberInfo order, generation 1."""
     import string
 
     from kafkagroup.scenarios import next_generation, uniform_group
@@ -209,9 +209,12 @@ def independent_inputs(strategy: str, seed: int = 11):
         tn, pn = churned.partition_names(churned.owned_partitions[churned.owned_offsets[i]:churned.owned_offsets[i + 1]])
         owned = [TopicPartition(t, p) for t, p in zip(tn, pn)]
         generation = int(churned.generation[i])
-        members.append((mid, None, encode_subscription(_member_subscription(strategy, topics, owned, generation), 3)))
+        members.append((mid, _member_subscription(strategy, topics, owned, generation)))
     rng.shuffle(members)
-    return dict(zip(churned.topics, churned.partition_count.tolist())), members
+    # encoded in join order: a leader's metadata bytes are allocated in the order its JoinGroup response
+    # lists them (decoded one after another), so they lie in memory in that order, not in MemberInfo order
+    return (dict(zip(churned.topics, churned.partition_count.tolist())),
+            [(mid, None, encode_subscription(sub, 3)) for mid, sub in members])
 
 
 def build_mixed_inputs():
@@ -331,7 +334,8 @@ def test_leader_path_churn(benchmark, report, strategy, shape):
     cpu = stage_cpu_ms(strategy, members, metadata)
     name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%, {shape} input"
     report.add(name, benchmark, "engine call alone", engine, 0,
-               "CPU ms: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()), partitions=TOPICS * PARTITIONS)
+               "CPU ms: " + ", ".join(f"{k} {v:.1f}" if k != "path faults" else f"{k} {v:.0f}" for k, v in cpu.items()),
+               partitions=TOPICS * PARTITIONS)
     report.add(name, benchmark, "kafka-python 3.0.12",
                time_peer(lambda: kafka_python_leader(strategy, members, metadata), rounds=1, cap_s=CAP_S),
                CAP_S, "decode+assign+encode")
@@ -339,20 +343,24 @@ def test_leader_path_churn(benchmark, report, strategy, shape):
 
 def stage_cpu_ms(strategy: str, members, metadata, rounds: int = 7) -> dict[str, float]:
     """Median process CPU milliseconds of each stage of the leader path and of the whole path (the
-    machine is shared: CPU time is what the path costs, wall time adds whatever else runs)."""
+    machine is shared: CPU time is what the path costs, wall time adds whatever else runs), and the
+    median minor page faults of one whole path ("path faults": memory the allocator gave back to the OS
+    after the previous call and faults in again, see the module docstring)."""
     def cpu(fn):
-        times, result = [], None
+        times, faults, result = [], [], None
         for _ in range(rounds):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             start = time.process_time()
             result = fn()
             times.append((time.process_time() - start) * 1000)
-        return statistics.median(times), result
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        return statistics.median(times), statistics.median(faults), result
 
-    decode_ms, group = cpu(lambda: decode_group(members, metadata, assignor=strategy))
-    engine_ms, result = cpu(lambda: kafkagroup.assign_arrays(strategy, **group.arrays()))
-    encode_ms, _ = cpu(lambda: encode_assignments(group, result.owner))
-    path_ms, _ = cpu(lambda: leader_path(strategy, members, metadata))
-    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms}
+    decode_ms, _, group = cpu(lambda: decode_group(members, metadata, assignor=strategy))
+    engine_ms, _, result = cpu(lambda: kafkagroup.assign_arrays(strategy, **group.arrays()))
+    encode_ms, _, _ = cpu(lambda: encode_assignments(group, result.owner))
+    path_ms, path_faults, _ = cpu(lambda: leader_path(strategy, members, metadata))
+    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms, "path faults": path_faults}
 
 
 def _median_ms(fn, rounds, keep_result=True):
@@ -373,13 +381,13 @@ def _median_ms(fn, rounds, keep_result=True):
 def print_leader_path_stages() -> None:
     """Per-stage CPU table of the leader path (``python benches/bench_protocol.py leader``)."""
     print(f"{'leader path, churn (CPU ms, median of 7)':<42} {'decode':>7} {'engine':>7} {'encode':>7} "
-          f"{'sum':>7} {'path':>7}")
+          f"{'sum':>7} {'path':>7} {'faults':>7}")
     for strategy in STRATEGIES:
         for shape, make in INPUTS.items():
             metadata, members = make(strategy)
             c = stage_cpu_ms(strategy, members, metadata)
             print(f"{strategy + ', ' + shape:<42} {c['decode']:>7.1f} {c['engine']:>7.1f} {c['encode']:>7.1f} "
-                  f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f}")
+                  f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f} {c['path faults']:>7.0f}")
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["leader"]:

@@ -37,8 +37,8 @@ native group builder (csrc/kafkagroup/group_builder.hpp, ``kafkagroup._core.buil
 behind :func:`kafkagroup.build_group` and the Spark / fleet batches). The parser reads every member's
 topics; the builder takes the ids and those names (MemberInfo order and the id errors, the group's
 topics in Java order, its subscription arrays, a topic listed twice, the partition bound) and lays the
-topics out; the parser reads the rest of every member in MemberInfo order and writes each claim on a
-partition of the group's topics straight into that layout; only when a claim was left over (a stale or
+topics out; the parser reads the rest of every member (in JoinGroup order, laid out in MemberInfo
+order) and writes each claim on a partition of the group's topics straight into that layout; only when a claim was left over (a stale or
 invalid one), or there are racks, does the builder run again, to drop or refuse those claims and to
 number the racks. Errors are worded by :func:`kafkagroup.model.build_error_text`, as build_group words
 them. The pure-Python twin
@@ -208,7 +208,8 @@ def _decode_group_native(entries: list[JoinedMember], specs: Mapping[str, tuple[
             raise InvalidGroupError(refusal[1])
         order = plan["member_perm"]
         codes = head["sub_codes"][plan["topic_entries"]]
-        # 2. the rest of every member in MemberInfo order, claims placed with the builder's layout
+        # 2. the rest of every member (read in JoinGroup order, laid out in MemberInfo order), claims placed
+        #    with the builder's layout
         tail = decoder.parse_claims(None if refusal else plan["partition_count"], None if refusal else codes, order)
         if refusal is not None and refusal[0] == E_TOPIC_TWICE:
             # the builder names the first such member in its row order; the leader's rows are in JoinGroup

@@ -302,30 +302,47 @@ def _errors_column(errors: dict[int, str], num_groups: int) -> pa.Array:
     return pa.array(column, pa.string())
 
 
+def _numeric_column(values: np.ndarray, arrow_type: pa.DataType, null: np.ndarray | None = None) -> pa.Array:
+    """A numeric Arrow column over `values` converted to `arrow_type`'s numpy dtype (no copy when it already
+    is one, contiguous), null where `null` is True. Built from buffers: pa.array() runs its pandas and
+    type-inference checks on every call, a fixed cost held under the GIL that the fleet loop pays ~15 times
+    per batch."""
+    data = np.ascontiguousarray(values, dtype=arrow_type.to_pandas_dtype())
+    if null is None or not null.any():
+        return pa.Array.from_buffers(arrow_type, len(data), [None, pa.py_buffer(data)])
+    valid = np.packbits(~null, bitorder="little")
+    return pa.Array.from_buffers(arrow_type, len(data), [pa.py_buffer(valid), pa.py_buffer(data)],
+                                 null_count=int(null.sum()))
+
+
 def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     """One value per group for each of METRIC_FIELDS (strategy first)."""
     problems = plan.problems
     num_groups = problems.num_groups
-    failed = np.zeros(num_groups, dtype=bool)
-    failed[list(plan.errors)] = True
+    failed = None
+    if plan.errors:
+        failed = np.zeros(num_groups, dtype=bool)
+        failed[list(plan.errors)] = True
     partitions = problems.part_off[problems.topic_off[1:]] - problems.part_off[problems.topic_off[:-1]]
+    types = dict(METRIC_FIELDS)
     columns: dict[str, pa.Array] = {
         "strategy": pa.repeat(pa.scalar(strategy, pa.string()), num_groups),
-        "members": pa.array(np.diff(problems.member_off).astype(np.int32)),
-        "topics": pa.array(np.diff(problems.topic_off).astype(np.int32)),
-        "partitions": pa.array(partitions.astype(np.int64)),
-        "engine_us": pa.array(plan.engine_us, mask=failed),
-        "unknown_topics": pa.ListArray.from_arrays(pa.array(problems.unknown_off, pa.int32()),
+        "members": _numeric_column(np.diff(problems.member_off), types["members"]),
+        "topics": _numeric_column(np.diff(problems.topic_off), types["topics"]),
+        "partitions": _numeric_column(partitions, types["partitions"]),
+        "engine_us": _numeric_column(plan.engine_us, types["engine_us"], failed),
+        "unknown_topics": pa.ListArray.from_arrays(_numeric_column(problems.unknown_off, pa.int32()),
                                                    problems.unknown_topics.cast(pa.string()),
                                                    type=METRICS_STRUCT.field("unknown_topics").type),
-        "dropped_claims": pa.array(problems.dropped_claims),
+        "dropped_claims": _numeric_column(problems.dropped_claims, types["dropped_claims"]),
         "error": _errors_column(plan.errors, num_groups),
     }
     for name in _ENGINE_METRICS:
-        columns[name] = pa.array(plan.metrics[name], mask=failed)
+        columns[name] = _numeric_column(plan.metrics[name], types[name], failed)
     # the engine says -1 for "no bound known": null, so that a Spark sum() skips it instead of adding -1
-    columns["moved_lower_bound"] = pa.array(plan.metrics["moved_lower_bound"],
-                                            mask=failed | (plan.metrics["moved_lower_bound"] < 0))
+    lower_bound = plan.metrics["moved_lower_bound"]
+    columns["moved_lower_bound"] = _numeric_column(lower_bound, types["moved_lower_bound"],
+                                                   lower_bound < 0 if failed is None else failed | (lower_bound < 0))
     return [columns[name] if columns[name].type == dtype else columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
 
 

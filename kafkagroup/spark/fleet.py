@@ -151,11 +151,14 @@ def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch
 
 # Groups per batch when the caller does not say: each batch costs a fixed ~1 ms of Python (a few dozen
 # numpy / pyarrow calls, holding the GIL) on top of ~5 us of native work per group, so batches should be
-# large; but every thread needs several of them to stay busy to the end. Measured on the small-group
-# fleet (100,000 groups, one thread, CPU per group): 1,000 per batch 7.2 us, 2,000 6.5, 4,000 6.3.
+# large; but every thread needs more than one to stay busy to the end. Measured on the small-group
+# fleet (100,000 groups, one thread, CPU per group): 1,000 per batch 7.2 us, 2,000 6.5, 4,000 6.3. The
+# GIL-held share of the loop's CPU is what caps threads (tools/fleet_gil_share.py; 10,000 groups): 15.0%
+# at 1,250 per batch, 10.3% at 2,500, so two batches per thread (2,500 each at 10,000 groups on 2 threads),
+# not four.
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
-BATCHES_PER_THREAD = 4
+BATCHES_PER_THREAD = 2
 
 
 def auto_batch_groups(num_groups: int, threads: int) -> int:

@@ -129,3 +129,20 @@ def test_id_errors_come_before_byte_errors_and_byte_errors_before_group_rules(co
         decode_group([("a", None, broken), ("z", "inst", b"\x00")], {"a": 1}, codec=codec)
     with pytest.raises(InvalidGroupError, match="over the engine's limit of 268435456"):
         decode_group([("m0", None, encode_subscription(Subscription(["a", "b"])))], {"a": 2**28, "b": 1}, codec=codec)
+
+
+@pytest.mark.parametrize("codec", ["native", "python"])
+def test_claim_errors_are_reported_in_member_info_order_whatever_the_join_order(codec):
+    # the native codec reads the members' claims in join order (where their bytes lie) and lays them out
+    # in MemberInfo order; a malformed claim is still reported for the first member in MemberInfo order
+    def claiming(partition: int) -> bytes:
+        return encode_subscription(Subscription(["a"], None, [TopicPartition("a", partition)], 4), 3)
+
+    truncated = claiming(0)[:-12]   # inside the owned partitions: the topics and user data still parse
+    with pytest.raises(ProtocolError, match="member 'b' subscription"):
+        decode_group([("c", None, truncated), ("a", None, claiming(1)), ("b", None, truncated)], {"a": 3},
+                     codec=codec)
+    group = decode_group([("c", None, claiming(2)), ("a", None, claiming(0)), ("b", None, claiming(1))],
+                         {"a": 3}, codec=codec)
+    assert group.members == ["a", "b", "c"]
+    assert group.owned_offsets.tolist() == [0, 1, 2, 3] and group.owned_partitions.tolist() == [0, 1, 2]
