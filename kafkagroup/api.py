@@ -167,7 +167,7 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict)
     if strategy == "server-uniform":
         _check_single_owner(group)
-    result = assign_arrays(strategy, **group.arrays())
+    result = assign_arrays(strategy, **group.arrays(shared=True))
     assignment = MemberAssignment(group, result.owner)
     topics, partitions = group.partition_names(result.withheld)
     withheld = list(map(TopicPartition, topics, partitions))

@@ -110,8 +110,9 @@ bool exact_view(py::handle h, View<T>& out) {
 py::object assign_exact(const std::string& strategy, py::handle partition_count, py::handle sub_offsets,
                         py::handle sub_topics, py::handle owned_offsets, py::handle owned_partitions,
                         py::handle generation, py::handle member_rack, py::handle replica_offsets,
-                        py::handle replica_racks) {
+                        py::handle replica_racks, int64_t shared_members) {
     Problem problem;
+    problem.shared_members = shared_members;
     if (partition_count.is_none() || sub_offsets.is_none() || sub_topics.is_none()) return py::none();
     if (!exact_view(partition_count, problem.partition_count) || !exact_view(sub_offsets, problem.sub_offsets) ||
         !exact_view(sub_topics, problem.sub_topics) || !exact_view(owned_offsets, problem.owned_offsets) ||
@@ -405,8 +406,9 @@ PYBIND11_MODULE(_core, m) {
           "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
     m.def("assign_exact", &assign_exact, py::arg("strategy"), py::arg("partition_count"), py::arg("sub_offsets"),
           py::arg("sub_topics"), py::arg("owned_offsets"), py::arg("owned_partitions"), py::arg("generation"),
-          py::arg("member_rack"), py::arg("replica_offsets"), py::arg("replica_racks"),
-          "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None, all ten positional.\n"
+          py::arg("member_rack"), py::arg("replica_offsets"), py::arg("replica_racks"), py::arg("shared_members") = -1,
+          "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None, all ten positional,\n"
+          "and shared_members: -1, or the member count of the homogeneous form (Problem::shared_members).\n"
           "Returns (owner, withheld, metrics tuple in Metrics' field order), or None when some argument is not\n"
           "an exact array (nothing was run: convert and call again).");
     bind_batch(m);
