@@ -207,6 +207,12 @@ def _offsets(lengths: Iterable[int], count: int) -> np.ndarray:
 def topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
                  partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
                  ) -> dict[str, tuple[int, Sequence[Sequence[str | None] | None] | None]]:
+    if partition_racks is None and type(partitions_per_topic) is dict:
+        # the usual metadata, str -> int counts: checked in bulk (the loop below costs ~1 us a topic)
+        counts = partitions_per_topic.values()
+        if (all(type(c) is int for c in counts) and all(type(t) is str for t in partitions_per_topic)
+                and (not counts or (min(counts) >= 0 and max(counts) < 2**31))):
+            return {topic: (count, None) for topic, count in partitions_per_topic.items()}
     specs: dict[str, tuple[int, Any]] = {}
     for topic, spec in partitions_per_topic.items():
         if not isinstance(topic, str):
@@ -293,7 +299,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                 topic = _claim_at(owned[m], i - int(owned_offsets[m]))[0]
                 owned_codes[i] = code.setdefault(topic, len(code))
 
-    catalog, rack_code = topic_catalog(specs)
+    names = list(code)   # metadata topics first: the catalog reads the first len(specs) names
+    dictionary = utf8_strings(names)
+    catalog, rack_code = topic_catalog(specs, dictionary)
     member_rack = None
     if cols.rack is not None and any(cols.rack):
         member_rack = np.fromiter((rack_code.setdefault(r, len(rack_code)) if r else -1 for r in cols.rack),
@@ -302,8 +310,6 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     if cols.generation is not None and any(g != -1 for g in cols.generation):
         generation = np.fromiter(cols.generation, dtype=np.int64, count=members)
 
-    names = list(code)
-    dictionary = utf8_strings(names)
     instances = cols.instance
     built = _core.build_groups(
         catalog, np.array([0, members], dtype=np.int64), utf8_strings(cols.ids),
@@ -399,10 +405,13 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
                     instance=[m.instance_id for m in members])
 
 
-def topic_catalog(specs: Mapping[str, tuple[int, Any]]) -> tuple[Any, dict[str, int]]:
+def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
+                  ) -> tuple[Any, dict[str, int]]:
     """The native TopicCatalog of a group's metadata (:func:`topic_specs`; row k is the k-th topic) and
     the rack code space it starts: replica rack names coded in order of appearance. Member racks
-    continue that space (``rack_code.setdefault(rack, len(rack_code))``): one code space for both."""
+    continue that space (``rack_code.setdefault(rack, len(rack_code))``): one code space for both.
+    ``names``: the topic names already laid out by :func:`utf8_strings` (the first len(specs) of them
+    are read), else they are laid out here."""
     from kafkagroup import _core
 
     rack_code: dict[str, int] = {}
@@ -422,7 +431,12 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]]) -> tuple[Any, dict[str, 
                 lengths.append(len(kept))
         catalog_racks = dict(has_racks=has_racks, part_start=_offsets(part_lengths, len(part_lengths)),
                              rack_off=_offsets(lengths, len(lengths)), rack_codes=np.asarray(flat, dtype=np.int32))
-    catalog = _core.TopicCatalog(utf8_strings(list(specs)),
+    if names is None:
+        names = utf8_strings(list(specs))
+    elif len(names[0]) != len(specs) + 1:
+        offsets, data, valid = names
+        names = (offsets[:len(specs) + 1], data, None if valid is None else valid[:len(specs)])
+    catalog = _core.TopicCatalog(names,
                                  np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs)),
                                  **catalog_racks)
     return catalog, rack_code
