@@ -17,7 +17,7 @@ import numpy as np
 
 from kafkagroup.engine import Metrics, assign_arrays
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.model import CompactGroup, TopicSpec, build_group
+from kafkagroup.model import CompactGroup, DroppedClaim, TopicSpec, build_group
 from kafkagroup.structs import TopicPartition
 
 
@@ -104,6 +104,7 @@ class AssignmentResult:
     total_us: float
     unknown_topics: list[str] = field(default_factory=list)
     dropped_claims: int = 0
+    dropped: list[DroppedClaim] = field(default_factory=list)   # what strict=False dropped: member, topic, partition, why
 
     @property
     def owner(self) -> np.ndarray:
@@ -155,7 +156,7 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     `strategy` is a Kafka protocol name ("range", "roundrobin", ...) or one of Kafka 4's server-side
     assignors ("server-uniform", "server-range": a member's ``owned`` is its previous *target* assignment,
     ``instance`` its static id; pass ``strict=False`` to drop claims on deleted topics, as a coordinator
-    must); `partitions_per_topic` maps a
+    must: the result's ``dropped`` names each claim dropped); `partitions_per_topic` maps a
     topic to its partition count or to one replica-rack list per partition; `subscriptions` maps a
     member id to ``{"topics": [...], "owned": [(topic, p), ...], "generation": g, "rack": r,
     "instance": group_instance_id}`` (every key but topics optional; Subscription objects work too).
@@ -173,4 +174,5 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     withheld = list(map(TopicPartition, topics, partitions))
     return AssignmentResult(strategy=strategy, assignment=assignment, withheld=withheld, metrics=result.metrics,
                             engine_us=result.engine_us, total_us=(time.perf_counter() - start) * 1e6,
-                            unknown_topics=group.unknown_topics, dropped_claims=group.dropped_claims)
+                            unknown_topics=group.unknown_topics, dropped_claims=group.dropped_claims,
+                            dropped=group.dropped)

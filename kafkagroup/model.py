@@ -20,12 +20,14 @@ Kafka's rules for what members send:
 - an owned claim on a topic missing from the metadata, or past the topic's partition count, is an
   error naming the member, topic and partition (``strict=True``, the default for users), or dropped and
   counted in ``CompactGroup.dropped_claims`` (``strict=False``, what a group leader does).
+Every claim dropped is named in ``CompactGroup.dropped`` (member, topic, partition, why), so a caller
+passing ``strict=False`` can say what it dropped.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -35,6 +37,21 @@ from kafkagroup.java_order import java_string_key  # noqa: F401  (re-exported: t
 
 # A topic's metadata: a partition count, or one list of replica racks per partition.
 TopicSpec = int | Sequence[Sequence[str | None] | None]
+
+
+class DroppedClaim(NamedTuple):
+    """An owned claim the group builder dropped, and why: ``"unknown topic"`` (not in the metadata),
+    ``"past the topic's N partitions"`` (or a negative partition), ``"topic nobody subscribes to"``.
+
+    >>> g = build_group({"t0": 2}, {"C0": {"topics": ["t0"], "owned": [("t0", 5), ("t0", 1)]}}, strict=False)
+    >>> g.dropped
+    [DroppedClaim(member='C0', topic='t0', partition=5, reason="past the topic's 2 partitions")]
+    """
+
+    member: str
+    topic: str
+    partition: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -155,6 +172,7 @@ class CompactGroup:
     replica_racks: np.ndarray | None = None
     unknown_topics: list[str] = field(default_factory=list)   # subscribed, missing from the metadata
     dropped_claims: int = 0                # owned claims dropped (strict=False)
+    dropped: list[DroppedClaim] = field(default_factory=list)   # each dropped claim, in input order
     shared_topics: np.ndarray | None = None   # int32[k]: every member's row, when all rows are equal
 
     def __post_init__(self) -> None:
@@ -343,7 +361,31 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         replica_offsets=built["replica_offsets"] if inputs & USES_REPLICA_RACKS else None,
         replica_racks=built["replica_racks"] if inputs & USES_REPLICA_RACKS else None,
         unknown_topics=[sub_names[e] for e in built["unknown_entries"].tolist()],
-        dropped_claims=int(built["dropped_claims"][0]))
+        dropped_claims=int(built["dropped_claims"][0]),
+        dropped=_dropped_claims(cols, owned_offsets, owned_codes, owned_partition, names, specs, built["topic_row"])
+        if built["dropped_claims"][0] else [])
+
+
+def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
+                    names: list[str], specs: Mapping[str, tuple[int, Any]], group_rows: np.ndarray) -> list[DroppedClaim]:
+    """The claims the builder dropped (group_builder.hpp's rules), found by numpy over every claim and named."""
+    count_of = np.full(len(names), -1, dtype=np.int64)
+    count_of[:len(specs)] = np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs))
+    in_group = np.zeros(len(names), dtype=bool)
+    in_group[group_rows] = True       # catalog rows are the first codes, in the same order
+    counts = count_of[owned_codes]
+    unknown = counts < 0
+    out_of_range = ~unknown & ((owned_partition < 0) | (owned_partition >= counts))
+    unsubscribed = ~unknown & ~out_of_range & ~in_group[owned_codes]
+    where = np.flatnonzero(unknown | out_of_range | unsubscribed)
+    holders = np.searchsorted(owned_offsets, where, side="right") - 1
+    notes = []
+    for i, m in zip(where.tolist(), holders.tolist()):
+        c = int(owned_codes[i])
+        reason = ("unknown topic" if unknown[i] else
+                  f"past the topic's {count_of[c]} partitions" if out_of_range[i] else "topic nobody subscribes to")
+        notes.append(DroppedClaim(cols.ids[m], names[c], int(owned_partition[i]), reason))
+    return notes
 
 
 @dataclass

@@ -154,3 +154,24 @@ def test_one_pass_reader_leaves_odd_specs_to_the_general_path(spec):
     fast, _ = outcome(lambda: build_group({"t0": 2}, {"C0": {"topics": ["t0"]}, "C1": spec}))
     general, _ = outcome(lambda: _general_path({"t0": 2}, {"C0": {"topics": ["t0"]}, "C1": spec}, True))
     assert fast == general
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dict_groups())
+def test_every_dropped_claim_is_named(case):
+    metadata, specs = case
+    try:
+        g = build_group(metadata, specs, strict=False)
+    except InvalidGroupError:
+        return
+    assert len(g.dropped) == g.dropped_claims
+    for d in g.dropped:
+        spec = specs[d.member]
+        owned = spec.get("owned") or spec.get("owned_partitions") or ()
+        assert (d.topic, d.partition) in [tuple(c) for c in owned]
+        if d.reason == "unknown topic":
+            assert d.topic not in metadata
+        elif d.reason.startswith("past"):
+            assert not 0 <= d.partition < metadata[d.topic]
+        else:
+            assert d.topic not in {t for s in specs.values() for t in (s.get("topics") or ())}
