@@ -32,6 +32,7 @@ def assign_exact(
     replica_offsets: npt.NDArray[np.int64] | None,
     replica_racks: npt.NDArray[np.int32] | None,
     shared_members: int = -1,
+    server_racks: bool = False,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], tuple[int, int, int, int, int, int, int, int]] | None: ...
 def assign_batch(
     strategy: str,

@@ -150,7 +150,7 @@ def _check_single_owner(group: CompactGroup) -> None:
 
 def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscriptions: Mapping[str, Any], *,
            partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None = None,
-           strict: bool = True) -> AssignmentResult:
+           strict: bool = True, rack_aware: bool = False) -> AssignmentResult:
     """Assign the partitions of `partitions_per_topic` to the members of `subscriptions`.
 
     `strategy` is a Kafka protocol name ("range", "roundrobin", ...) or one of Kafka 4's server-side
@@ -160,6 +160,9 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     topic to its partition count or to one replica-rack list per partition; `subscriptions` maps a
     member id to ``{"topics": [...], "owned": [(topic, p), ...], "generation": g, "rack": r,
     "instance": group_instance_id}`` (every key but topics optional; Subscription objects work too).
+    ``rack_aware=True`` makes the server assignors prefer partitions with a replica in the member's rack
+    where balance allows (beyond Kafka, whose server assignors ignore racks; see
+    :func:`kafkagroup.assign_arrays`); off, they give Kafka's answer whatever racks are given.
     Raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member, topic or partition at fault.
     """
     start = time.perf_counter()
@@ -168,7 +171,7 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict)
     if strategy == "server-uniform":
         _check_single_owner(group)
-    result = assign_arrays(strategy, **group.arrays(shared=True))
+    result = assign_arrays(strategy, **group.arrays(shared=True), rack_aware=rack_aware)
     assignment = MemberAssignment(group, result.owner)
     topics, partitions = group.partition_names(result.withheld)
     withheld = list(map(TopicPartition, topics, partitions))

@@ -122,11 +122,20 @@ def strategies() -> list[str]:
 def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_topics: Any, *,
                   owned_offsets: Any = None, owned_partitions: Any = None, generation: Any = None,
                   member_rack: Any = None, replica_offsets: Any = None, replica_racks: Any = None,
-                  num_members: int | None = None) -> ArrayResult:
+                  num_members: int | None = None, rack_aware: bool = False) -> ArrayResult:
     """Run one assignor on the compact problem (see the module docstring for the layout; ``num_members``
-    with ``sub_offsets=None`` is the homogeneous form)."""
+    with ``sub_offsets=None`` is the homogeneous form).
+
+    ``rack_aware=True`` (server-uniform / server-range only; an option beyond Kafka, whose server assignors
+    ignore racks) gives members partitions with a replica in their rack where balance allows, when member
+    and replica racks are both given: server-range then splits as the classic range does with racks
+    (KIP-881), server-uniform balances as the classic sticky does with racks, keeping previous targets.
+    The classic strategies follow Kafka: rack-aware whenever racks are given, whatever this says."""
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a name, got {strategy!r}")
+    if rack_aware and not strategy.startswith("server-"):
+        raise InvalidGroupError(f"rack_aware is an option of the server assignors; {strategy!r} is rack-aware "
+                                "whenever member and replica racks are given, as in Kafka")
     shared = -1
     if num_members is not None:
         if sub_offsets is not None:
@@ -141,12 +150,12 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
     # else is converted (and range-checked) below and passed again.
     start = time.perf_counter()
     out = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
-                             generation, member_rack, replica_offsets, replica_racks, shared)
+                             generation, member_rack, replica_offsets, replica_racks, shared, rack_aware)
     if out is None:
         args = _converted(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
                           member_rack, replica_offsets, replica_racks)
         start = time.perf_counter()
-        out = _core.assign_exact(strategy, *args, shared)
+        out = _core.assign_exact(strategy, *args, shared, rack_aware)
         if out is None:  # as_index_array returns exact arrays; anything else is a kafkagroup defect
             raise InvariantError("assign_arrays: a converted argument is still not an exact array")
     engine_us = (time.perf_counter() - start) * 1e6

@@ -14,30 +14,40 @@
 namespace kafkagroup {
 namespace {
 
-using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const std::vector<int32_t>& prev_owner);
+using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const std::vector<int32_t>& prev_owner,
+                                  const AssignOptions&);
 
-AssignResult run_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+AssignResult run_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&, const AssignOptions&) {
     return AssignResult{assign_range(p, pr), {}, {}};
 }
-AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const std::vector<int32_t>&, const AssignOptions&) {
     return AssignResult{assign_roundrobin(p, pr), {}, {}};
 }
 
-AssignResult run_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+AssignResult run_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+                        const AssignOptions&) {
     return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
 }
-AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+                                    const AssignOptions&) {
     std::vector<int32_t> owner = assign_sticky(p, pr, prev_owner);
     std::vector<int32_t> withheld = withhold_transfers(p, pr, prev_owner, owner);
     return AssignResult{std::move(owner), std::move(withheld), {}};
 }
 
 // Kafka 4's server-side assignors (KIP-848): the previous target assignment is the members' `owned`.
-AssignResult run_server_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+// With AssignOptions::server_racks and racks given, the classic strategies' KIP-881 rack code runs instead
+// (the same code, not a second copy): range's rack-aware split (which is server range's split when no rack
+// matters) and the sticky's rack-aware balance over the previous target (balanced as server uniform is).
+AssignResult run_server_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&,
+                              const AssignOptions& options) {
+    if (options.server_racks && pr.has_racks) return AssignResult{assign_range(p, pr), {}, {}};
     return AssignResult{server::assign_range(p, pr), {}, {}};
 }
-AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+                                const AssignOptions& options) {
     server::check_single_owner(p, pr);
+    if (options.server_racks && pr.has_racks) return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
     return AssignResult{server::assign_uniform(p, pr, prev_owner), {}, {}};
 }
 
@@ -85,18 +95,20 @@ std::vector<std::string> strategy_names() {
     return names;
 }
 
-AssignResult assign(const std::string& strategy, const Problem& input) {
+AssignResult assign(const std::string& strategy, const Problem& input, const AssignOptions& options) {
     for (const Entry& e : kStrategies) {
         if (strategy != e.name) continue;
         Problem problem = input;
         SharedFormStorage shared_storage;
         // (a memberless group has no row to share: the CSR of nobody)
-        if (!e.reads_shared_form || problem.shared_members == 0) expand_shared_form(problem, shared_storage);
+        // (the rack-aware server options run the classic code, which reads the CSR)
+        if (!e.reads_shared_form || problem.shared_members == 0 || options.server_racks)
+            expand_shared_form(problem, shared_storage);
         const Prepared prepared = prepare(problem);  // validates the rack ids compact_rack_ids reads
         CompactRackIds rack_storage;
         compact_rack_ids(problem, rack_storage);
         const std::vector<int32_t> prev_owner = previous_owners(problem, prepared);
-        AssignResult result = e.run(problem, prepared, prev_owner);
+        AssignResult result = e.run(problem, prepared, prev_owner, options);
         result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev_owner);
         return result;
     }
