@@ -1,7 +1,7 @@
 """kafkagroup.assignors.server (UniformAssignor / RangeAssignor over a consumer group's own inputs) and the
 racks option of the server assignors (beyond Kafka, off by default).
 
-- the classes answer what the coordinator's target computation answers on the same group (topic ids,
+- the classes (and the coordinator, which calls them) answer what kafkagroup.assign with names answers on the same group (topic ids,
   static members, sets of topic names, previous targets on deleted topics);
 - racks off (the default): the output is Kafka's whatever racks are given (the same as with no racks);
 - racks on: members get partitions with a replica in their rack where balance allows, with the balance of
@@ -30,20 +30,37 @@ def _random_group(rng: random.Random):
     return topics, members
 
 
+def _by_names(name, topics, members, previous):
+    """The target through kafkagroup.assign with names (what the coordinator computed before it called the
+    class): subscriptions filtered to existing topics, previous targets on gone topic ids left out."""
+    name_of = {tid: n for n, (tid, _) in topics.items()}
+    specs = {m: {"topics": [t for t in subs if t in topics], "instance": inst,
+                 "owned": [(name_of[tid], p) for tid, ps in previous.get(m, {}).items() if tid in name_of for p in ps]}
+             for m, (subs, inst, _) in members.items()}
+    result = kafkagroup.assign(f"server-{name}", {n: c for n, (_, c) in topics.items()}, specs, strict=False)
+    out = {}
+    for m, tps in result.assignment.items():
+        by_id = {}
+        for tp in tps:
+            by_id.setdefault(topics[tp.topic][0], set()).add(tp.partition)
+        out[m] = {tid: frozenset(ps) for tid, ps in by_id.items()}
+    return out
+
+
 @pytest.mark.parametrize("name", ["uniform", "range"])
-def test_class_answers_what_the_coordinator_computes(name):
+def test_class_answers_what_assign_with_names_answers(name):
     rng = random.Random(7)
     for _ in range(150):
         topics, members = _random_group(rng)
-        previous = compute_target(name, topics, members, {})
+        previous = server_assignor(name).assign({m: ServerMember(*v) for m, v in members.items()}, topics)
+        assert previous == _by_names(name, topics, members, {})
         # churn: a member leaves, one joins, a topic is deleted (its previous targets point at a gone id)
         members.pop(next(iter(members)))
         members["new"] = (tuple(topics), None, None)
-        gone = rng.choice(list(topics))
-        del topics[gone]
-        expected = compute_target(name, topics, members, previous)
-        got = server_assignor(name).assign({m: ServerMember(*v) for m, v in members.items()}, topics, previous)
-        assert got == expected
+        del topics[rng.choice(list(topics))]
+        expected = _by_names(name, topics, members, previous)
+        assert server_assignor(name).assign({m: ServerMember(*v) for m, v in members.items()}, topics, previous) == expected
+        assert compute_target(name, topics, members, previous) == expected   # the coordinator's call
 
 
 def test_class_takes_sets_counts_and_names_what_it_drops():
