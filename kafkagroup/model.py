@@ -488,6 +488,10 @@ def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, 
     """Python strings (None = null) in Arrow's string layout, as the native builder reads them:
     (offsets int64[n+1], UTF-8 bytes, validity uint8[n] or None). Lone surrogates pass through (as
     Java's String allows them)."""
+    if None not in values:
+        joined = "".join(values)
+        if joined.isascii():   # the usual ids and names: one encode, lengths in characters are in bytes
+            return _offsets(map(len, values), len(values)), np.frombuffer(joined.encode("ascii"), dtype=np.uint8), None
     encoded = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
     offsets = _offsets(map(len, encoded), len(encoded))
     data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
