@@ -31,6 +31,8 @@ def assign_exact(
     member_rack: npt.NDArray[np.int32] | None,
     replica_offsets: npt.NDArray[np.int64] | None,
     replica_racks: npt.NDArray[np.int32] | None,
+    shared_members: int = -1,
+    server_racks: bool = False,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], tuple[int, int, int, int, int, int, int, int]] | None: ...
 def assign_batch(
     strategy: str,

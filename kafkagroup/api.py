@@ -17,7 +17,7 @@ import numpy as np
 
 from kafkagroup.engine import Metrics, assign_arrays
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.model import CompactGroup, TopicSpec, build_group
+from kafkagroup.model import CompactGroup, DroppedClaim, TopicSpec, build_group
 from kafkagroup.structs import TopicPartition
 
 
@@ -104,6 +104,7 @@ class AssignmentResult:
     total_us: float
     unknown_topics: list[str] = field(default_factory=list)
     dropped_claims: int = 0
+    dropped: list[DroppedClaim] = field(default_factory=list)   # what strict=False dropped: member, topic, partition, why
 
     @property
     def owner(self) -> np.ndarray:
@@ -149,16 +150,19 @@ def _check_single_owner(group: CompactGroup) -> None:
 
 def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscriptions: Mapping[str, Any], *,
            partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None = None,
-           strict: bool = True) -> AssignmentResult:
+           strict: bool = True, rack_aware: bool = False) -> AssignmentResult:
     """Assign the partitions of `partitions_per_topic` to the members of `subscriptions`.
 
     `strategy` is a Kafka protocol name ("range", "roundrobin", ...) or one of Kafka 4's server-side
     assignors ("server-uniform", "server-range": a member's ``owned`` is its previous *target* assignment,
     ``instance`` its static id; pass ``strict=False`` to drop claims on deleted topics, as a coordinator
-    must); `partitions_per_topic` maps a
+    must: the result's ``dropped`` names each claim dropped); `partitions_per_topic` maps a
     topic to its partition count or to one replica-rack list per partition; `subscriptions` maps a
     member id to ``{"topics": [...], "owned": [(topic, p), ...], "generation": g, "rack": r,
     "instance": group_instance_id}`` (every key but topics optional; Subscription objects work too).
+    ``rack_aware=True`` makes the server assignors prefer partitions with a replica in the member's rack
+    where balance allows (beyond Kafka, whose server assignors ignore racks; see
+    :func:`kafkagroup.assign_arrays`); off, they give Kafka's answer whatever racks are given.
     Raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member, topic or partition at fault.
     """
     start = time.perf_counter()
@@ -167,10 +171,11 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict)
     if strategy == "server-uniform":
         _check_single_owner(group)
-    result = assign_arrays(strategy, **group.arrays())
+    result = assign_arrays(strategy, **group.arrays(shared=True), rack_aware=rack_aware)
     assignment = MemberAssignment(group, result.owner)
     topics, partitions = group.partition_names(result.withheld)
     withheld = list(map(TopicPartition, topics, partitions))
     return AssignmentResult(strategy=strategy, assignment=assignment, withheld=withheld, metrics=result.metrics,
                             engine_us=result.engine_us, total_us=(time.perf_counter() - start) * 1e6,
-                            unknown_topics=group.unknown_topics, dropped_claims=group.dropped_claims)
+                            unknown_topics=group.unknown_topics, dropped_claims=group.dropped_claims,
+                            dropped=group.dropped)

@@ -11,6 +11,15 @@ problem"). The engine validates every index and raises :class:`~kafkagroup.error
 naming the member / topic / partition index. The GIL is released while the engine runs, so threads
 may assign different groups concurrently.
 
+A homogeneous group (every member subscribes to the same topics, Kafka's HOMOGENEOUS subscription type)
+may pass its subscription once: ``sub_offsets=None``, ``sub_topics`` the one list, ``num_members=M``. The
+result is the CSR form's with that row repeated M times, for every strategy; the server assignors read it
+as it is (10,000 members x 1,000 topics: 1,000 ids read instead of 10M), the others expand it natively.
+
+>>> r = assign_arrays("server-range", partition_count=[3], sub_offsets=None, sub_topics=[0], num_members=2)
+>>> r.owner.tolist()
+[0, 0, 1]
+
 Capacity: at most :data:`MAX_PARTITIONS` (2**28 = 268,435,456) partitions in total per call. The result
 alone is 4 bytes per partition (1 GiB at the bound) and the assignors' working arrays are several times
 that, so a larger problem is refused with InvalidGroupError naming the topic that crosses the bound,
@@ -112,20 +121,41 @@ def strategies() -> list[str]:
 
 def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_topics: Any, *,
                   owned_offsets: Any = None, owned_partitions: Any = None, generation: Any = None,
-                  member_rack: Any = None, replica_offsets: Any = None, replica_racks: Any = None) -> ArrayResult:
-    """Run one assignor on the compact problem (see the module docstring for the layout)."""
+                  member_rack: Any = None, replica_offsets: Any = None, replica_racks: Any = None,
+                  num_members: int | None = None, rack_aware: bool = False) -> ArrayResult:
+    """Run one assignor on the compact problem (see the module docstring for the layout; ``num_members``
+    with ``sub_offsets=None`` is the homogeneous form).
+
+    ``rack_aware=True`` (server-uniform / server-range only; an option beyond Kafka, whose server assignors
+    ignore racks) gives members partitions with a replica in their rack where balance allows, when member
+    and replica racks are both given: server-range then splits as the classic range does with racks
+    (KIP-881), server-uniform balances as the classic sticky does with racks, keeping previous targets.
+    The classic strategies follow Kafka: rack-aware whenever racks are given, whatever this says."""
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a name, got {strategy!r}")
+    if rack_aware and not strategy.startswith("server-"):
+        raise InvalidGroupError(f"rack_aware is an option of the server assignors; {strategy!r} is rack-aware "
+                                "whenever member and replica racks are given, as in Kafka")
+    shared = -1
+    if num_members is not None:
+        if sub_offsets is not None:
+            raise InvalidGroupError("num_members (the homogeneous form) takes sub_offsets=None: sub_topics is the "
+                                    "one list every member subscribes to")
+        if isinstance(num_members, bool) or not isinstance(num_members, (int, np.integer)) or not 0 <= num_members < 2**31:
+            raise InvalidGroupError(f"num_members must be an integer in 0..2^31-1, got {num_members!r}")
+        shared = int(num_members)
+        sub_topics = as_index_array("sub_topics", sub_topics, np.int32)
+        sub_offsets = np.array([0, sub_topics.size], dtype=np.int64)
     # Arrays already in the engine's layout (1-d, C-contiguous, these dtypes) go straight in; anything
     # else is converted (and range-checked) below and passed again.
     start = time.perf_counter()
     out = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
-                             generation, member_rack, replica_offsets, replica_racks)
+                             generation, member_rack, replica_offsets, replica_racks, shared, rack_aware)
     if out is None:
         args = _converted(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
                           member_rack, replica_offsets, replica_racks)
         start = time.perf_counter()
-        out = _core.assign_exact(strategy, *args)
+        out = _core.assign_exact(strategy, *args, shared, rack_aware)
         if out is None:  # as_index_array returns exact arrays; anything else is a kafkagroup defect
             raise InvariantError("assign_arrays: a converted argument is still not an exact array")
     engine_us = (time.perf_counter() - start) * 1e6

@@ -20,12 +20,14 @@ Kafka's rules for what members send:
 - an owned claim on a topic missing from the metadata, or past the topic's partition count, is an
   error naming the member, topic and partition (``strict=True``, the default for users), or dropped and
   counted in ``CompactGroup.dropped_claims`` (``strict=False``, what a group leader does).
+Every claim dropped is named in ``CompactGroup.dropped`` (member, topic, partition, why), so a caller
+passing ``strict=False`` can say what it dropped.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -35,6 +37,21 @@ from kafkagroup.java_order import java_string_key  # noqa: F401  (re-exported: t
 
 # A topic's metadata: a partition count, or one list of replica racks per partition.
 TopicSpec = int | Sequence[Sequence[str | None] | None]
+
+
+class DroppedClaim(NamedTuple):
+    """An owned claim the group builder dropped, and why: ``"unknown topic"`` (not in the metadata),
+    ``"past the topic's N partitions"`` (or a negative partition), ``"topic nobody subscribes to"``.
+
+    >>> g = build_group({"t0": 2}, {"C0": {"topics": ["t0"], "owned": [("t0", 5), ("t0", 1)]}}, strict=False)
+    >>> g.dropped
+    [DroppedClaim(member='C0', topic='t0', partition=5, reason="past the topic's 2 partitions")]
+    """
+
+    member: str
+    topic: str
+    partition: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,17 @@ class Member:
     generation: int = -1
     rack: str | None = None
     instance_id: str | None = None
+
+
+# The fields of a member spec and the names each may go by (kafkagroup's, then Kafka's spellings): the first
+# name whose value is not None wins. normalize_member and build_group's one-pass reader both read these.
+TOPICS_FIELD = ("topics",)
+OWNED_FIELD = ("owned", "owned_partitions")
+GENERATION_FIELD = ("generation", "generation_id")
+RACK_FIELD = ("rack", "rack_id", "client.rack", "client_rack")
+INSTANCE_FIELD = ("instance", "instance_id", "group_instance_id", "group.instance.id")
+_SPEC_COLUMNS = (TOPICS_FIELD, OWNED_FIELD, GENERATION_FIELD, RACK_FIELD, INSTANCE_FIELD)
+_SPEC_ALIASES = {name: (column, rank) for column, names in enumerate(_SPEC_COLUMNS) for rank, name in enumerate(names)}
 
 
 def _field(spec: Any, *names: str, default: Any = None) -> Any:
@@ -80,19 +108,19 @@ def normalize_member(member_id: str, spec: Any, *, check_elements: bool = True) 
                                                               spec.generation, spec.rack, spec.instance_id)
     if isinstance(spec, (list, tuple)):
         spec = {"topics": spec}
-    topics = _field(spec, "topics", default=())
+    topics = _field(spec, *TOPICS_FIELD, default=())
     if isinstance(topics, str):
         raise InvalidGroupError(f"member {member_id!r}: topics must be a list of names, got a string")
-    owned_raw = _field(spec, "owned", "owned_partitions", default=())
+    owned_raw = _field(spec, *OWNED_FIELD, default=())
     if check_elements:
         owned: tuple[Any, ...] = tuple(check_claim(member_id, claim) for claim in owned_raw)
     else:
         owned = owned_raw if isinstance(owned_raw, (list, tuple)) else tuple(owned_raw)
-    generation = _field(spec, "generation", "generation_id", default=-1)
+    generation = _field(spec, *GENERATION_FIELD, default=-1)
     if isinstance(generation, bool) or not isinstance(generation, (int, np.integer)) or not -2**31 <= generation < 2**31:
         raise InvalidGroupError(f"member {member_id!r}: generation must be a 32-bit integer, got {generation!r}")
-    rack = _field(spec, "rack", "rack_id", "client.rack", "client_rack")
-    instance = _field(spec, "instance", "instance_id", "group_instance_id", "group.instance.id")
+    rack = _field(spec, *RACK_FIELD)
+    instance = _field(spec, *INSTANCE_FIELD)
     for label, value in (("rack", rack), ("group.instance.id", instance)):
         if value is not None and not isinstance(value, str):
             raise InvalidGroupError(f"member {member_id!r}: {label} must be a string, got {value!r}")
@@ -144,12 +172,34 @@ class CompactGroup:
     replica_racks: np.ndarray | None = None
     unknown_topics: list[str] = field(default_factory=list)   # subscribed, missing from the metadata
     dropped_claims: int = 0                # owned claims dropped (strict=False)
+    dropped: list[DroppedClaim] = field(default_factory=list)   # each dropped claim, in input order
+    shared_topics: np.ndarray | None = None   # int32[k]: every member's row, when all rows are equal
 
-    def arrays(self) -> dict[str, np.ndarray | None]:
+    def __post_init__(self) -> None:
+        if self.shared_topics is not None and self.sub_offsets is None:
+            del self.sub_offsets, self.sub_topics   # built by __getattr__ when first read
+
+    def __getattr__(self, name: str) -> Any:
+        """``sub_offsets`` / ``sub_topics`` of a homogeneous group, built when first read (O(members x topics))."""
+        shared = self.__dict__.get("shared_topics")
+        if name not in ("sub_offsets", "sub_topics") or shared is None:
+            raise AttributeError(name)
+        members = len(self.members)
+        self.sub_offsets = np.arange(members + 1, dtype=np.int64) * len(shared)
+        self.sub_topics = np.tile(shared, members)
+        return self.__dict__[name]
+
+    def arrays(self, shared: bool = False) -> dict[str, Any]:
+        """assign_arrays' keyword arguments: the CSR of every member's row, or with ``shared=True`` and a
+        homogeneous group, the one row (``sub_offsets=None``, ``num_members``)."""
+        if shared and self.shared_topics is not None:
+            subs: dict[str, Any] = {"sub_offsets": None, "sub_topics": self.shared_topics,
+                                    "num_members": len(self.members)}
+        else:
+            subs = {"sub_offsets": self.sub_offsets, "sub_topics": self.sub_topics}
         return {
             "partition_count": self.partition_count,
-            "sub_offsets": self.sub_offsets,
-            "sub_topics": self.sub_topics,
+            **subs,
             "owned_offsets": self.owned_offsets,
             "owned_partitions": self.owned_partitions,
             "generation": self.generation,
@@ -175,6 +225,12 @@ def _offsets(lengths: Iterable[int], count: int) -> np.ndarray:
 def topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
                  partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
                  ) -> dict[str, tuple[int, Sequence[Sequence[str | None] | None] | None]]:
+    if partition_racks is None and type(partitions_per_topic) is dict:
+        # the usual metadata, str -> int counts: checked in bulk (the loop below costs ~1 us a topic)
+        counts = partitions_per_topic.values()
+        if (all(type(c) is int for c in counts) and all(type(t) is str for t in partitions_per_topic)
+                and (not counts or (min(counts) >= 0 and max(counts) < 2**31))):
+            return {topic: (count, None) for topic, count in partitions_per_topic.items()}
     specs: dict[str, tuple[int, Any]] = {}
     for topic, spec in partitions_per_topic.items():
         if not isinstance(topic, str):
@@ -230,38 +286,30 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 
     specs = topic_specs(partitions_per_topic, partition_racks)
-    if isinstance(subscriptions, Mapping):
-        members = [normalize_member(mid, spec, check_elements=False) for mid, spec in subscriptions.items()]
-    else:
-        members = list(subscriptions)
-        if not all(isinstance(m, Member) for m in members):
-            raise InvalidGroupError("subscriptions must be a mapping member_id -> subscription, or Members")
-
-    # Topic names: one dictionary (metadata topics first, then subscribed names missing from it), each
-    # distinct topic list checked and coded once (members of a group mostly send the same list).
+    # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
     code: dict[str, int] = {t: i for i, t in enumerate(specs)}
-    list_codes: dict[tuple[str, ...], np.ndarray] = {}
-    sub_codes: list[np.ndarray] = []
-    for m in members:
-        codes = list_codes.get(m.topics)   # one hash of the tuple per member
-        if codes is None:
-            for topic in m.topics:
-                if not isinstance(topic, str):
-                    raise InvalidGroupError(f"member {m.member_id!r}: topic names must be strings, got {topic!r}")
-                code.setdefault(topic, len(code))
-            codes = list_codes[m.topics] = np.fromiter((code[t] for t in m.topics), dtype=np.int32, count=len(m.topics))
-        sub_codes.append(codes)
-    sub_offsets = _offsets(map(len, sub_codes), len(members))
+    cols = _read_columns(subscriptions, code)
+    members = len(cols.ids)
+    # A group whose members all send the same list (most do) hands the builder that list once, on its first
+    # member (the others' empty): what the builder derives from subscriptions -- the group's topics, the
+    # unknown ones, a topic listed twice -- depends only on the distinct lists, and the row it returns is
+    # every member's (CompactGroup.shared_topics).
+    shared = cols.sub_offsets is None and members > 0
+    if shared:
+        sub_offsets = np.full(members + 1, len(cols.sub_codes), dtype=np.int64)
+        sub_offsets[0] = 0
+    else:
+        sub_offsets = cols.sub_offsets if cols.sub_offsets is not None else np.zeros(members + 1, dtype=np.int64)
 
     owned_offsets = owned_partition = owned_codes = None
-    if any(m.owned for m in members):
+    if cols.owned is not None and any(cols.owned):
         from kafkagroup._claims import intern_claims
 
-        owned = [m.owned for m in members]
+        owned = cols.owned
         owned_offsets, owned_codes, owned_partition, bad = intern_claims(owned, code)
         if bad >= 0:  # not a (str, int) pair: word the error from the claim itself
             m, k = _member_at(owned, bad)
-            check_claim(members[m].member_id, _claim_at(owned[m], k))
+            check_claim(cols.ids[m], _claim_at(owned[m], k))
             raise AssertionError("kafkagroup._claims refused a claim that check_claim accepts")  # pragma: no cover
         if (owned_codes < 0).any():   # claims on names nobody subscribes to and the metadata lacks
             for i in np.flatnonzero(owned_codes < 0).tolist():
@@ -269,27 +317,27 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                 topic = _claim_at(owned[m], i - int(owned_offsets[m]))[0]
                 owned_codes[i] = code.setdefault(topic, len(code))
 
-    catalog, rack_code = topic_catalog(specs)
-    member_rack = None
-    if any(m.rack for m in members):
-        member_rack = np.fromiter((rack_code.setdefault(m.rack, len(rack_code)) if m.rack else -1 for m in members),
-                                  dtype=np.int32, count=len(members))
-    generation = None
-    if any(m.generation != -1 for m in members):
-        generation = np.fromiter((m.generation for m in members), dtype=np.int64, count=len(members))
-
-    names = list(code)
-    instances = [m.instance_id for m in members]
+    names = list(code)   # metadata topics first: the catalog reads the first len(specs) names
     dictionary = utf8_strings(names)
+    catalog, rack_code = topic_catalog(specs, dictionary)
+    member_rack = None
+    if cols.rack is not None and any(cols.rack):
+        member_rack = np.fromiter((rack_code.setdefault(r, len(rack_code)) if r else -1 for r in cols.rack),
+                                  dtype=np.int32, count=members)
+    generation = None
+    if cols.generation is not None and any(g != -1 for g in cols.generation):
+        generation = np.fromiter(cols.generation, dtype=np.int64, count=members)
+
+    instances = cols.instance
     built = _core.build_groups(
-        catalog, np.array([0, len(members)], dtype=np.int64), utf8_strings([m.member_id for m in members]),
-        utf8_strings(instances) if any(i is not None for i in instances) else None,
-        sub_offsets, None, (*dictionary, np.concatenate(sub_codes) if sub_codes else np.zeros(0, np.int32)),
+        catalog, np.array([0, members], dtype=np.int64), utf8_strings(cols.ids),
+        utf8_strings(instances) if instances is not None and any(i is not None for i in instances) else None,
+        sub_offsets, None, (*dictionary, cols.sub_codes),
         owned_offsets, None if owned_codes is None else (*dictionary, owned_codes.astype(np.int32)),
         owned_partition, None, generation, member_rack, strict)
     if built["errors"]:
         _, err, a, b, c = built["errors"][0]
-        raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(members, names, specs)))
+        raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(cols, names, specs)))
 
     perm = built["member_perm"].tolist()
     topics = [names[r] for r in built["topic_row"].tolist()]
@@ -298,12 +346,14 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     np.cumsum(partition_count, out=topic_base[1:])
     racks_by_code = list(rack_code)
     inputs = int(built["group_inputs"][0])
-    sub_names = [names[c] for c in np.concatenate(sub_codes).tolist()] if built["unknown_entries"].size else []
+    sub_names = [names[c] for c in cols.sub_codes.tolist()] if built["unknown_entries"].size else []
+    ids = cols.ids
     return CompactGroup(
-        topics=topics, members=[members[i].member_id for i in perm],
+        topics=topics, members=[ids[i] for i in perm],
         racks=[None] + [racks_by_code[c] for c in built["rack_codes"].tolist()],
         partition_count=partition_count, topic_base=topic_base,
-        sub_offsets=built["sub_offsets"], sub_topics=built["sub_topics"],
+        sub_offsets=None if shared else built["sub_offsets"], sub_topics=None if shared else built["sub_topics"],
+        shared_topics=built["sub_topics"] if shared else None,
         owned_offsets=built["owned_offsets"] if inputs & USES_OWNED else None,
         owned_partitions=built["owned_partitions"] if inputs & USES_OWNED else None,
         generation=built["generation"] if inputs & USES_GENERATION else None,
@@ -311,13 +361,99 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         replica_offsets=built["replica_offsets"] if inputs & USES_REPLICA_RACKS else None,
         replica_racks=built["replica_racks"] if inputs & USES_REPLICA_RACKS else None,
         unknown_topics=[sub_names[e] for e in built["unknown_entries"].tolist()],
-        dropped_claims=int(built["dropped_claims"][0]))
+        dropped_claims=int(built["dropped_claims"][0]),
+        dropped=_dropped_claims(cols, owned_offsets, owned_codes, owned_partition, names, specs, built["topic_row"])
+        if built["dropped_claims"][0] else [])
 
 
-def topic_catalog(specs: Mapping[str, tuple[int, Any]]) -> tuple[Any, dict[str, int]]:
+def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
+                    names: list[str], specs: Mapping[str, tuple[int, Any]], group_rows: np.ndarray) -> list[DroppedClaim]:
+    """The claims the builder dropped (group_builder.hpp's rules), found by numpy over every claim and named."""
+    count_of = np.full(len(names), -1, dtype=np.int64)
+    count_of[:len(specs)] = np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs))
+    in_group = np.zeros(len(names), dtype=bool)
+    in_group[group_rows] = True       # catalog rows are the first codes, in the same order
+    counts = count_of[owned_codes]
+    unknown = counts < 0
+    out_of_range = ~unknown & ((owned_partition < 0) | (owned_partition >= counts))
+    unsubscribed = ~unknown & ~out_of_range & ~in_group[owned_codes]
+    where = np.flatnonzero(unknown | out_of_range | unsubscribed)
+    holders = np.searchsorted(owned_offsets, where, side="right") - 1
+    notes = []
+    for i, m in zip(where.tolist(), holders.tolist()):
+        c = int(owned_codes[i])
+        reason = ("unknown topic" if unknown[i] else
+                  f"past the topic's {count_of[c]} partitions" if out_of_range[i] else "topic nobody subscribes to")
+        notes.append(DroppedClaim(cols.ids[m], names[c], int(owned_partition[i]), reason))
+    return notes
+
+
+@dataclass
+class _Columns:
+    """A group's members as columns (input order), their topic lists coded against build_group's dictionary:
+    ``sub_offsets`` None means every member's list is ``sub_codes`` (see _members.code_topic_lists)."""
+
+    ids: list[str]
+    topics: list[Any]
+    sub_offsets: np.ndarray | None
+    sub_codes: np.ndarray
+    owned: list[Any] | None = None
+    generation: list[int] | None = None
+    rack: list[str | None] | None = None
+    instance: list[str | None] | None = None
+
+
+def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dict[str, int]) -> _Columns:
+    """Members' fields as columns and their topic lists coded (``code`` gains the names it lacked).
+
+    A dict of plain dict specs (ids and names strings, topic lists lists or tuples, generations ints, racks
+    and instance ids strings) is read in one native pass (kafkagroup._members); anything else goes through
+    :func:`normalize_member`, which words every error."""
+    from kafkagroup._members import code_topic_lists, read_specs
+
+    if type(subscriptions) is dict:
+        read = read_specs(subscriptions, _SPEC_ALIASES, len(_SPEC_COLUMNS))
+        if read is not None:
+            ids, topics, owned, generation, rack, instance = read
+            if topics is None:
+                topics = [()] * len(ids)
+            elif None in topics:
+                topics = [() if t is None else t for t in topics]
+            if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
+                    and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
+                probe = dict(code)
+                offsets, codes, bad = code_topic_lists(topics, probe)
+                if bad < 0:
+                    code.update(probe)
+                    return _Columns(
+                        ids, topics, offsets, codes,
+                        owned=None if owned is None else [() if o is None else o for o in owned],
+                        generation=None if generation is None else [-1 if g is None else g for g in generation],
+                        rack=None if rack is None else [r or None for r in rack],
+                        instance=None if instance is None else [i or None for i in instance])
+    if isinstance(subscriptions, Mapping):
+        members = [normalize_member(mid, spec, check_elements=False) for mid, spec in subscriptions.items()]
+    else:
+        members = list(subscriptions)
+        if not all(isinstance(m, Member) for m in members):
+            raise InvalidGroupError("subscriptions must be a mapping member_id -> subscription, or Members")
+    topics = [m.topics for m in members]
+    offsets, codes, bad = code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code)
+    if bad >= 0:
+        check_topics(members[bad].member_id, tuple(topics[bad]))
+        raise AssertionError("kafkagroup._members refused a topic list that check_topics accepts")  # pragma: no cover
+    return _Columns([m.member_id for m in members], topics, offsets, codes, owned=[m.owned for m in members],
+                    generation=[m.generation for m in members], rack=[m.rack for m in members],
+                    instance=[m.instance_id for m in members])
+
+
+def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
+                  ) -> tuple[Any, dict[str, int]]:
     """The native TopicCatalog of a group's metadata (:func:`topic_specs`; row k is the k-th topic) and
     the rack code space it starts: replica rack names coded in order of appearance. Member racks
-    continue that space (``rack_code.setdefault(rack, len(rack_code))``): one code space for both."""
+    continue that space (``rack_code.setdefault(rack, len(rack_code))``): one code space for both.
+    ``names``: the topic names already laid out by :func:`utf8_strings` (the first len(specs) of them
+    are read), else they are laid out here."""
     from kafkagroup import _core
 
     rack_code: dict[str, int] = {}
@@ -337,7 +473,12 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]]) -> tuple[Any, dict[str, 
                 lengths.append(len(kept))
         catalog_racks = dict(has_racks=has_racks, part_start=_offsets(part_lengths, len(part_lengths)),
                              rack_off=_offsets(lengths, len(lengths)), rack_codes=np.asarray(flat, dtype=np.int32))
-    catalog = _core.TopicCatalog(utf8_strings(list(specs)),
+    if names is None:
+        names = utf8_strings(list(specs))
+    elif len(names[0]) != len(specs) + 1:
+        offsets, data, valid = names
+        names = (offsets[:len(specs) + 1], data, None if valid is None else valid[:len(specs)])
+    catalog = _core.TopicCatalog(names,
                                  np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs)),
                                  **catalog_racks)
     return catalog, rack_code
@@ -347,6 +488,10 @@ def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, 
     """Python strings (None = null) in Arrow's string layout, as the native builder reads them:
     (offsets int64[n+1], UTF-8 bytes, validity uint8[n] or None). Lone surrogates pass through (as
     Java's String allows them)."""
+    if None not in values:
+        joined = "".join(values)
+        if joined.isascii():   # the usual ids and names: one encode, lengths in characters are in bytes
+            return _offsets(map(len, values), len(values)), np.frombuffer(joined.encode("ascii"), dtype=np.uint8), None
     encoded = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
     offsets = _offsets(map(len, encoded), len(encoded))
     data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -411,22 +556,22 @@ def build_error_text(code: int, a: int, b: int, c: int, names: BuildErrorNames) 
 
 
 class _GroupNames(BuildErrorNames):
-    def __init__(self, members: list[Member], names: list[str], specs: Mapping[str, tuple[int, Any]]) -> None:
-        self.members, self.names, self.specs = members, names, specs
+    def __init__(self, cols: _Columns, names: list[str], specs: Mapping[str, tuple[int, Any]]) -> None:
+        self.cols, self.names, self.specs = cols, names, specs
         self.flat_claims: list[Any] | None = None
 
     def member(self, i: int) -> Any:
-        return self.members[i].member_id
+        return self.cols.ids[i]
 
     def instance(self, i: int) -> Any:
-        return self.members[i].instance_id
+        return None if self.cols.instance is None else self.cols.instance[i]
 
     def topics(self, i: int) -> Any:
-        return list(self.members[i].topics)
+        return list(self.cols.topics[i])
 
     def claim(self, e: int) -> tuple[Any, Any]:
         if self.flat_claims is None:
-            self.flat_claims = [c for m in self.members for c in m.owned]
+            self.flat_claims = [c for claims in (self.cols.owned or ()) for c in claims]
         topic, partition = self.flat_claims[e]
         return topic, int(partition)
 
@@ -437,7 +582,7 @@ class _GroupNames(BuildErrorNames):
         return self.specs[self.names[row]][0]
 
     def generation(self, i: int) -> Any:
-        return self.members[i].generation
+        return -1 if self.cols.generation is None else self.cols.generation[i]
 
 
 def _member_at(owned: list[Sequence[Any]], flat_index: int) -> tuple[int, int]:

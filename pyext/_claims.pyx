@@ -15,13 +15,16 @@ intern_claims(owned, slot) -> (offsets int64[M+1], slots int32[n], partitions in
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdlib cimport calloc, free
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 cnp.import_array()
+
+include "address_table.pxi"
 
 
 cdef inline object _pair(object claim):
@@ -54,6 +57,10 @@ def intern_claims(list owned, dict slot):
     cdef PyObject* found
     cdef int overflow
     cdef long long value
+    cdef int32_t c
+    # claims name the same few topics over and over, mostly as the very same str objects: their slot is
+    # looked up by address first (a few ns), by the dict once per distinct object
+    cdef _ByAddress by_address = _ByAddress()
     for m in range(members):
         for claim in per_member[m]:
             pair = _pair(claim)
@@ -74,8 +81,15 @@ def intern_claims(list owned, dict slot):
                     value = -1
             else:
                 return offsets, slots, partitions, i
-            found = PyDict_GetItem(slot, topic)
-            slot_view[i] = -1 if found is NULL else <int32_t><object>found
+            # (only a tuple claim's topic is cached: the tuple holds it for the whole call, so its address
+            # names this string throughout; another sequence's item may be made afresh and freed)
+            c = by_address.find(<PyObject*>topic) if pair is claim else ABSENT
+            if c == ABSENT:
+                found = PyDict_GetItem(slot, topic)
+                c = -1 if found is NULL else <int32_t><object>found
+                if pair is claim:
+                    by_address.put(<PyObject*>topic, c)
+            slot_view[i] = c
             part_view[i] = value
             i += 1
         offsets[m + 1] = i

@@ -134,8 +134,11 @@ bool exact_view(py::handle h, View<T>& out) {
 py::object assign_exact(const std::string& strategy, py::handle partition_count, py::handle sub_offsets,
                         py::handle sub_topics, py::handle owned_offsets, py::handle owned_partitions,
                         py::handle generation, py::handle member_rack, py::handle replica_offsets,
-                        py::handle replica_racks) {
+                        py::handle replica_racks, int64_t shared_members, bool server_racks) {
     Problem problem;
+    problem.shared_members = shared_members;
+    AssignOptions options;
+    options.server_racks = server_racks;
     if (partition_count.is_none() || sub_offsets.is_none() || sub_topics.is_none()) return py::none();
     if (!exact_view(partition_count, problem.partition_count) || !exact_view(sub_offsets, problem.sub_offsets) ||
         !exact_view(sub_topics, problem.sub_topics) || !exact_view(owned_offsets, problem.owned_offsets) ||
@@ -146,7 +149,7 @@ py::object assign_exact(const std::string& strategy, py::handle partition_count,
     AssignResult result;
     {
         py::gil_scoped_release release;
-        result = assign(strategy, problem);
+        result = assign(strategy, problem, options);
     }
     const Metrics& m = result.metrics;
     return py::make_tuple(to_numpy(std::move(result.owner)), to_numpy(std::move(result.withheld)),
@@ -435,8 +438,11 @@ PYBIND11_MODULE(_core, m) {
           "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
     m.def("assign_exact", &assign_exact, py::arg("strategy"), py::arg("partition_count"), py::arg("sub_offsets"),
           py::arg("sub_topics"), py::arg("owned_offsets"), py::arg("owned_partitions"), py::arg("generation"),
-          py::arg("member_rack"), py::arg("replica_offsets"), py::arg("replica_racks"),
-          "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None, all ten positional.\n"
+          py::arg("member_rack"), py::arg("replica_offsets"), py::arg("replica_racks"), py::arg("shared_members") = -1,
+          py::arg("server_racks") = false,
+          "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None, all ten positional,\n"
+          "and shared_members: -1, or the member count of the homogeneous form (Problem::shared_members);\n"
+          "server_racks: AssignOptions::server_racks.\n"
           "Returns (owner, withheld, metrics tuple in Metrics' field order), or None when some argument is not\n"
           "an exact array (nothing was run: convert and call again).");
     bind_batch(m);

@@ -1,5 +1,7 @@
 #include "kafkagroup/engine.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include "kafkagroup/assignors.hpp"
@@ -12,46 +14,78 @@
 namespace kafkagroup {
 namespace {
 
-using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const std::vector<int32_t>& prev_owner);
+using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const std::vector<int32_t>& prev_owner,
+                                  const AssignOptions&);
 
-AssignResult run_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+AssignResult run_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&, const AssignOptions&) {
     return AssignResult{assign_range(p, pr), {}, {}};
 }
-AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const std::vector<int32_t>&, const AssignOptions&) {
     return AssignResult{assign_roundrobin(p, pr), {}, {}};
 }
 
-AssignResult run_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+AssignResult run_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+                        const AssignOptions&) {
     return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
 }
-AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+                                    const AssignOptions&) {
     std::vector<int32_t> owner = assign_sticky(p, pr, prev_owner);
     std::vector<int32_t> withheld = withhold_transfers(p, pr, prev_owner, owner);
     return AssignResult{std::move(owner), std::move(withheld), {}};
 }
 
 // Kafka 4's server-side assignors (KIP-848): the previous target assignment is the members' `owned`.
-AssignResult run_server_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&) {
+// With AssignOptions::server_racks and racks given, the classic strategies' KIP-881 rack code runs instead
+// (the same code, not a second copy): range's rack-aware split (which is server range's split when no rack
+// matters) and the sticky's rack-aware balance over the previous target (balanced as server uniform is).
+AssignResult run_server_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&,
+                              const AssignOptions& options) {
+    if (options.server_racks && pr.has_racks) return AssignResult{assign_range(p, pr), {}, {}};
     return AssignResult{server::assign_range(p, pr), {}, {}};
 }
-AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+                                const AssignOptions& options) {
     server::check_single_owner(p, pr);
+    if (options.server_racks && pr.has_racks) return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
     return AssignResult{server::assign_uniform(p, pr, prev_owner), {}, {}};
 }
 
 struct Entry {
     const char* name;
     AssignFn run;
+    bool reads_shared_form;   // reads Problem::shared_members as it is (else expanded to the CSR first)
 };
 // Registration order is the order strategy_names() reports.
 const Entry kStrategies[] = {
-    {"range", run_range},
-    {"roundrobin", run_roundrobin},
-    {"sticky", run_sticky},
-    {"cooperative-sticky", run_cooperative_sticky},
-    {"server-uniform", run_server_uniform},
-    {"server-range", run_server_range},
+    {"range", run_range, false},
+    {"roundrobin", run_roundrobin, false},
+    {"sticky", run_sticky, false},
+    {"cooperative-sticky", run_cooperative_sticky, false},
+    {"server-uniform", run_server_uniform, true},
+    {"server-range", run_server_range, true},
 };
+
+// The homogeneous form (Problem::shared_members) as the CSR the classic assignors read: every member's
+// row is the shared one. O(M x topics), what the caller would have built; a malformed form is left for
+// prepare() to refuse with its message.
+struct SharedFormStorage {
+    std::vector<int64_t> offsets;
+    std::vector<int32_t> topics;
+};
+void expand_shared_form(Problem& p, SharedFormStorage& s) {
+    if (p.shared_members < 0 || p.shared_members > INT32_MAX || p.sub_offsets.size != 2 || p.sub_offsets[0] != 0 ||
+        static_cast<std::size_t>(p.sub_offsets[1]) != p.sub_topics.size)
+        return;
+    const std::size_t M = static_cast<std::size_t>(p.shared_members), k = p.sub_topics.size;
+    s.offsets.resize(M + 1);
+    s.topics.resize(M * k);
+    for (std::size_t m = 0; m <= M; ++m) s.offsets[m] = static_cast<int64_t>(m * k);
+    for (std::size_t m = 0; m < M; ++m) std::copy(p.sub_topics.begin(), p.sub_topics.end(), s.topics.begin() + m * k);
+    p.sub_offsets = View<int64_t>{s.offsets.data(), s.offsets.size()};
+    p.sub_topics = View<int32_t>{s.topics.data(), s.topics.size()};
+    p.shared_members = -1;
+}
 
 }  // namespace
 
@@ -61,15 +95,20 @@ std::vector<std::string> strategy_names() {
     return names;
 }
 
-AssignResult assign(const std::string& strategy, const Problem& input) {
+AssignResult assign(const std::string& strategy, const Problem& input, const AssignOptions& options) {
     for (const Entry& e : kStrategies) {
         if (strategy != e.name) continue;
-        const Prepared prepared = prepare(input);  // validates the rack ids compact_rack_ids reads
         Problem problem = input;
+        SharedFormStorage shared_storage;
+        // (a memberless group has no row to share: the CSR of nobody)
+        // (the rack-aware server options run the classic code, which reads the CSR)
+        if (!e.reads_shared_form || problem.shared_members == 0 || options.server_racks)
+            expand_shared_form(problem, shared_storage);
+        const Prepared prepared = prepare(problem);  // validates the rack ids compact_rack_ids reads
         CompactRackIds rack_storage;
         compact_rack_ids(problem, rack_storage);
         const std::vector<int32_t> prev_owner = previous_owners(problem, prepared);
-        AssignResult result = e.run(problem, prepared, prev_owner);
+        AssignResult result = e.run(problem, prepared, prev_owner, options);
         result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev_owner);
         return result;
     }

@@ -12,8 +12,17 @@ namespace kafkagroup {
 // Strategies by Kafka protocol name ("range", "roundrobin", ...), in registration order.
 std::vector<std::string> strategy_names();
 
+// Choices beyond Kafka's behaviour, all off by default (what Kafka does).
+struct AssignOptions {
+    // server-uniform / server-range take the members' and replicas' racks into account (Kafka 4.4.0's
+    // server assignors ignore racks): server-range becomes the classic range's KIP-881 rack-aware split,
+    // server-uniform the classic sticky's KIP-881 rack-aware balance (both keep the previous target where
+    // balance allows). Without member and replica racks both given, the output is the default's.
+    bool server_racks = false;
+};
+
 // Throws std::invalid_argument for an unknown strategy or an invalid problem (see prepare()).
 // Pure function of its arguments: no global state, safe to call from many threads at once.
-AssignResult assign(const std::string& strategy, const Problem& problem);
+AssignResult assign(const std::string& strategy, const Problem& problem, const AssignOptions& options = {});
 
 }  // namespace kafkagroup

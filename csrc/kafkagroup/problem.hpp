@@ -51,6 +51,12 @@ struct Problem {
     View<int32_t> member_rack;       // [M] or empty: rack id of each member (0 = none)
     View<int64_t> replica_offsets;   // [P+1] or empty: CSR offsets into replica_racks
     View<int32_t> replica_racks;     // rack ids of each partition's replicas (0 never appears)
+    // The homogeneous form (Kafka's HOMOGENEOUS subscription type): when >= 0, the group has this many
+    // members and every one of them subscribes to all of sub_topics, in that order; sub_offsets is then
+    // {0, sub_topics.size} (member 0's row, which is everyone's). A 10,000-member group subscribed to 1,000
+    // topics passes 1,000 ids instead of 10M. The server assignors read this form as it is (they read
+    // member 0's row only when subscriptions are equal); engine.cpp expands it to the CSR for the others.
+    int64_t shared_members = -1;
 };
 
 // Derived, validated facts about a Problem. Built once per call by `prepare` (validate.cpp), which

@@ -60,21 +60,33 @@ Prepared prepare(const Problem& p) {
     out.topic_base[out.num_topics] = static_cast<int32_t>(total);
     out.num_partitions = static_cast<int32_t>(total);
 
-    if (p.sub_offsets.size == 0) fail("sub_offsets: expected M+1 offsets, got 0");
-    if (p.sub_offsets.size - 1 > static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
-        fail("too many members");
-    out.num_members = static_cast<int32_t>(p.sub_offsets.size - 1);
+    const bool shared = p.shared_members >= 0;
+    if (shared) {
+        if (p.shared_members > std::numeric_limits<int32_t>::max()) fail("too many members");
+        out.num_members = static_cast<int32_t>(p.shared_members);
+        if (p.sub_offsets.size != 2 || p.sub_offsets[0] != 0 ||
+            static_cast<std::size_t>(p.sub_offsets[1]) != p.sub_topics.size)
+            fail("sub_offsets: the homogeneous form (shared_members) takes {0, " + std::to_string(p.sub_topics.size) +
+                 "}, one row every member shares");
+    } else {
+        if (p.sub_offsets.size == 0) fail("sub_offsets: expected M+1 offsets, got 0");
+        if (p.sub_offsets.size - 1 > static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
+            fail("too many members");
+        out.num_members = static_cast<int32_t>(p.sub_offsets.size - 1);
+    }
     const std::size_t M = static_cast<std::size_t>(out.num_members);
 
-    check_offsets(p.sub_offsets, M, p.sub_topics.size, "sub_offsets", "member");
+    if (!shared) check_offsets(p.sub_offsets, M, p.sub_topics.size, "sub_offsets", "member");
     // last_member_of[t]: the last member seen subscribing to t, to reject a topic listed twice.
     std::vector<int32_t> last_member_of(static_cast<std::size_t>(out.num_topics), -1);
     // A list equal to member 0's, entry for entry, was checked with member 0's (the usual case: members
-    // of one application list the same topics in the same order): one memcmp instead of a pass.
+    // of one application list the same topics in the same order): one memcmp instead of a pass. The
+    // homogeneous form is that case without the memcmps: one row, checked once.
     const int32_t* const first = M > 0 ? p.sub_topics.data + p.sub_offsets[0] : nullptr;
     const int64_t first_size = M > 0 ? p.sub_offsets[1] - p.sub_offsets[0] : 0;
     std::size_t same_as_first = 0;
-    for (std::size_t m = 0; m < M; ++m) {
+    const std::size_t rows = shared ? std::min<std::size_t>(M, 1) : M;
+    for (std::size_t m = 0; m < rows; ++m) {
         if (m > 0 && p.sub_offsets[m + 1] - p.sub_offsets[m] == first_size &&
             std::memcmp(p.sub_topics.data + p.sub_offsets[m], first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0) {
             ++same_as_first;
@@ -90,9 +102,12 @@ Prepared prepare(const Problem& p) {
             last_member_of[t] = static_cast<int32_t>(m);
         }
     }
+    if (shared) same_as_first = M > 0 ? M - 1 : 0;
 
     out.uniform = M > 0 && (same_as_first + 1 == M || subscriptions_uniform(p, out));
-    out.topic_subscribed = subscribed_topics(p, out, out.uniform);
+    // (a homogeneous form with no member subscribes to nothing; its row was not read, nor is it here)
+    out.topic_subscribed = shared && M == 0 ? std::vector<char>(static_cast<std::size_t>(out.num_topics), 0)
+                                            : subscribed_topics(p, out, out.uniform);
 
     out.has_owned = !p.owned_offsets.empty();
     if (out.has_owned) {

@@ -10,6 +10,7 @@ through this module::
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -30,8 +31,14 @@ def outcome(build: Callable[[], CompactGroup]) -> tuple[Outcome, CompactGroup | 
         group = build()
     except (ProtocolError, InvalidGroupError) as exc:
         return (type(exc).__name__, str(exc)), None
-    fields = {name: value.tolist() if isinstance(value, np.ndarray) else value for name, value in vars(group).items()}
-    fields["dtypes"] = {name: value.dtype.name for name, value in vars(group).items() if isinstance(value, np.ndarray)}
+    # every field as read (a homogeneous group's sub_offsets / sub_topics are built from shared_topics on
+    # first read); shared_topics itself is how the group is stored, not what it holds, and ``dropped`` (the
+    # names of dropped claims) is build_group's note, which the leader's decoders do not write (they count
+    # dropped claims, compared here)
+    values = {f.name: getattr(group, f.name) for f in dataclasses.fields(group)
+              if f.name not in ("shared_topics", "dropped")}
+    fields = {name: value.tolist() if isinstance(value, np.ndarray) else value for name, value in values.items()}
+    fields["dtypes"] = {name: value.dtype.name for name, value in values.items() if isinstance(value, np.ndarray)}
     return ("ok", fields), group
 
 

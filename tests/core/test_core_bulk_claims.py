@@ -122,3 +122,27 @@ def test_member_assignment_is_a_read_only_mapping_built_on_read():
     with pytest.raises(KeyError):
         r.assignment["C9"]
     assert r.owner.shape == (8,) and set(r.owner.tolist()) == {0, 1}
+
+
+def test_claims_whose_topics_are_made_afresh_are_read_by_name():
+    """intern_claims looks a tuple claim's topic up by the str object's address; a claim of another kind may
+    hand out a new string on each read (freed after it, its address reused by the next one), so its topic
+    is looked up by name: equal answers whatever the address."""
+
+    class Claim:   # a (topic, partition) sequence building its topic string on every read
+        def __init__(self, topic, partition):
+            self.parts = (topic, partition)
+
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return "".join(self.parts[0]) if i == 0 else self.parts[1]
+
+    names = ["t0", "t1", "t2"]
+    members = {f"m{i}": {"topics": names, "owned": [Claim(names[(i + k) % 3], i) for k in range(3)]} for i in range(4)}
+    plain = {m: {"topics": names, "owned": [("".join(c.parts[0]), c.parts[1]) for c in s["owned"]]} for m, s in members.items()}
+    a = build_group({"t0": 5, "t1": 5, "t2": 5}, members)
+    b = build_group({"t0": 5, "t1": 5, "t2": 5}, plain)
+    assert a.owned_partitions.tolist() == b.owned_partitions.tolist()
+    assert a.owned_offsets.tolist() == b.owned_offsets.tolist()

@@ -201,3 +201,19 @@ def test_server_uniform_valid_balanced_sticky(seed):
         assert again.metrics.moved == 0 and np.array_equal(again.owner, result.owner)
         members = with_previous(members, result, rng)
         result = kafkagroup.assign("server-uniform", topics, members)
+
+
+def test_strict_false_names_every_claim_it_drops():
+    """strict=False used to drop claims past a topic's count (and on unknown or unsubscribed topics) with only
+    a count; the result now names each one: member, topic, partition, why."""
+    members = {"C0": {"topics": ["t0", "gone"], "owned": [("t0", 0), ("t0", 7), ("gone", 1)]},
+               "C1": {"topics": ["t0"], "owned": [("t1", 0), ("t0", -1), ("t0", 1)]}}
+    r = kafkagroup.assign("server-uniform", {"t0": 2, "t1": 1}, members, strict=False)
+    assert r.dropped_claims == 4
+    assert [tuple(d) for d in r.dropped] == [
+        ("C0", "t0", 7, "past the topic's 2 partitions"),
+        ("C0", "gone", 1, "unknown topic"),
+        ("C1", "t1", 0, "topic nobody subscribes to"),
+        ("C1", "t0", -1, "past the topic's 2 partitions"),
+    ]
+    assert r.assignment["C0"] == [TP("t0", 0)] and r.assignment["C1"] == [TP("t0", 1)]

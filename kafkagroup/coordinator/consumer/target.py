@@ -5,10 +5,10 @@ coordinator computes a new target assignment for every member with the group's s
 (``uniform`` or ``range``, Kafka's ``group.consumer.assignors``), and members reconcile towards it.
 
 The computation is incremental, as Kafka's ``TargetAssignmentBuilder``: every member's previous target is
-handed to the assignor as what it owns (``owned``), with its ``group.instance.id`` and rack, so a sticky
-assignor moves only what the change requires.  The engine is ``kafkagroup.assign("server-uniform" |
-"server-range", ...)`` through its array entry point (``model.build_group`` + ``engine.assign_arrays``): the
-Python work per partition is the previous target's claims and the new owner array, grouped by numpy.
+handed to the assignor as what it owns (``owned``), with its ``group.instance.id``, so a sticky assignor
+moves only what the change requires.  The assignors are ``kafkagroup.assignors.server`` (the native
+``server-uniform`` / ``server-range``, racks ignored as Kafka ignores them): the Python work per partition is
+the previous target's claims and the new owner array, grouped by numpy.
 
 The group's assignor is the one most of its members name in ``group.remote.assignor`` (Kafka's
 ``computePreferredServerAssignor``; a tie goes to the name first counted), ``uniform`` when none does.
@@ -51,35 +51,6 @@ def compute_target(assignor: str, topics: Mapping[str, tuple[UUID, int]], member
         return {}
     # numpy and the native engine load with the first target, not with the coordinator: `kafkagroup serve`
     # starts without them (a classic-only node never needs them)
-    import numpy as np
+    from kafkagroup.assignors.server import server_assignor
 
-    from kafkagroup.engine import assign_arrays
-    from kafkagroup.model import Member, build_group
-
-    names_by_id = {tid: name for name, (tid, _) in topics.items()}
-    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-    subscriptions = []
-    for member_id, (names, instance_id, rack) in members.items():
-        subscribed = shared.get(names)
-        if subscribed is None:
-            subscribed = shared[names] = tuple(t for t in names if t in topics)
-        owned = tuple((names_by_id[tid], p) for tid, parts in previous.get(member_id, {}).items()
-                      if tid in names_by_id for p in parts)
-        subscriptions.append(Member(member_id, subscribed, owned, -1, rack, instance_id))
-    group = build_group({name: count for name, (_, count) in topics.items()}, subscriptions, strict=False)
-    owner = assign_arrays(SERVER_ASSIGNORS[assignor], **group.arrays()).owner
-    # group the owner array by member: partition global id -> (topic row, partition)
-    topic_of = np.repeat(np.arange(len(group.topics)), group.partition_count)
-    partition_of = np.arange(len(owner)) - group.topic_base[topic_of]
-    order = np.argsort(owner, kind="stable")
-    order = order[owner[order] >= 0]
-    bounds = np.searchsorted(owner[order], np.arange(len(group.members) + 1)).tolist()
-    topic_rows, partitions = topic_of[order].tolist(), partition_of[order].tolist()
-    row_ids = [topics[name][0] for name in group.topics]
-    target: dict[str, Assignment] = {}
-    for i, member_id in enumerate(group.members):
-        by_row: dict[int, list[int]] = {}
-        for k in range(bounds[i], bounds[i + 1]):
-            by_row.setdefault(topic_rows[k], []).append(partitions[k])
-        target[member_id] = {row_ids[row]: frozenset(ps) for row, ps in by_row.items()}
-    return target
+    return server_assignor(assignor).assign(members, topics, previous)

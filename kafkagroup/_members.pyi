@@ -1,0 +1,13 @@
+"""Type stub of the Cython module kafkagroup._members (pyext/_members.pyx): member specs to columns and codes.
+
+Use it through kafkagroup.model.build_group, which owns the rules and the error messages.
+"""
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+def read_specs(subscriptions: dict[Any, Any], aliases: dict[str, tuple[int, int]], columns: int
+               ) -> tuple[Any, ...] | None: ...
+def code_topic_lists(lists: list[Any], code: dict[str, int]
+                     ) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int32], int]: ...

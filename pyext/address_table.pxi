@@ -1,0 +1,65 @@
+# Included by pyext/_members.pyx and pyext/_claims.pyx (Cython `include` is textual: one source, a copy of the
+# class in each module). Needs: calloc / free (libc.stdlib), uintptr_t / int32_t (libc.stdint), PyObject.
+
+cdef enum:
+    ABSENT = -2147483648   # find()'s answer for an address never put (values put are >= -1)
+
+
+cdef class _ByAddress:
+    """str object address -> code, open addressing (linear probing, power-of-two size, at most half full).
+    The names in members' lists are mostly the very objects of the metadata or of one another, so a
+    lookup by address (a few ns) replaces most dict lookups (hash + compare). Valid for one call:
+    addresses are borrowed from lists the caller keeps alive."""
+    cdef uintptr_t* keys
+    cdef int32_t* values
+    cdef size_t mask, used
+
+    def __cinit__(self):
+        self.mask = 1023
+        self.used = 0
+        self.keys = <uintptr_t*>calloc(self.mask + 1, sizeof(uintptr_t))
+        self.values = <int32_t*>calloc(self.mask + 1, sizeof(int32_t))
+        if self.keys is NULL or self.values is NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.keys)
+        free(self.values)
+
+    cdef inline size_t _slot(self, uintptr_t key) noexcept nogil:
+        cdef size_t i = <size_t>(((key >> 4) * <uintptr_t>0x9E3779B97F4A7C15) >> 20) & self.mask
+        while self.keys[i] != 0 and self.keys[i] != key:
+            i = (i + 1) & self.mask
+        return i
+
+    cdef inline int32_t find(self, PyObject* key) noexcept nogil:
+        """The value put for this address, or ABSENT."""
+        cdef size_t i = self._slot(<uintptr_t>key)
+        return self.values[i] if self.keys[i] != 0 else ABSENT
+
+    cdef int put(self, PyObject* key, int32_t value) except -1:
+        cdef uintptr_t* old_keys
+        cdef int32_t* old_values
+        cdef size_t i, j, old_size
+        if 2 * (self.used + 1) > self.mask + 1:
+            old_keys, old_values, old_size = self.keys, self.values, self.mask + 1
+            self.mask = 2 * old_size - 1
+            self.keys = <uintptr_t*>calloc(self.mask + 1, sizeof(uintptr_t))
+            self.values = <int32_t*>calloc(self.mask + 1, sizeof(int32_t))
+            if self.keys is NULL or self.values is NULL:
+                free(old_keys)
+                free(old_values)
+                raise MemoryError()
+            for i in range(old_size):
+                if old_keys[i] != 0:
+                    j = self._slot(old_keys[i])
+                    self.keys[j] = old_keys[i]
+                    self.values[j] = old_values[i]
+            free(old_keys)
+            free(old_values)
+        i = self._slot(<uintptr_t>key)
+        if self.keys[i] == 0:
+            self.used += 1
+        self.keys[i] = <uintptr_t>key
+        self.values[i] = value
+        return 0
