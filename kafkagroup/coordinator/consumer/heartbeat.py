@@ -123,7 +123,7 @@ class ConsumerGroupHandlers:
         self.clock = clock
         self.topics = topics
         self.registry = registry
-        self._new_member_id = member_id_factory or (lambda: str(uuid.uuid4()))
+        self.new_member_id = member_id_factory or (lambda: str(uuid.uuid4()))
 
     # ================================================================ heartbeat
 
@@ -150,7 +150,7 @@ class ConsumerGroupHandlers:
         if len(group.members) >= self.config.group_consumer_max_size and req.member_id not in group.members:
             raise HeartbeatError(_E.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
                                                             f"of {self.config.group_consumer_max_size} members.")
-        member_id = req.member_id or self._new_member_id()
+        member_id = req.member_id or self.new_member_id()
         owned = self._owned(req.topic_partitions)
         member, is_new, replaced = self._member(group, req, member_id, owned)
 
@@ -164,22 +164,24 @@ class ConsumerGroupHandlers:
         if req.rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = req.rebalance_timeout_ms
         member.client_id, member.client_host = req.client_id, req.client_host
+        if member.classic is not None:          # a static member moved from the classic protocol to this one
+            group.set_classic(member, None)
         changed = is_new or group.group_epoch == 0 or before != (member.subscription(), member.server_assignor,
                                                                    member.rack_id)
         if is_new:
             group.add_member(member)
-        if self._refresh_metadata(group, force=changed) or changed:
+        if self.refresh_metadata(group, force=changed) or changed:
             group.bump_epoch()
             log.info("group %s: epoch %d (member %s)", group.group_id, group.group_epoch, member_id)
         if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
             if self.offload is None or group.target_computed_at is None:
-                self._update_target(group)          # on this thread (a new group's first target: at once)
+                self.update_target(group)          # on this thread (a new group's first target: at once)
             else:
                 self._offload_target(group)
 
         previous = member.assignment
-        self._reconcile(group, member, owned)
-        self._arm_session(group, member)
+        self.reconcile_member(group, member, owned)
+        self.arm_session(group, member)
         full = joining or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
                            and req.topic_partitions is not None)
         assignment = None
@@ -211,7 +213,9 @@ class ConsumerGroupHandlers:
                 return ConsumerGroupMember(member_id, instance_id=req.instance_id), True, False
             if existing.member_id == member_id:
                 return existing, False, False
-            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # the instance held by a member on the consumer protocol is released only by its leave (-2); one on
+            # the classic protocol is replaced at once (Kafka: the static member moves between protocols)
+            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH and not existing.uses_classic_protocol:
                 raise HeartbeatError(_E.UNRELEASED_INSTANCE_ID,
                                      f"Static member {member_id} with instance id {req.instance_id} cannot join the "
                                      f"group because the instance id is owned by {existing.member_id} member.")
@@ -223,7 +227,7 @@ class ConsumerGroupHandlers:
                 subscribed_topic_regex=existing.subscribed_topic_regex, server_assignor=existing.server_assignor,
                 assignment=MemberAssignment(existing.assignment.state, 0, 0, existing.assignment.assigned,
                                             existing.assignment.pending_revocation))
-            self._cancel_timers(existing)
+            self.cancel_timers(existing)
             group.replace_static_member(existing, replacement)
             log.info("group %s: static member %s (instance %s) replaced by %s", group.group_id,
                      existing.member_id, req.instance_id, member_id)
@@ -259,7 +263,7 @@ class ConsumerGroupHandlers:
 
     # ============================================================== metadata
 
-    def _refresh_metadata(self, group: ConsumerGroup, *, force: bool) -> bool:
+    def refresh_metadata(self, group: ConsumerGroup, *, force: bool) -> bool:
         """Re-resolve the group's regexes and its subscribed topics' (id, partition count) when the topics
         changed since the last look (or ``force``); True when what the group subscribes to changed."""
         version = self.topics.version
@@ -309,7 +313,7 @@ class ConsumerGroupHandlers:
             members[mid] = (names, m.instance_id, m.rack_id)
         return assignor, dict(group.subscription_metadata), members, dict(group.target)
 
-    def _update_target(self, group: ConsumerGroup) -> None:
+    def update_target(self, group: ConsumerGroup) -> None:
         assignor, metadata, members, previous = self._target_inputs(group)
         try:
             target = compute_target(assignor, metadata, members, previous)
@@ -351,8 +355,10 @@ class ConsumerGroupHandlers:
 
     # ========================================================== reconciliation
 
-    def _reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember,
-                   owned: list[tuple[UUID, list[int]]] | None) -> None:
+    def reconcile_member(self, group: ConsumerGroup, member: ConsumerGroupMember,
+                   owned: list[tuple[UUID, list[int]]] | None, *, arm_rebalance: bool = True) -> None:
+        """Move the member towards its target.  ``arm_rebalance``: start its revocation deadline when it must
+        revoke (a classic member's deadlines are its join and sync timers instead)."""
         subscribed = {group.subscription_metadata[t][0] for t in group.subscribed_topics(member)
                       if t in group.subscription_metadata}
         current = member.assignment
@@ -361,7 +367,7 @@ class ConsumerGroupHandlers:
         if nxt is current:
             return
         group.update_assignment(member, nxt)
-        if nxt.state is MemberState.UNREVOKED_PARTITIONS:
+        if nxt.state is MemberState.UNREVOKED_PARTITIONS and arm_rebalance:
             if current.state is not MemberState.UNREVOKED_PARTITIONS or current.member_epoch != nxt.member_epoch:
                 self._arm_rebalance(group, member)
         elif member.rebalance_timer is not None:
@@ -402,20 +408,34 @@ class ConsumerGroupHandlers:
         return ConsumerGroupHeartbeatResponse(_E.NONE, None, req.member_id, req.member_epoch, 0)
 
     def fence(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
-        """Remove ``member`` (leave, session or rebalance timeout) and bump the group epoch; the new target
-        is computed at the next heartbeat of any member."""
-        self._cancel_timers(member)
-        group.remove_member(member.member_id)
-        self._refresh_metadata(group, force=True)
+        """Remove ``member`` (leave, session, rebalance, join or sync timeout) and bump the group epoch; the new
+        target is computed at the next heartbeat of any member.  When only members on the classic protocol are
+        left and the migration policy allows it, the group becomes a classic group instead (Kafka's
+        ``consumerGroupFenceMember``)."""
+        self.cancel_timers(member)
+        if self.registry.downgrade_without(group, member):
+            return
+        self.remove(group, [member])
+
+    def remove(self, group: ConsumerGroup, members: list[ConsumerGroupMember]) -> None:
+        """Remove ``members`` with their timers and bump the group epoch once (no downgrade)."""
+        for member in members:
+            self.cancel_timers(member)
+            group.remove_member(member.member_id)
+        self.refresh_metadata(group, force=True)
         group.bump_epoch()
 
     # ================================================================== timers
 
-    def _arm_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+    def arm_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """(Re)start the member's session: the broker's ``group.consumer.session.timeout.ms``, or for a member on
+        the classic protocol the session timeout of its JoinGroup."""
         if member.session_timer is not None:
             member.session_timer.cancel()
-        deadline = self.clock.now_ms() + self.config.group_consumer_session_timeout_ms
-        member.session_timer = self.clock.call_at(deadline, lambda: self._expire(group.group_id, member, "session"))
+        timeout = (member.classic.session_timeout_ms if member.classic is not None
+                   else self.config.group_consumer_session_timeout_ms)
+        deadline = self.clock.now_ms() + timeout
+        member.session_timer = self.clock.call_at(deadline, lambda: self.expire(group.group_id, member, "session"))
 
     def _arm_rebalance(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         if member.rebalance_timer is not None:
@@ -426,10 +446,10 @@ class ConsumerGroupHandlers:
         def expire() -> None:
             member.rebalance_timer = None
             if member.member_epoch == epoch and member.state is MemberState.UNREVOKED_PARTITIONS:
-                self._expire(group.group_id, member, "rebalance")
+                self.expire(group.group_id, member, "rebalance")
         member.rebalance_timer = self.clock.call_at(deadline, expire)
 
-    def _expire(self, group_id: str, member: ConsumerGroupMember, which: str) -> None:
+    def expire(self, group_id: str, member: ConsumerGroupMember, which: str) -> None:
         group = self.registry.consumer_group(group_id)
         if group is None or group.members.get(member.member_id) is not member:
             return
@@ -437,8 +457,8 @@ class ConsumerGroupHandlers:
         self.fence(group, member)
 
     @staticmethod
-    def _cancel_timers(member: ConsumerGroupMember) -> None:
-        for name in ("session_timer", "rebalance_timer"):
+    def cancel_timers(member: ConsumerGroupMember) -> None:
+        for name in ("session_timer", "rebalance_timer", "join_timer", "sync_timer"):
             timer = getattr(member, name)
             if timer is not None:
                 timer.cancel()
@@ -447,7 +467,7 @@ class ConsumerGroupHandlers:
     def drop_timers(self, group: ConsumerGroup) -> None:
         """Cancel every timer of ``group`` (it is unloaded or deleted)."""
         for member in group.members.values():
-            self._cancel_timers(member)
+            self.cancel_timers(member)
 
 
 def describe_assignment(assignment: Mapping[UUID, frozenset[int]], topics: TopicsView
