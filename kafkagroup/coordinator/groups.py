@@ -73,8 +73,9 @@ class GroupRegistry:
         offsets = GroupOffsets()
         if classic is not None:
             if classic.members or classic.state not in (GroupState.EMPTY, GroupState.DEAD):
-                if self.migration is None or not self.migration.can_upgrade(classic):
+                if self.migration is None:
                     raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group")
+                self.migration.check_upgrade(classic)
                 group = self.migration.upgrade(classic)
                 del self.classic[group_id]
                 self.consumer[group_id] = group
@@ -85,20 +86,28 @@ class GroupRegistry:
         self.consumer[group_id] = group
         return group
 
-    def downgrade_without(self, group: ConsumerGroup, leaving: ConsumerGroupMember) -> bool:
-        """Before ``leaving`` is removed (left or fenced): when it is the last member on the consumer protocol and
-        the policy allows it, the group becomes a classic group of the others, which rebalances; True then."""
-        if self.migration is None or not self.migration.can_downgrade(group, leaving, replaced=False):
+    def downgrade_without(self, group: ConsumerGroup, leaving: list[ConsumerGroupMember]) -> bool:
+        """Before ``leaving`` are removed (left or fenced): when they are the last members on the consumer protocol
+        and the policy allows it, the group becomes a classic group of the others, which rebalances; True then."""
+        if self.migration is None or not self.migration.can_downgrade(group, leaving):
             return False
-        self._swap(self.migration.downgrade(group, leaving, rebalance=True))
+        reason = f"Downgrade group {group.group_id} from consumer to classic for member leaving."
+        self._swap(self.migration.downgrade(group, leaving, rebalance=reason))
         return True
 
-    def downgrade_replaced(self, group: ConsumerGroup, replaced: ConsumerGroupMember) -> bool:
-        """After a classic static member replaced ``replaced``: when that was the last member on the consumer
-        protocol and the policy allows it, the group becomes a classic group (Stable, no rebalance); True then."""
-        if self.migration is None or not self.migration.can_downgrade(group, replaced, replaced=True):
+    def may_downgrade(self, group: ConsumerGroup) -> bool:
+        """Whether ``group`` as it is (only classic members) may become a classic group."""
+        return self.migration is not None and self.migration.can_downgrade(group, [])
+
+    def downgrade_replaced(self, group: ConsumerGroup) -> bool:
+        """After a classic static member replaced a member of ``group``: when no member on the consumer protocol is
+        left and the policy allows it, the group becomes a classic group -- Stable, or rebalancing when its target
+        is behind its epoch (the newcomer changed the subscriptions); True then."""
+        if self.migration is None or not self.migration.can_downgrade(group, []):
             return False
-        self._swap(self.migration.downgrade(group, None, rebalance=False))
+        stale = group.group_epoch > group.assignment_epoch
+        reason = f"Downgrade group {group.group_id} from consumer to classic with stale assignment." if stale else None
+        self._swap(self.migration.downgrade(group, [], rebalance=reason))
         return True
 
     def _swap(self, classic: ClassicGroup) -> None:

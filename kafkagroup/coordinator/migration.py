@@ -54,6 +54,10 @@ log = logging.getLogger("kafkagroup.coordinator")
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
+class _CustomAssignor(Exception):
+    """A classic member's assignment carries user data (a custom assignor's): Kafka 4.4 refuses the upgrade."""
+
+
 def upgrade_enabled(policy: str) -> bool:
     return policy in ("bidirectional", "upgrade")
 
@@ -75,32 +79,37 @@ class Migration:
 
     # ================================================================= upgrade
 
-    def can_upgrade(self, group: ClassicGroup) -> bool:
-        policy = self.config.group_consumer_migration_policy
-        if not upgrade_enabled(policy):
-            log.info("Cannot upgrade classic group %s to consumer group: the migration policy is %s.",
-                     group.group_id, policy)
-            return False
-        if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
-            log.info("Cannot upgrade classic group %s to consumer group: it does not use the consumer embedded "
-                     "protocol.", group.group_id)
-            return False
-        if len(group.members) > self.config.group_consumer_max_size:
-            log.info("Cannot upgrade classic group %s to consumer group: its size exceeds the consumer group "
-                     "maximum size.", group.group_id)
-            return False
-        return True
+    def check_upgrade(self, group: ClassicGroup) -> None:
+        """Kafka's ``validateOnlineUpgrade``: HeartbeatError GROUP_ID_NOT_FOUND with Kafka 4.4's message when the
+        policy, the group's protocol type or its size forbids the upgrade."""
+        why = None
+        if not upgrade_enabled(self.config.group_consumer_migration_policy):
+            why = "online upgrade is disabled"
+        elif group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            why = "the group does not use the consumer embedded protocol"
+        elif len(group.members) > self.config.group_consumer_max_size:
+            why = "the group size exceeds the consumer group maximum size"
+        if why is not None:
+            message = f"Cannot upgrade classic group {group.group_id} to consumer group because {why}."
+            log.info(message)
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, message)
 
     def upgrade(self, classic: ClassicGroup) -> ConsumerGroup:
         """The consumer group made of ``classic`` (which goes Dead, its parked requests answered); HeartbeatError
         GROUP_ID_NOT_FOUND when a member's bytes do not make a consumer-group member (``classic`` untouched)."""
         try:
             group = self._consumer_group_of(classic)
+        except _CustomAssignor as exc:
+            log.warning("Cannot upgrade classic group %s to consumer group: %s", classic.group_id, exc)
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {classic.group_id} "
+                                 f"to consumer group because an unsupported custom assignor is in use. Please refer "
+                                 f"to the documentation or switch to a default assignor before re-attempting the "
+                                 f"upgrade.") from None
         except (ProtocolError, ClassicMemberError, IllegalGroupStateError) as exc:
-            log.warning("Cannot upgrade the classic group %s to consumer group: %s", classic.group_id, exc)
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Cannot upgrade the classic group "
-                                 f"{classic.group_id} to consumer group because the embedded consumer protocol is "
-                                 f"malformed.") from None
+            log.warning("Cannot upgrade classic group %s to consumer group because the embedded consumer protocol "
+                        "is malformed: %s", classic.group_id, exc)
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {classic.group_id} "
+                                 f"to consumer group because the embedded consumer protocol is malformed.") from None
         self.engine.hand_over(classic)
         self.consumer.refresh_metadata(group, force=True)
         for member in group.members.values():
@@ -119,7 +128,11 @@ class Migration:
             if protocol is None:
                 raise ClassicMemberError(ErrorCode.GROUP_ID_NOT_FOUND, "the group has not chosen a protocol yet")
             subscription = subscription_of(m.member_id, ((protocol, m.metadata(protocol)),))
-            owned = decode_assignment(m.assignment, f"assignment of member {m.member_id}")
+            # a member that has not synced yet has no assignment: it owns nothing (Kafka 4.4)
+            owned = decode_assignment(m.assignment, f"assignment of member {m.member_id}") if m.assignment \
+                else Assignment(())
+            if owned.user_data:        # what a custom assignor keeps there would be lost
+                raise _CustomAssignor(f"member {m.member_id}'s assignment carries user data")
             assigned: dict[Any, set[int]] = {}
             for tp in owned.partitions:
                 topic_id = self.topics.topic_id(tp.topic)
@@ -138,39 +151,38 @@ class Migration:
 
     # =============================================================== downgrade
 
-    def can_downgrade(self, group: ConsumerGroup, leaving: ConsumerGroupMember, replaced: bool) -> bool:
-        """Whether ``leaving`` (on the consumer protocol) going -- fenced, or replaced by a classic static member
-        already in the group when ``replaced`` -- leaves a group Kafka turns back into a classic group."""
-        if replaced:
-            remaining = len(group.members)
-            if leaving.uses_classic_protocol or group.num_classic_members != remaining:
-                return False
-        else:
-            if not group.all_members_use_classic_except({leaving.member_id}):
-                return False
-            remaining = len(group.members) - 1
-            if remaining <= 0:
-                return False           # an empty consumer group stays one (any classic join converts it)
+    def can_downgrade(self, group: ConsumerGroup, leaving: list[ConsumerGroupMember]) -> bool:
+        """Kafka's ``validateOnlineDowngradeWithFencedMembers``: ``leaving`` (members of the group) going leaves
+        only members on the classic protocol, at least one, the policy allows downgrades, and they number at most
+        ``group.max.size``.  (A classic static member replacing the last consumer-protocol member: ``leaving`` is
+        empty and the replacement already in the group.)"""
+        if not group.all_members_use_classic_except({m.member_id for m in leaving}):
+            return False
+        remaining = len(group.members) - len(leaving)
+        if remaining <= 0:
+            return False               # an empty consumer group stays one (any classic join converts it)
         policy = self.config.group_consumer_migration_policy
         if not downgrade_enabled(policy):
-            log.info("Cannot downgrade consumer group %s to classic group: the migration policy is %s.",
-                     group.group_id, policy)
+            log.info("Cannot downgrade consumer group %s to classic group because the online downgrade is disabled.",
+                     group.group_id)
             return False
         if remaining > self.config.group_max_size:
-            log.info("Cannot downgrade consumer group %s to classic group: its size is greater than the classic "
-                     "group max size.", group.group_id)
+            log.info("Cannot downgrade consumer group %s to classic group because its group size is greater than "
+                     "classic group max size.", group.group_id)
             return False
         return True
 
-    def downgrade(self, group: ConsumerGroup, leaving: ConsumerGroupMember | None, *, rebalance: bool
+    def downgrade(self, group: ConsumerGroup, leaving: list[ConsumerGroupMember], *, rebalance: str | None
                   ) -> ClassicGroup:
         """The classic group made of ``group``'s members but ``leaving``; ``group`` is Dead, its timers stopped.
-        ``rebalance``: the classic group prepares a rebalance at once (a leave or fencing triggered it)."""
+        ``rebalance``: the reason the classic group prepares a rebalance at once (a leave or fencing, a stale
+        target), None for none."""
+        gone = {m.member_id for m in leaving}
         now = self.engine.clock.now_ms()
         classic = ClassicGroup(group.group_id, now_ms=now, state=GroupState.STABLE, offsets=group.offset_state)
         classic.generation_id = group.group_epoch
         for m in group.members.values():
-            if leaving is not None and m.member_id == leaving.member_id:
+            if m.member_id in gone:
                 continue
             assert m.classic is not None
             classic.add(ClassicGroupMember(
@@ -196,6 +208,6 @@ class Migration:
             self.engine.restart_session(classic, member)
         log.info("consumer group %s downgraded to a classic group at generation %d (%d members)", group.group_id,
                  classic.generation_id, len(classic.members))
-        if rebalance:
-            self.engine.prepare_rebalance(classic, f"Downgrade group {group.group_id} from consumer to classic.")
+        if rebalance is not None:
+            self.engine.prepare_rebalance(classic, rebalance)
         return classic

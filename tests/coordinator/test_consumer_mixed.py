@@ -152,7 +152,7 @@ def drive(classics: list[Classic], consumers: list[Member], rounds: int = 8) -> 
             m.heartbeat()
             no_two_owners(classics, consumers)
         for c in classics:
-            if c.heartbeat() == E.REBALANCE_IN_PROGRESS:
+            if c.heartbeat() in (E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION):   # as clients do: rejoin
                 c.rejoin()
             no_two_owners(classics, consumers)
 
@@ -217,15 +217,41 @@ def test_upgrade_keeps_the_classic_members_session_timeouts():
 def test_a_policy_without_upgrade_refuses_the_consumer_protocol_member(policy):
     coord, clock, a, b, c = upgraded(group_consumer_migration_policy=policy)
     resp = c.heartbeat()
-    assert (resp.error_code, resp.error_message) == (E.GROUP_ID_NOT_FOUND, "Group g is not a consumer group")
+    assert (resp.error_code, resp.error_message) == (
+        E.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group g to consumer group because online upgrade is disabled.")
     assert coord.consumer_group("g") is None and str(coord.group("g").state) == "Stable"
     assert a.heartbeat() == E.NONE and b.heartbeat() == E.NONE
 
 
 def test_upgrade_refused_when_the_classic_group_is_over_the_consumer_group_size():
     coord, clock, a, b, c = upgraded(group_consumer_max_size=1)
-    assert c.heartbeat().error_code == E.GROUP_ID_NOT_FOUND
+    resp = c.heartbeat()
+    assert (resp.error_code, resp.error_message) == (
+        E.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group g to consumer group because the group size exceeds the "
+                              "consumer group maximum size.")
     assert coord.group("g") is not None
+
+
+def test_upgrade_refused_when_an_assignment_carries_a_custom_assignors_user_data():
+    coord, clock, _ = coordinator({"t": 2}, group_initial_rebalance_delay_ms=0)
+    x = Classic(coord, "g", "X", ["t"])
+    reply = x.join()
+    clock.advance(10)
+    x.took(reply.result())
+    x.sync([(x.member_id, encode_assignment(Assignment([TopicPartition("t", 0)], user_data=b"mine")))]).result()
+    resp = Member(coord, "g", "C", topics=["t"]).heartbeat()
+    assert resp.error_code == E.GROUP_ID_NOT_FOUND and "unsupported custom assignor" in resp.error_message
+
+
+def test_a_member_without_an_assignment_yet_owns_nothing_after_the_upgrade():
+    coord, clock, a, b, c = upgraded()
+    late = Classic(coord, "g", "L", ["t"])
+    parked = late.join()                                 # joins the classic group: a rebalance starts
+    assert not parked.done()
+    assert c.heartbeat().error_code == E.NONE           # upgraded with L owning nothing
+    assert parked.result().error_code == E.REBALANCE_IN_PROGRESS
+    drive([a, b, late], [c])
+    assert sorted(no_two_owners([a, b, late], [c])) == list(range(6))
 
 
 def test_upgrade_refused_when_a_member_metadata_is_not_consumer_protocol_bytes():
@@ -277,9 +303,11 @@ def test_classic_member_checks_generation_member_kind_and_protocol():
     other = coord.join_group(JoinGroupRequest("g", member_id="", protocols=[("range", k.metadata())],
                                               session_timeout_ms=10_000, version=3)).result()
     assert other.error_code == E.INCONSISTENT_GROUP_PROTOCOL        # shares no protocol with K
-    left = coord.leave_group(LeaveGroupRequest("g", [MemberIdentity("C"), MemberIdentity(k.member_id)]))
-    assert [(m.member_id, m.error_code) for m in left.members] == [("C", E.UNKNOWN_MEMBER_ID),
-                                                                    (k.member_id, E.NONE)]
+    # Kafka 4.4: LeaveGroup may name any member (an admin's removal); the others are fenced together and,
+    # the last consumer-protocol member gone, the group is classic again
+    left = coord.leave_group(LeaveGroupRequest("g", [MemberIdentity("nobody"), MemberIdentity("C")]))
+    assert [(m.member_id, m.error_code) for m in left.members] == [("nobody", E.UNKNOWN_MEMBER_ID), ("C", E.NONE)]
+    assert coord.consumer_group("g") is None and set(coord.group("g").members) == {k.member_id}
 
 
 def test_group_size_limit_applies_to_classic_joins():
@@ -377,9 +405,15 @@ def test_fencing_the_last_consumer_protocol_member_downgrades():
     assert a.heartbeat() in (E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION)
 
 
-@pytest.mark.parametrize("policy", ["upgrade", "disabled"])
-def test_a_policy_without_downgrade_keeps_a_consumer_group_of_classic_members(policy):
-    coord, clock, _ = coordinator({"t": 4}, group_consumer_migration_policy=policy)
+def test_policy_disabled_refuses_classic_members_in_a_consumer_group():
+    coord, clock, _ = coordinator({"t": 4}, group_consumer_migration_policy="disabled")
+    Member(coord, "g", "C", topics=["t"]).heartbeat()
+    resp = Classic(coord, "g", "K", ["t"]).join().result()
+    assert (resp.error_code, resp.member_id) == (E.INCONSISTENT_GROUP_PROTOCOL, "")
+
+
+def test_a_policy_without_downgrade_keeps_a_consumer_group_of_classic_members():
+    coord, clock, _ = coordinator({"t": 4}, group_consumer_migration_policy="upgrade")
     c = Member(coord, "g", "C", topics=["t"])
     c.heartbeat()
     k = Classic(coord, "g", "K", ["t"])

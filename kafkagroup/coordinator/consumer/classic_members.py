@@ -15,7 +15,10 @@ A consumer group serves a classic member (JoinGroup / SyncGroup / Heartbeat / Le
 * **Heartbeat** answers REBALANCE_IN_PROGRESS when the member must rejoin: the group epoch moved on, it has
   partitions to revoke, or partitions it waited for are now free.
 * **LeaveGroup** removes the members named (dynamic by member id, static by instance id -- an admin's removal
-  names no member id) and bumps the group epoch once.
+  names no member id; Kafka 4.4 lets it name consumer-protocol members too) and bumps the group epoch once, or
+  turns the group back into a classic group when only classic members are left.
+* ``group.consumer.migration.policy=disabled``: a classic JoinGroup into a consumer group is refused
+  (INCONSISTENT_GROUP_PROTOCOL), as Kafka 4.4 refuses it.
 
 Timers: the member's session (its JoinGroup session timeout, restarted by each of the three requests); a join
 deadline (its rebalance timeout, armed when it is told to rejoin, if not armed yet); a sync deadline (its
@@ -97,6 +100,10 @@ class ClassicMemberHandlers:
 
     def _join(self, group: ConsumerGroup, req: JoinGroupRequest) -> JoinGroupResponse:
         core = self.core
+        if core.config.group_consumer_migration_policy == "disabled":
+            raise ClassicMemberError(_E.INCONSISTENT_GROUP_PROTOCOL, f"Cannot join the consumer group "
+                                     f"{group.group_id} with the classic protocol because the group migration is "
+                                     f"disabled.")
         unknown = req.member_id == ""
         member_id = core.new_member_id() if unknown else req.member_id
         max_size = core.config.group_consumer_max_size
@@ -134,15 +141,18 @@ class ClassicMemberHandlers:
         if core.refresh_metadata(group, force=changed) or changed:
             group.bump_epoch()
             log.info("group %s: epoch %d (classic member %s)", group.group_id, group.group_epoch, member_id)
-        if group.group_epoch > group.assignment_epoch:
+        # the last member on the consumer protocol replaced by this classic static member: the group goes back
+        # to classic, with the target as it is (Kafka 4.4 decides before it computes a new one)
+        downgrading = (replaced is not None and not replaced.uses_classic_protocol
+                       and core.registry.may_downgrade(group))
+        if not downgrading and group.group_epoch > group.assignment_epoch:
             core.update_target(group)
         core.reconcile_member(group, member, self._owned(subscription), arm_rebalance=False)
 
         response = JoinGroupResponse(_E.NONE, generation_id=member.member_epoch,
                                      protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=protocols[0][0],
                                      leader="", member_id=member_id)
-        # the last member on the consumer protocol replaced by this classic static member: back to classic
-        if replaced is not None and core.registry.downgrade_replaced(group, replaced):
+        if downgrading and core.registry.downgrade_replaced(group):
             return response
         self._cancel(member, "join_timer")
         core.arm_session(group, member)
@@ -248,6 +258,9 @@ class ClassicMemberHandlers:
     # =============================================================== LeaveGroup
 
     def leave(self, group: ConsumerGroup, req: LeaveGroupRequest) -> LeaveGroupResponse:
+        """Kafka 4.4's ``classicGroupLeaveToConsumerGroup``: any member may be named (an admin removes
+        consumer-protocol members this way too); those found are fenced together (one epoch bump -- or, when only
+        classic members are left, a downgrade).  Each answer names the member id as the request gave it."""
         answers = []
         leaving: dict[str, ConsumerGroupMember] = {}
         for identity in req.members:
@@ -265,18 +278,14 @@ class ClassicMemberHandlers:
                     if member_id != "" and member.member_id != member_id:     # "": an admin's removal
                         raise ClassicMemberError(_E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance "
                                                  f"id {instance} was fenced by member {member.member_id}.")
-                    member_id = member.member_id
-                if not member.uses_classic_protocol:
-                    raise ClassicMemberError(_E.UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the "
-                                                                   f"classic protocol.")
-                log.info("group %s: classic member %s left (reason: %s)", group.group_id, member_id,
-                         identity.reason or "not provided")
+                log.info("group %s: member %s left through LeaveGroup (reason: %s)", group.group_id,
+                         member.member_id, identity.reason or "not provided")
                 leaving[member.member_id] = member
                 answers.append(LeaveGroupMemberResponse(member_id, instance, _E.NONE))
             except ClassicMemberError as exc:
                 answers.append(LeaveGroupMemberResponse(member_id, instance, exc.code))
         if leaving:
-            self.core.remove(group, list(leaving.values()))
+            self.core.fence_all(group, list(leaving.values()))
         return LeaveGroupResponse(_E.NONE, answers)
 
     # ================================================================= helpers

@@ -412,10 +412,15 @@ class ConsumerGroupHandlers:
         target is computed at the next heartbeat of any member.  When only members on the classic protocol are
         left and the migration policy allows it, the group becomes a classic group instead (Kafka's
         ``consumerGroupFenceMember``)."""
-        self.cancel_timers(member)
-        if self.registry.downgrade_without(group, member):
+        self.fence_all(group, [member])
+
+    def fence_all(self, group: ConsumerGroup, members: list[ConsumerGroupMember]) -> None:
+        """:meth:`fence` for several members at once (Kafka's ``consumerGroupFenceMembers``: one epoch bump)."""
+        for member in members:
+            self.cancel_timers(member)
+        if self.registry.downgrade_without(group, members):
             return
-        self.remove(group, [member])
+        self.remove(group, members)
 
     def remove(self, group: ConsumerGroup, members: list[ConsumerGroupMember]) -> None:
         """Remove ``members`` with their timers and bump the group epoch once (no downgrade)."""

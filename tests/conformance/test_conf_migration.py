@@ -1,0 +1,145 @@
+"""Mixed groups (issue 23), Apache Kafka 4 vs `kafkagroup serve`: a classic group upgraded online by a
+consumer-protocol member and downgraded when it leaves, under ``group.consumer.migration.policy``.
+
+* bidirectional (Kafka's default, the session's servers): a classic confluent consumer alone, then a confluent
+  ``group.protocol=consumer`` one joins -- both share the group (ConsumerGroupDescribe: one member of each
+  type, two partitions each), records produced meanwhile are read once between them; the consumer-protocol
+  member leaves -- the group is classic again (DescribeGroups Stable, the classic member owns everything,
+  ConsumerGroupDescribe GROUP_ID_NOT_FOUND).  Never two live owners of a partition (the clients' callbacks).
+* ``downgrade`` (no upgrade; a second pair of servers): a consumer-protocol join into the non-empty classic group
+  is refused (GROUP_ID_NOT_FOUND, "is not a consumer group") and the classic member keeps everything.
+* ``upgrade`` (no downgrade; extended set): after the consumer-protocol member leaves, the group stays a
+  consumer group of one classic member, which owns everything.
+
+Not compared, on purpose: which partitions each member holds (the target follows member ids, random on both)
+and the callbacks' sequence (how many rebalances the classic member goes through depends on when each server
+computes its targets)."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from conformance_support import describe_group, plain, settled, wait_group, wait_settled
+from server_support import produce, wait_until
+from server_wire import body
+
+from tests.coordinator.consumer_helpers import needs_server_assignors
+
+pytestmark = needs_server_assignors
+HB, CG_DESCRIBE = 68, 69
+CONSUMER = {"group_protocol": "consumer"}
+TOPIC = "c.migration"          # produced to by the first scenario only (conftest.TOPICS)
+
+
+def cg_describe(wire, group):
+    return wire.request(CG_DESCRIBE, 1, body(CG_DESCRIBE, 1, group_ids=(group,),
+                                               include_authorized_operations=False)).groups[0]
+
+
+def held(m) -> int:
+    return sum(len(tp.partitions) for tp in m.assignment.topic_partitions)
+
+
+def shared_shape(wire, group) -> dict[str, Any]:
+    """ConsumerGroupDescribe once both members are reconciled: their types and how many partitions each holds."""
+    d = wait_until(lambda: (lambda d: d if d.group_state == "Stable" and len(d.members) == 2
+                            and all(m.member_epoch == d.assignment_epoch for m in d.members) else None)(
+        cg_describe(wire, group)), 60, f"{group} to be Stable with 2 members")
+    return {"state": d.group_state, "members": sorted([m.member_type, held(m)] for m in d.members)}
+
+
+def never_two_owners(members) -> bool:
+    """Replay every member's callbacks in arrival order: a partition is assigned only while nobody holds it."""
+    events = sorted([(e["at"], m.name, e) for m in members for e in m.events
+                     if e["event"] in ("assigned", "revoked", "lost")], key=lambda x: x[0])
+    holder: dict[tuple, str] = {}
+    for _, name, e in events:
+        for tp in map(tuple, e["partitions"]):
+            if e["event"] == "assigned":
+                assert holder.get(tp, name) == name, f"{tp} assigned to {name} while {holder[tp]} holds it"
+                holder[tp] = name
+            elif holder.get(tp) == name:
+                del holder[tp]
+    return True
+
+
+def keys(members) -> Counter:
+    return Counter(r[3] for m in members for r in m.records())
+
+
+def test_upgrade_share_and_downgrade_with_real_clients(conformance):
+    def scenario(run):
+        g, w = run.group(), run.wire()
+        every = {(TOPIC, p) for p in range(4)}
+        k = run.start("confluent", g, [TOPIC], name="classic", strategy="cooperative-sticky")
+        wait_settled([k], every)
+        c = run.start("confluent", g, [TOPIC], name="consumer", **CONSUMER)
+        wait_settled([k, c], every)
+        out: dict[str, Any] = {"shared": shared_shape(w, g)}
+        shared = [f"{g}-s{i}" for i in range(40)]
+        produce(run.bootstrap, TOPIC, shared)
+        wait_until(lambda: set(shared) <= set(keys([k, c])), 60, "the shared records to be read")
+        counts = keys([k, c])
+        out["shared records read more than once"] = sorted(key for key in shared if counts[key] != 1)
+        out["both read"] = bool(set(shared) & set(keys([k]))) and bool(set(shared) & set(keys([c])))
+        c.stop()
+        wait_until(lambda: settled([k], every), 60, lambda: f"the classic member to own everything ({k.owned})")
+        d = wait_group(w, g, "Stable", 1)
+        out["after leave"] = {"DescribeGroups": [d["group_state"], d["protocol_type"], d["protocol_data"],
+                                                 [m["assigned"] for m in d["members"]]],
+                              "ConsumerGroupDescribe": plain(cg_describe(w, g).error_code)}
+        out["never two owners"] = never_two_owners([k, c])
+        return out
+
+    conformance(scenario)
+
+
+def hb_join(wire, group, member_id, topic):
+    return wire.request(HB, 1, body(HB, 1, group_id=group, member_id=member_id, member_epoch=0, instance_id=None,
+                                    rack_id=None, rebalance_timeout=30000, subscribed_topic_names=(topic,),
+                                    subscribed_topic_regex=None, server_assignor=None, topic_partitions=()))
+
+
+def test_a_policy_without_upgrade_refuses_a_consumer_protocol_member(conformance_with):
+    check = conformance_with({"group.consumer.migration.policy": "downgrade"})
+
+    def scenario(run):
+        g, w, topic = run.group(), run.wire(), "c.two"
+        every = {(topic, p) for p in range(2)}
+        k = run.start("confluent", g, [topic], name="classic")
+        wait_settled([k], every)
+        refused = hb_join(w, g, "C", topic)
+        # an empty consumer-protocol group of another id is created under every policy
+        other = hb_join(w, g + ".empty", "D", topic)
+        d = wait_group(w, g, "Stable", 1)
+        return {"join": [plain(refused.error_code), refused.error_message],
+                "join of a new group": plain(other.error_code),
+                "classic group": [d["group_state"], d["protocol_type"], [m["assigned"] for m in d["members"]]],
+                "classic member": sorted(k.owned)}
+
+    check(scenario)
+
+
+@pytest.mark.conformance_extended
+def test_a_policy_without_downgrade_keeps_a_consumer_group_of_classic_members(conformance_with):
+    check = conformance_with({"group.consumer.migration.policy": "upgrade"})
+
+    def scenario(run):
+        g, w, topic = run.group(), run.wire(), "c.three"
+        every = {(topic, p) for p in range(3)}
+        k = run.start("confluent", g, [topic], name="classic", strategy="range")
+        wait_settled([k], every)
+        c = run.start("confluent", g, [topic], name="consumer", **CONSUMER)
+        wait_settled([k, c], every)
+        c.stop()
+        wait_until(lambda: settled([k], every), 60, lambda: f"the classic member to own everything ({k.owned})")
+        d = wait_until(lambda: (lambda d: d if d.group_state == "Stable" and len(d.members) == 1 else None)(
+            cg_describe(w, g)), 60, f"{g} to be a Stable consumer group of 1")
+        return {"ConsumerGroupDescribe": [plain(d.error_code), d.group_state,
+                                          [[m.member_type, held(m)] for m in d.members]],
+                "DescribeGroups v5": [describe_group(w, g)["group_state"]],
+                "never two owners": never_two_owners([k, c])}
+
+    check(scenario)
