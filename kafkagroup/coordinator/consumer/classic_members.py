@@ -10,10 +10,13 @@ A consumer group serves a classic member (JoinGroup / SyncGroup / Heartbeat / Le
   towards its target as a consumer-protocol member is (revoke before assign).  The answer has no leader and no
   member list: generation = the member's epoch, protocol = its first protocol.
 * **SyncGroup** answers the member's current assignment, encoded in the ConsumerProtocol version of its
-  subscription; REBALANCE_IN_PROGRESS while the group epoch is ahead of the member's (it must rejoin), unless
-  it is revoking (it finishes that first).
-* **Heartbeat** answers REBALANCE_IN_PROGRESS when the member must rejoin: the group epoch moved on, it has
-  partitions to revoke, or partitions it waited for are now free.
+  subscription; REBALANCE_IN_PROGRESS while the target's epoch is ahead of the member's (it must rejoin),
+  unless it is revoking (it finishes that first).
+* **Heartbeat** answers REBALANCE_IN_PROGRESS when the member must rejoin: a newer target exists, it has
+  partitions to revoke, or partitions it waited for are now free.  Kafka 4.4 compares with the *target's*
+  epoch, not the group epoch, and a classic heartbeat computes no target: a consumer group left with classic
+  members only after a change that computed none (its consumer-protocol member left under a policy without
+  downgrade) stays Assigning until a member joins (observed on Kafka 4.4.0 and reproduced here).
 * **LeaveGroup** removes the members named (dynamic by member id, static by instance id -- an admin's removal
   names no member id; Kafka 4.4 lets it name consumer-protocol members too) and bumps the group epoch once, or
   turns the group back into a classic group when only classic members are left.
@@ -25,8 +28,9 @@ deadline (its rebalance timeout, armed when it is told to rejoin, if not armed y
 rebalance timeout after its JoinGroup is answered).  Any of them expiring fences the member -- which, when
 only classic members are left, may turn the group back into a classic group (``registry.downgrade_without``).
 
-Limits: a classic member's JoinGroup is answered at once with a target computed in the request, even when
-``group.consumer.assignment.interval.ms`` would batch it (a deferred target would make it rejoin in a loop).
+A classic JoinGroup computes a new target as a heartbeat does: when one is due under
+``group.consumer.assignment.interval.ms``, on the offload thread when there is one; until it is there the member
+gets its current assignment and is told to rejoin once the target moves.
 """
 from __future__ import annotations
 
@@ -145,8 +149,8 @@ class ClassicMemberHandlers:
         # to classic, with the target as it is (Kafka 4.4 decides before it computes a new one)
         downgrading = (replaced is not None and not replaced.uses_classic_protocol
                        and core.registry.may_downgrade(group))
-        if not downgrading and group.group_epoch > group.assignment_epoch:
-            core.update_target(group)
+        if not downgrading:
+            core.maybe_update_target(group)
         core.reconcile_member(group, member, self._owned(subscription), arm_rebalance=False)
 
         response = JoinGroupResponse(_E.NONE, generation_id=member.member_epoch,
@@ -213,7 +217,7 @@ class ClassicMemberHandlers:
                 raise ClassicMemberError(_E.INCONSISTENT_GROUP_PROTOCOL, f"The protocol name {req.protocol_name} "
                                          f"from member {member.member_id} request is not equal to the protocol name "
                                          f"{protocol} returned in the join response.")
-            if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
+            if group.assignment_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
                 self._ask_rejoin(group, member)
                 raise ClassicMemberError(_E.REBALANCE_IN_PROGRESS, f"A new rebalance is triggered in group "
                                          f"{group.group_id} and member {member.member_id} should rejoin to catch up.")
@@ -248,7 +252,7 @@ class ClassicMemberHandlers:
                      exc.code.name, exc)
             return exc.code
         self.core.arm_session(group, member)
-        if (member.member_epoch < group.group_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
+        if (member.member_epoch < group.assignment_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
                 or (member.state is MemberState.UNRELEASED_PARTITIONS
                     and not group.waiting_on_unreleased_partition(member))):
             self._ask_rejoin(group, member)

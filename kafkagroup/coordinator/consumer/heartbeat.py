@@ -173,11 +173,7 @@ class ConsumerGroupHandlers:
         if self.refresh_metadata(group, force=changed) or changed:
             group.bump_epoch()
             log.info("group %s: epoch %d (member %s)", group.group_id, group.group_epoch, member_id)
-        if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
-            if self.offload is None or group.target_computed_at is None:
-                self.update_target(group)          # on this thread (a new group's first target: at once)
-            else:
-                self._offload_target(group)
+        self.maybe_update_target(group)
 
         previous = member.assignment
         self.reconcile_member(group, member, owned)
@@ -290,6 +286,16 @@ class ConsumerGroupHandlers:
             return False
         group.subscription_metadata = metadata
         return True
+
+    def maybe_update_target(self, group: ConsumerGroup) -> None:
+        """A new target when the group epoch is past the assignment epoch and one is due (Kafka's
+        ``maybeUpdateTargetAssignment``): on this thread for a group's first target or without an offload,
+        else on the offload's thread."""
+        if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
+            if self.offload is None or group.target_computed_at is None:
+                self.update_target(group)
+            else:
+                self._offload_target(group)
 
     def _assignment_due(self, group: ConsumerGroup) -> bool:
         """Kafka 4.3+ batches target computations: at most one per ``group.consumer.assignment.interval.ms``;
