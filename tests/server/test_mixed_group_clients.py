@@ -1,5 +1,6 @@
-"""Mixed groups (issue 23) against `kafkagroup serve` with real clients nobody here wrote: a classic confluent
-consumer (librdkafka, JoinGroup/SyncGroup) and a confluent `group.protocol=consumer` consumer in one group.
+"""Mixed groups (issue 23) against `kafkagroup serve` with real clients nobody here wrote: a classic consumer
+(confluent-kafka's librdkafka, or kafka-python -- with its own assignor or kafkagroup's drop-in one; both use
+JoinGroup/SyncGroup) and a confluent `group.protocol=consumer` consumer in one group.
 
 The classic member starts alone (a classic group); the consumer-protocol member's first heartbeat upgrades the
 group and both share the partitions; records produced while they share are each read once between them; when
@@ -43,13 +44,15 @@ def keys(members) -> Counter:
     return Counter(r[3] for m in members for r in m.records())
 
 
-@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+@pytest.mark.parametrize("client,strategy", [
+    ("confluent", "range"), ("confluent", "cooperative-sticky"),
+    ("kafka-python", "range"), ("kafka-python", "kafkagroup-cooperative-sticky")])
 def test_classic_and_consumer_protocol_members_share_a_group_then_the_classic_one_takes_everything(
-        consumers, strategy):
+        consumers, client, strategy):
     srv = thread_server({"t": 4}, CONFIG)
     try:
         every = {("t", p) for p in range(4)}
-        k = consumers.start("confluent", srv.bootstrap, "g", ["t"], name="classic", strategy=strategy)
+        k = consumers.start(client, srv.bootstrap, "g", ["t"], name="classic", strategy=strategy)
         wait_settled([k], every)
         c = consumers.start("confluent", srv.bootstrap, "g", ["t"], name="consumer", **CONSUMER)
         wait_settled([k, c], every)
