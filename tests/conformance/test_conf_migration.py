@@ -156,3 +156,82 @@ def test_a_policy_without_downgrade_keeps_a_consumer_group_of_classic_members(co
         return out
 
     check(scenario)
+
+
+def group_kind(wire, group) -> list[Any]:
+    """[kind, state, member types (consumer groups)] as the two describe APIs tell it."""
+    d = cg_describe(wire, group)
+    if plain(d.error_code) in (0, "NONE"):
+        return ["consumer", d.group_state, sorted(m.member_type for m in d.members)]
+    return ["classic", describe_group(wire, group)["group_state"]]
+
+
+@pytest.mark.conformance_extended
+def test_crash_of_the_last_consumer_protocol_member_downgrades(conformance):
+    """The consumer-protocol member is SIGKILLed: its session (6 s) expires, the group turns classic again and
+    the classic member takes everything."""
+    def scenario(run):
+        g, w, topic = run.group(), run.wire(), "c.three"
+        every = {(topic, p) for p in range(3)}
+        k = run.start("confluent", g, [topic], name="classic", strategy="cooperative-sticky")
+        wait_settled([k], every)
+        c = run.start("confluent", g, [topic], name="consumer", **CONSUMER)
+        wait_settled([k, c], every)
+        out: dict[str, Any] = {"shared": group_kind(w, g)}
+        c.kill()
+        wait_until(lambda: settled([k], every), 60, lambda: f"the classic member to own everything ({k.owned})")
+        wait_group(w, g, "Stable", 1)
+        out["after the crash"] = group_kind(w, g)
+        return out
+
+    conformance(scenario)
+
+
+@pytest.mark.conformance_extended
+def test_a_static_member_moves_to_the_consumer_protocol_and_back(conformance):
+    """(Eager range: librdkafka's cooperative-sticky assignments carry user data, which refuses the upgrade.)
+    Static member "a" restarts on the consumer protocol (the classic group is upgraded, the newcomer takes
+    over the classic member of its instance at once), then back on the classic protocol (it replaces the
+    consumer-protocol member that left with -2: the group is classic again)."""
+    def scenario(run):
+        g, w, topic = run.group(), run.wire(), "c.three"
+        every = {(topic, p) for p in range(3)}
+        a = run.start("confluent", g, [topic], name="a", group_instance_id="a", strategy="range")
+        wait_settled([a], every)
+        b = run.start("confluent", g, [topic], name="b", group_instance_id="b", strategy="range")
+        wait_settled([a, b], every)
+        out: dict[str, Any] = {"classic": group_kind(w, g)}
+        a.stop()
+        a2 = run.start("confluent", g, [topic], name="a2", group_instance_id="a", **CONSUMER)
+        wait_settled([a2, b], every)
+        wait_until(lambda: (lambda d: d.group_state == "Stable" and len(d.members) == 2)(cg_describe(w, g)), 60,
+                   f"{g} to be a Stable consumer group of 2")
+        out["a on the consumer protocol"] = group_kind(w, g)
+        a2.stop()
+        a3 = run.start("confluent", g, [topic], name="a3", group_instance_id="a", strategy="range")
+        wait_settled([a3, b], every)
+        wait_group(w, g, "Stable", 2)
+        out["a back on the classic protocol"] = group_kind(w, g)
+        out["held"] = sorted([len(a3.owned), len(b.owned)])
+        return out
+
+    conformance(scenario)
+
+
+@pytest.mark.conformance_extended
+def test_librdkafka_cooperative_sticky_assignments_refuse_the_upgrade(conformance):
+    """librdkafka's cooperative-sticky leader writes user data into the assignments from the second generation
+    on; Kafka 4.4 refuses to upgrade such a group (the data would be lost): GROUP_ID_NOT_FOUND, "an unsupported
+    custom assignor is in use".  A group of one member at its first generation carries none and upgrades."""
+    def scenario(run):
+        g, w, topic = run.group(), run.wire(), "c.three"
+        every = {(topic, p) for p in range(3)}
+        a = run.start("confluent", g, [topic], name="a", strategy="cooperative-sticky")
+        wait_settled([a], every)
+        b = run.start("confluent", g, [topic], name="b", strategy="cooperative-sticky")
+        wait_settled([a, b], every)
+        refused = hb_join(w, g, "C", topic)
+        return {"join": [plain(refused.error_code), refused.error_message], "group": group_kind(w, g),
+                "held": sorted([len(a.owned), len(b.owned)])}
+
+    conformance(scenario)
