@@ -235,3 +235,50 @@ def test_librdkafka_cooperative_sticky_assignments_refuse_the_upgrade(conformanc
                 "held": sorted([len(a.owned), len(b.owned)])}
 
     conformance(scenario)
+
+
+@pytest.mark.conformance_extended
+def test_rolling_upgrade_and_downgrade_of_a_confluent_and_kafka_python_group(conformance):
+    """A classic group of a confluent and a kafka-python consumer (range) is rolled member by member to
+    group.protocol=consumer (confluent, then Java), then back to classic (confluent, kafka-python).  At every
+    stage the members share every partition; every record produced along the way is read; never two owners."""
+    def scenario(run):
+        g, w, topic = run.group(), run.wire(), "c.migration"
+        every = {(topic, p) for p in range(4)}
+        produced: list[str] = []
+        members: list[Any] = []
+        out: dict[str, Any] = {}
+
+        def stage(name: str, live: list[Any]) -> None:
+            wait_settled(live, every)
+            keys_now = [f"{g}-{name}-{i}" for i in range(8)]
+            produce(run.bootstrap, topic, keys_now)
+            produced.extend(keys_now)
+            wait_until(lambda: set(keys_now) <= set(keys(members)), 60, f"the records of stage {name} to be read")
+            out[name] = group_kind(w, g)
+
+        k1 = run.start("confluent", g, [topic], name="k1", strategy="range")
+        k2 = run.start("kafka-python", g, [topic], name="k2", strategy="range")
+        members += [k1, k2]
+        stage("classic", [k1, k2])
+        k1.stop()
+        c1 = run.start("confluent", g, [topic], name="c1", **CONSUMER)
+        members.append(c1)
+        stage("k1 -> confluent consumer protocol", [c1, k2])
+        k2.stop()
+        c2 = run.start("java", g, [topic], name="c2", **CONSUMER)
+        members.append(c2)
+        stage("k2 -> java consumer protocol", [c1, c2])
+        c1.stop()
+        k3 = run.start("confluent", g, [topic], name="k3", strategy="range")
+        members.append(k3)
+        stage("c1 -> confluent classic", [k3, c2])
+        c2.stop()
+        k4 = run.start("kafka-python", g, [topic], name="k4", strategy="range")
+        members.append(k4)
+        stage("c2 -> kafka-python classic", [k3, k4])
+        out["every record read"] = set(produced) <= set(keys(members))
+        out["never two owners"] = never_two_owners(members)
+        return out
+
+    conformance(scenario)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kafkagroup.coordinator import (
+    CoordinatorConfig,
     HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest, OffsetCommitRequestPartition,
     OffsetCommitRequestTopic, SyncGroupRequest,
 )
@@ -465,3 +466,12 @@ def test_a_classic_static_member_replacing_the_last_consumer_protocol_member_dow
     s.apply(s.sync().result())
     assert s.partitions() == held_by_c
     assert k.heartbeat() == E.NONE
+
+
+def test_the_migration_policy_is_checked_and_case_insensitive():
+    assert CoordinatorConfig.from_mapping({"group.consumer.migration.policy": "Upgrade"}) \
+        .group_consumer_migration_policy == "upgrade"
+    assert CoordinatorConfig().group_consumer_migration_policy == "bidirectional"          # Kafka's default
+    with pytest.raises(ValueError, match="group.consumer.migration.policy must be one of bidirectional, upgrade, "
+                                         "downgrade, disabled, got 'sideways'"):
+        CoordinatorConfig.from_mapping({"group.consumer.migration.policy": "sideways"})
