@@ -4,11 +4,12 @@ Kafka's ``GroupMetadataManager.consumerGroupHeartbeat`` and its helpers, on one 
 A heartbeat, after the request checks (:func:`request_error`):
 
 1. finds or creates the group (epoch 0 only; an empty classic group with the id is taken over with its
-   offsets, a non-empty one answers GROUP_ID_NOT_FOUND -- mixed groups are not supported yet) and the
-   member (dynamic by member id; static by ``group.instance.id``: a new member id for an instance whose
-   member left with epoch -2 replaces it and keeps its partitions, while the instance is held by a live
-   member it is UNRELEASED_INSTANCE_ID for the newcomer; a known member with another member id is
-   FENCED_INSTANCE_ID);
+   offsets, a non-empty one is upgraded when ``group.consumer.migration.policy`` allows it, else
+   GROUP_ID_NOT_FOUND -- :mod:`~kafkagroup.coordinator.migration`) and the member (dynamic by member id; static
+   by ``group.instance.id``: a new member id for an instance whose member left with epoch -2, or whose member
+   is on the classic protocol, replaces it and keeps its partitions, while the instance is held by a live
+   consumer-protocol member it is UNRELEASED_INSTANCE_ID for the newcomer; a known member with another member
+   id is FENCED_INSTANCE_ID);
 2. checks the member epoch: ahead of the coordinator's -> FENCED_MEMBER_EPOCH; behind it -> fenced too,
    unless it is the previous epoch and the owned partitions are within the assignment (a retry after a lost
    response);
@@ -23,7 +24,9 @@ A heartbeat, after the request checks (:func:`request_error`):
 
 Timers: a member's session (``group.consumer.session.timeout.ms`` after its last heartbeat) and, while it
 holds partitions it must revoke, its rebalance timeout; either expiring removes the member (fences it) and
-bumps the group epoch.  Leave with epoch -1 removes the member; epoch -2 (static) keeps it and its
+bumps the group epoch -- or, when only classic members are left, downgrades the group.  Members on the classic
+protocol inside the group are served by :mod:`~kafkagroup.coordinator.consumer.classic_members` with the
+reconciliation, targets and timers of this module.  Leave with epoch -1 removes the member; epoch -2 (static) keeps it and its
 partitions at epoch -2 until the same instance returns or the session expires.
 
 Limits: consumer-group membership lives in memory only (a restarted coordinator keeps the offsets; members
