@@ -19,7 +19,8 @@ Empty groups change kind under every policy (:mod:`~kafkagroup.coordinator.group
   downgrades and the members left number at most ``group.max.size``.  The classic group is Stable at generation
   = group epoch, protocol type ``consumer``, its protocol the vote of the members' protocols, each member's
   assignment its *target* encoded in the ConsumerProtocol version of its metadata; sessions restart; after a
-  leave or fencing it prepares a rebalance at once (not after a static replacement).
+  leave or fencing it prepares a rebalance at once (not after a static replacement, unless the target was
+  stale); the classic group is written to the store.
 
 Offsets stay with the group id (one :class:`~kafkagroup.coordinator.offset_state.GroupOffsets`, handed over).
 
@@ -202,6 +203,10 @@ class Migration:
             version = max(protocol_version(member.metadata(protocol)), 0)
             member.assignment = encode_assignment(Assignment(partitions), version=version)
         classic.snapshot_subscriptions()
+        # written as Kafka writes the converted group's records (a restart brings it back as it is now)
+        error = self.engine.persist_group(classic, None)
+        if error is not ErrorCode.NONE:
+            log.warning("storing the downgraded group %s failed: %s", group.group_id, error.name)
         group.dead = True
         self.consumer.drop_timers(group)
         for member in classic.members.values():

@@ -475,3 +475,27 @@ def test_the_migration_policy_is_checked_and_case_insensitive():
     with pytest.raises(ValueError, match="group.consumer.migration.policy must be one of bidirectional, upgrade, "
                                          "downgrade, disabled, got 'sideways'"):
         CoordinatorConfig.from_mapping({"group.consumer.migration.policy": "sideways"})
+
+
+def test_a_downgraded_group_is_written_and_a_restarted_coordinator_brings_it_back(tmp_path):
+    from kafkagroup.coordinator import GroupCoordinator, ManualClock
+    from kafkagroup.messages.topics import StaticTopics
+
+    path = str(tmp_path / "groups.db")
+    clock = ManualClock()
+    coord = GroupCoordinator({"group_consumer_assignment_interval_ms": 0}, clock=clock, store=path,
+                             topics=StaticTopics({"t": 4}), enable_offset_expiration=False)
+    c = Member(coord, "g", "C", topics=["t"], instance="i1")
+    c.heartbeat()
+    k = Classic(coord, "g", "K", ["t"])
+    k.rejoin()
+    drive([k], [c])
+    s = Classic(coord, "g", "S", ["t"], instance="i1")
+    s.took(s.join().result())                           # replaces C: the group is classic, Stable, no rebalance
+    assert str(coord.group("g").state) == "Stable"
+    coord.shutdown()
+    again = GroupCoordinator({}, clock=clock, store=path, enable_offset_expiration=False)
+    group = again.group("g")
+    assert group is not None and set(group.members) == {k.member_id, s.member_id}
+    assert group.protocol_name == "cooperative-sticky"
+    again.shutdown()
