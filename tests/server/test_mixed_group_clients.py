@@ -1,6 +1,6 @@
 """Mixed groups (issue 23) against `kafkagroup serve` with real clients nobody here wrote: a classic consumer
-(confluent-kafka's librdkafka, or kafka-python -- with its own assignor or kafkagroup's drop-in one; both use
-JoinGroup/SyncGroup) and a confluent `group.protocol=consumer` consumer in one group.
+(confluent-kafka's librdkafka, kafka-python or aiokafka -- with their own assignor or kafkagroup's drop-in one;
+all use JoinGroup/SyncGroup) and a confluent `group.protocol=consumer` consumer in one group.
 
 The classic member starts alone (a classic group); the consumer-protocol member's first heartbeat upgrades the
 group and both share the partitions; records produced while they share are each read once between them; when
@@ -46,7 +46,8 @@ def keys(members) -> Counter:
 
 @pytest.mark.parametrize("client,strategy", [
     ("confluent", "range"), ("confluent", "cooperative-sticky"),
-    ("kafka-python", "range"), ("kafka-python", "kafkagroup-cooperative-sticky")])
+    ("kafka-python", "range"), ("kafka-python", "kafkagroup-cooperative-sticky"),
+    ("aiokafka", "range"), ("aiokafka", "kafkagroup-range")])
 def test_classic_and_consumer_protocol_members_share_a_group_then_the_classic_one_takes_everything(
         consumers, client, strategy):
     srv = thread_server({"t": 4}, CONFIG)
