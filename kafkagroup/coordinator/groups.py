@@ -74,7 +74,7 @@ class GroupRegistry:
         if classic is not None:
             if classic.members or classic.state not in (GroupState.EMPTY, GroupState.DEAD):
                 if self.migration is None:
-                    raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group")
+                    raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
                 self.migration.check_upgrade(classic)
                 group = self.migration.upgrade(classic)
                 del self.classic[group_id]

@@ -222,6 +222,8 @@ def test_a_policy_without_upgrade_refuses_the_consumer_protocol_member(policy):
         E.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group g to consumer group because online upgrade is disabled.")
     assert coord.consumer_group("g") is None and str(coord.group("g").state) == "Stable"
     assert a.heartbeat() == E.NONE and b.heartbeat() == E.NONE
+    later = c.heartbeat(epoch=3)                          # not a join: no conversion is even tried
+    assert (later.error_code, later.error_message) == (E.GROUP_ID_NOT_FOUND, "Group g is not a consumer group.")
 
 
 def test_upgrade_refused_when_the_classic_group_is_over_the_consumer_group_size():

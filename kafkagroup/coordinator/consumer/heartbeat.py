@@ -148,7 +148,9 @@ class ConsumerGroupHandlers:
         group = self.registry.consumer_group(req.group_id)
         if group is None:
             if not joining:
-                raise HeartbeatError(_E.GROUP_ID_NOT_FOUND, f"Consumer group {req.group_id} not found.")
+                raise HeartbeatError(_E.GROUP_ID_NOT_FOUND,
+                                     f"Group {req.group_id} is not a consumer group." if self.registry.get(req.group_id)
+                                     else f"Consumer group {req.group_id} not found.")
             group = self.registry.create_consumer_group(req.group_id)
         if len(group.members) >= self.config.group_consumer_max_size and req.member_id not in group.members:
             raise HeartbeatError(_E.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
