@@ -40,6 +40,7 @@ class Classic:
         self.member_id, self.generation = "", -1
         self.owned: set[tuple[str, int]] = set()
         self.joined = None
+        self.joined_only = False                       # joined, SyncGroup not sent yet (drive's two steps)
         self.assignment_version = None
 
     def metadata(self) -> bytes:
@@ -150,11 +151,25 @@ def drive(classics: list[Classic], consumers: list[Member], rounds: int = 8) -> 
     when told to; ownership is checked after every step."""
     for _ in range(rounds):
         for m in consumers:
-            m.heartbeat()
+            if m.heartbeat().error_code in (E.UNKNOWN_MEMBER_ID, E.FENCED_MEMBER_EPOCH):   # fenced: all lost
+                m.owned, m.epoch = {}, 0
             no_two_owners(classics, consumers)
         for c in classics:
-            if c.heartbeat() in (E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION):   # as clients do: rejoin
-                c.rejoin()
+            if c.joined_only:                          # the SyncGroup follows the JoinGroup a step later:
+                c.joined_only = False                  # the others heartbeat in between, as on a network
+                synced = c.sync().result()
+                if synced.error_code == E.NONE:
+                    c.apply(synced)
+                no_two_owners(classics, consumers)
+                continue
+            error = c.heartbeat()
+            if error == E.UNKNOWN_MEMBER_ID:                                     # fenced: all lost, join anew
+                c.owned, c.member_id, c.generation = set(), "", -1
+            if error in (E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID):  # as clients do
+                joined = c.join().result()
+                if joined.error_code == E.NONE:
+                    c.took(joined)
+                    c.joined_only = True
             no_two_owners(classics, consumers)
 
 
@@ -501,3 +516,44 @@ def test_a_downgraded_group_is_written_and_a_restarted_coordinator_brings_it_bac
     assert group is not None and set(group.members) == {k.member_id, s.member_id}
     assert group.protocol_name == "cooperative-sticky"
     again.shutdown()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_seeded_churn_of_classic_and_consumer_protocol_members_never_gives_a_partition_two_owners(seed):
+    """Members of both protocols join, leave and crash at random (policy ``upgrade``: the group stays a
+    consumer group); after every step no live member holds a partition another live member holds, and once
+    the churn stops every partition ends with exactly one owner."""
+    import random
+
+    rng = random.Random(seed)
+    coord, clock, _ = coordinator({"t": 8}, group_consumer_migration_policy="upgrade")
+    classics: list[Classic] = []
+    consumers: list[Member] = [Member(coord, "g", "C0", topics=["t"])]
+    consumers[0].heartbeat()
+    names = iter(range(1, 1000))
+    for _ in range(40):
+        op = rng.random()
+        if op < 0.25 and len(classics) + len(consumers) < 6:
+            n = next(names)
+            if rng.random() < 0.5:
+                classics.append(Classic(coord, "g", f"K{n}", ["t"], cooperative=rng.random() < 0.5,
+                                        protocol="range"))
+            else:
+                consumers.append(Member(coord, "g", f"C{n}", topics=["t"]))
+        elif op < 0.4 and classics:
+            k = classics.pop(rng.randrange(len(classics)))
+            if k.member_id:
+                k.leave()
+        elif op < 0.5 and len(consumers) > 1:
+            c = consumers.pop(rng.randrange(len(consumers)))
+            c.leave()
+        elif op < 0.55 and classics:                   # a crash: it holds nothing from now on, says nothing
+            classics.pop(rng.randrange(len(classics)))
+        drive(classics, consumers, rounds=1)
+        clock.advance(rng.choice([100, 1_000, 5_000]))
+        no_two_owners(classics, consumers)
+    for _ in range(60):                                # crashed members' sessions run out; the others beat
+        clock.advance(1_000)
+        drive(classics, consumers, rounds=1)
+    held = no_two_owners(classics, consumers)
+    assert sorted(held) == list(range(8)), (held, describe(coord))
