@@ -328,11 +328,14 @@ def test_classic_member_checks_generation_member_kind_and_protocol():
     assert coord.consumer_group("g") is None and set(coord.group("g").members) == {k.member_id}
 
 
-def test_group_size_limit_applies_to_classic_joins():
+def test_group_size_limit_applies_to_classic_joins_but_not_to_a_known_instance():
     coord, clock, _ = coordinator({"t": 4}, group_consumer_max_size=1)
-    Member(coord, "g", "C", topics=["t"]).heartbeat()
+    c = Member(coord, "g", "C", topics=["t"], instance="i1")
+    c.heartbeat()
     k = Classic(coord, "g", "K", ["t"])
     assert k.join().result().error_code == E.GROUP_MAX_SIZE_REACHED
+    s = Classic(coord, "g", "S", ["t"], instance="i1")     # the instance restarts on the classic protocol
+    assert s.join().result().error_code == E.NONE
 
 
 def test_a_classic_member_that_does_not_rejoin_or_sync_in_time_is_fenced():

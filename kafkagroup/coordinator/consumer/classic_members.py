@@ -111,7 +111,9 @@ class ClassicMemberHandlers:
         unknown = req.member_id == ""
         member_id = core.new_member_id() if unknown else req.member_id
         max_size = core.config.group_consumer_max_size
-        if len(group.members) >= max_size and member_id not in group.members:
+        # Kafka 4.4's throwIfConsumerGroupIsFull: a known instance (a static member rejoining) is never refused
+        if (len(group.members) >= max_size and member_id not in group.members
+                and (req.group_instance_id is None or group.static_member(req.group_instance_id) is None)):
             raise ClassicMemberError(_E.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum "
                                                                 f"capacity of {max_size} members.")
         protocols = tuple((name, bytes(meta)) for name, meta in req.protocols)

@@ -152,7 +152,8 @@ class ConsumerGroupHandlers:
                                      f"Group {req.group_id} is not a consumer group." if self.registry.get(req.group_id)
                                      else f"Consumer group {req.group_id} not found.")
             group = self.registry.create_consumer_group(req.group_id)
-        if len(group.members) >= self.config.group_consumer_max_size and req.member_id not in group.members:
+        if (len(group.members) >= self.config.group_consumer_max_size and req.member_id not in group.members
+                and (req.instance_id is None or group.static_member(req.instance_id) is None)):
             raise HeartbeatError(_E.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
                                                             f"of {self.config.group_consumer_max_size} members.")
         member_id = req.member_id or self.new_member_id()
