@@ -11,8 +11,9 @@ Empty groups change kind under every policy (:mod:`~kafkagroup.coordinator.group
   the new consumer group on the classic protocol at the classic generation (group epoch = assignment epoch =
   generation), Stable, with the subscription, rack and assignment read from its ConsumerProtocol bytes, its
   target = its assignment, and its own session timeout restarted.  The joining member then bumps the epoch and
-  the classic members are told to rejoin.  Bytes that do not decode (or a member without an assignment, or two
-  members claiming one partition) leave the group classic and answer GROUP_ID_NOT_FOUND, as Kafka.
+  the classic members are told to rejoin.  A member that has not synced yet owns nothing.  Bytes that do not
+  decode, an assignment carrying user data (a custom assignor's: Kafka 4.4 will not lose it), or two members
+  claiming one partition leave the group classic and answer GROUP_ID_NOT_FOUND with Kafka 4.4's message.
 * **Downgrade** (``validateOnlineDowngradeWithFencedMember`` / ``...WithReplacedMemberId`` +
   ``convertToClassicGroup`` + ``ClassicGroup.fromConsumerGroup``): when the last member on the consumer protocol
   leaves or is fenced (others remaining) or is replaced by a classic static member, the policy allows

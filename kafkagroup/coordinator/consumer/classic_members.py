@@ -45,7 +45,6 @@ from kafkagroup.messages.api import (
     LeaveGroupResponse, SyncGroupRequest, SyncGroupResponse,
 )
 from kafkagroup.messages.error_codes import ErrorCode
-from kafkagroup.protocol._wire import Reader
 from kafkagroup.protocol.consumer_protocol import (
     Assignment as ProtocolAssignment, Subscription, decode_subscription, encode_assignment,
 )
@@ -80,8 +79,11 @@ def subscription_of(member_id: str, protocols: tuple[tuple[str, bytes], ...]) ->
 
 
 def protocol_version(metadata: bytes) -> int:
-    """The ConsumerProtocol version in the header of ``metadata`` (the version a member's assignment is sent in)."""
-    return Reader(metadata, "ConsumerProtocol header").int16("version")
+    """The ConsumerProtocol version in the int16 header of ``metadata`` (the version a member's assignment is sent
+    in; the metadata decoded as a subscription when the member joined, so the header is there)."""
+    if len(metadata) < 2:
+        raise ProtocolError(f"ConsumerProtocol header: {len(metadata)} bytes, 2 needed for the version")
+    return int.from_bytes(metadata[:2], "big", signed=True)
 
 
 class ClassicMemberHandlers:
