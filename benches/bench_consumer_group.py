@@ -28,7 +28,8 @@ from kafkagroup.protocol import Subscription, encode_subscription
 MEMBERS = 10_000
 NAMES = sorted(TOPICS)
 CONFIG = {"group.consumer.session.timeout.ms": 3_600_000, "group.consumer.max.session.timeout.ms": 3_600_000,
-          "offsets.topic.num.partitions": 1}
+          "offsets.topic.num.partitions": 1,
+          "group.consumer.assignment.interval.ms": 1_000}   # Kafka's batching (serve's default is 0): one target
 
 
 class Member:

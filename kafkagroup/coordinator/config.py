@@ -36,8 +36,16 @@ class CoordinatorConfig:
     group_consumer_session_timeout_ms: int = 45_000
     group_consumer_heartbeat_interval_ms: int = 5_000
     group_consumer_max_size: int = INT_MAX
-    # Kafka 4.3+: a new target assignment at most once per interval (0 = at every group epoch change)
-    group_consumer_assignment_interval_ms: int = 1_000
+    # a new target assignment at most once per interval (0 = at every group epoch change).  Kafka 4.3+ batches
+    # them, 1,000 by default; serve's default is 0 (as kfake and Kafka before 4.3): a group of clients that
+    # subscribe together is stable within one heartbeat interval instead of two (see consumer/heartbeat.py)
+    group_consumer_assignment_interval_ms: int = 0
+    # serve's own key, not Kafka's, off by default (0): when set, the heartbeat interval answered while the group
+    # is not Stable (a target is due, or some member has yet to reach its target), so that members hear of
+    # revocations and pick up released partitions soon instead of one full interval later.  Kafka always
+    # answers the interval above, and rehearsing a rebalance at Kafka's pace is what serve is for; a test
+    # suite that wants groups to settle in well under a second sets it (e.g. 500).
+    group_consumer_reconciling_heartbeat_interval_ms: int = 0
     # the bounds Kafka checks the two values above against (and per-group overrides, not supported here)
     group_consumer_min_session_timeout_ms: int = 45_000
     group_consumer_max_session_timeout_ms: int = 60_000
@@ -77,6 +85,8 @@ class CoordinatorConfig:
                                  f"group.consumer.min/max.{what.replace('_', '.')}.ms [{low}, {high}]")
         if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
             raise ValueError("group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms")
+        if self.group_consumer_reconciling_heartbeat_interval_ms < 0:
+            raise ValueError("group.consumer.reconciling.heartbeat.interval.ms must not be negative (0 = off)")
         if self.group_consumer_assignment_interval_ms < 0:
             raise ValueError("group.consumer.assignment.interval.ms must not be negative")
         for name in ("group_initial_rebalance_delay_ms", "offsets_retention_minutes",

@@ -4,6 +4,7 @@ modelled application poll loop, driven through a scripted scenario.
 - :mod:`.scenario` -- the scenario format, defaults and validation (:func:`parse_scenario`);
 - :mod:`.app` -- the application's poll loop (records per poll, processing times, max.poll.interval.ms);
 - :mod:`.harness` -- :class:`GroupHarness`: coordinator + cluster + named members + ownership ledger;
+- :mod:`.consumer_member` -- a consumer-protocol (KIP-848) member: heartbeats, reconciles at its polls;
 - :mod:`.runner` -- :func:`simulate`: run a scenario;
 - :mod:`.report` -- :class:`SimulationReport` and what it measures; :mod:`.timeline` -- ownership over time;
 - :mod:`.plot` -- the pictures (matplotlib); :mod:`.cli` -- ``kafkagroup simulate``;

@@ -3,6 +3,13 @@
     kafkagroup simulate my-scenario.json
     kafkagroup simulate --example scale-out --strategies range,cooperative-sticky --plot scale.png
     kafkagroup simulate --example scale-out --members 100 --details
+    kafkagroup simulate --example rolling-restart --members 20 --compare-protocols
+
+``--compare-protocols`` runs the scenario once per classic strategy (``--strategies``) and once per KIP-848
+remote assignor (``--remote-assignors``, default the scenario's ``group.remote.assignor`` or ``uniform``) with
+every member on the consumer protocol: "what does moving to the new protocol change for my group".  A
+scenario whose members all speak the consumer protocol (and never switch) runs once: the classic strategies
+do not apply to it.
 
 ``--members N`` is a member count, as in ``demo`` (it replaces the scenario's ``members`` key);
 ``--details`` prints each strategy's steps and one line per member. Results (tables, JSON) go to stdout;
@@ -67,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategies", metavar="LIST",
                         help="comma-separated strategies to compare (default: every strategy: "
                              f"{','.join(strategies_run)}); 'scenario' runs the scenario's own 'strategy'")
+    parser.add_argument("--compare-protocols", action="store_true",
+                        help="also run the scenario with every member on the consumer protocol (KIP-848), once per "
+                             "--remote-assignors, next to the classic strategies")
+    parser.add_argument("--remote-assignors", metavar="LIST",
+                        help="comma-separated group.remote.assignor values for the consumer-protocol runs of "
+                             "--compare-protocols (uniform, range; default: the scenario's, else uniform)")
     parser.add_argument("--members", type=int, metavar="N",
                         help="initial member count: replaces the scenario's 'members' key (as demo's --members, "
                              "a count)")
@@ -101,13 +114,20 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(data, dict):
             raise SystemExit("kafkagroup simulate: a scenario is a JSON object")
         data = {**data, "members": args.members}
+    if args.remote_assignors and not args.compare_protocols:
+        raise SystemExit("kafkagroup simulate: --remote-assignors goes with --compare-protocols")
     try:
         scenario = parse_scenario(data)
-        if args.strategies == "scenario":
+        consumer_only = scenario.consumer_only
+        if args.strategies == "scenario" or (consumer_only and not args.compare_protocols):
             runs = [scenario]
         else:
             names = strategy_list(args.strategies, "--strategies") if args.strategies else list(KNOWN_STRATEGIES)
-            runs = [scenario.with_strategy(n) for n in names]
+            classic = scenario.with_protocol("classic") if consumer_only else scenario
+            runs = [classic.with_strategy(n) for n in names]
+        if args.compare_protocols:
+            assignors = _remote_assignors(args.remote_assignors, scenario)
+            runs += [scenario.with_protocol("consumer", a) for a in assignors]
     except ScenarioError as e:
         where = "--members" if args.members is not None and str(e).startswith("members") else ""
         raise SystemExit(f"kafkagroup simulate: {where + ': ' if where else ''}{e}") from None
@@ -116,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     with progress(f"simulating {scenario.name}", total=len(runs) * (1 + len(scenario.steps))) as bar:
         for sc in runs:
-            bar.update(description=f"simulating {scenario.name}: {sc.strategy[0]}")
+            what = f"consumer/{sc.remote_assignor or 'uniform'}" if sc.protocols == {"consumer"} else sc.strategy[0]
+            bar.update(description=f"simulating {scenario.name}: {what}")
             reports.append(simulate(sc, on_progress=bar.advance))
     if args.plot:
         from kafkagroup.sim.plot import plot_reports
@@ -133,8 +154,28 @@ def run(args: argparse.Namespace) -> int:
         for r in reports:
             out.print(r.summary())
     out.print(_table(scenario, reports))
-    out.print(_legend(reports[0]))
+    for r in reports:
+        for x in r.refusals:
+            out.print(f"{r.label}: at {x.at_ms:,} ms the coordinator refused {x.member} ({x.protocol} protocol): "
+                      f"{x.api} answered {x.error}" + (f" -- {x.message.rstrip('.')}" if x.message else "")
+                      + "; the rollout stopped and the member went back to its previous protocol", markup=False)
+    out.print(_legend(reports[0], reports))
     return 0
+
+
+def _remote_assignors(value: str | None, scenario: Any) -> list[str]:
+    from kafkagroup.sim.errors import ScenarioError
+    from kafkagroup.sim.scenario import REMOTE_ASSIGNORS
+
+    if value is None:
+        return [scenario.remote_assignor or "uniform"]
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    for n in names:
+        if n not in REMOTE_ASSIGNORS:
+            raise ScenarioError(f"--remote-assignors: unknown assignor {n!r} (known: {', '.join(REMOTE_ASSIGNORS)})")
+    if not names:
+        raise ScenarioError("--remote-assignors: give at least one assignor")
+    return names
 
 
 def _table(scenario: Any, reports: list[Any]) -> Table:
@@ -153,18 +194,24 @@ def _table(scenario: Any, reports: list[Any]) -> Table:
     return table
 
 
-def _legend(r: Any) -> str:
+def _legend(r: Any, reports: list[Any] | None = None) -> str:
     s = r.settings
     rp = s["record_processing_ms"]
+    kip848 = next((x.settings for x in (reports or [r]) if "group.consumer.heartbeat.interval.ms" in x.settings), None)
+    consumer = "" if kip848 is None else (
+        f" KIP-848 members: group.consumer.heartbeat.interval.ms {kip848['group.consumer.heartbeat.interval.ms']}, "
+        f"group.consumer.session.timeout.ms {kip848['group.consumer.session.timeout.ms']}, "
+        f"group.consumer.assignment.interval.ms {kip848['group.consumer.assignment.interval.ms']} (the coordinator's).")
     return (
         "partition-s without owner: sum over partitions of the time no running member owned them "
         "(revoked and not yet reassigned, owner restarting or dead); longest pause: the longest such "
         "stretch of one partition; rebalances: generations; members idle: members that owned nothing for a "
         "while although running (newcomers and restarted members until their first assignment count too); "
-        "moved: partitions that changed owner.\n"
+        "moved: partitions that changed owner. KIP-848 rows: the members speak the consumer protocol "
+        "(heartbeats; the coordinator assigns with group.remote.assignor), rebalances are group epochs.\n"
         f"Assumed: session.timeout.ms {s['session.timeout.ms']}, heartbeat.interval.ms "
         f"{s['heartbeat.interval.ms']}, max.poll.interval.ms {s['max.poll.interval.ms']}, max.poll.records "
         f"{s['max.poll.records']}, record processing log-normal median {rp['median']} ms sigma {rp['sigma']} "
         f"(per {rp['per']}; mean batch {s['batch_ms_mean'] / 1000:.2f} s), members started over "
-        f"{s['start_spread_ms']} ms, network latency {s['network_latency_ms']} ms, seed {s['seed']}."
+        f"{s['start_spread_ms']} ms, network latency {s['network_latency_ms']} ms, seed {s['seed']}." + consumer
     )

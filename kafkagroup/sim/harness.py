@@ -10,6 +10,13 @@ from a counter, so a run is reproducible.  Two application models:
 - ``application=ProcessingModel(...)``: each member runs Kafka's poll loop (:mod:`kafkagroup.sim.app`):
   batches of ``max.poll.records`` records with seeded processing times, group actions only at polls,
   ``max.poll.interval.ms`` enforced.  The simulator uses this one.
+
+Each member speaks one group protocol (``add(protocol=...)``): ``"classic"`` (JoinGroup/SyncGroup, a
+:class:`GroupMember`) or ``"consumer"`` (KIP-848 ConsumerGroupHeartbeat, a
+:class:`~kafkagroup.sim.consumer_member.ConsumerProtocolMember`); both talk to the same coordinator, which
+decides what a group id holds (one kind at a time on today's coordinator).  A member the coordinator refuses
+for good (a fatal error, e.g. a consumer-protocol member joining a non-empty classic group) ends as a crashed
+process would, and the refusal is kept in :attr:`GroupHarness.refusals`.
 """
 from __future__ import annotations
 
@@ -26,13 +33,19 @@ from kafkagroup.client.member import GroupMember, MemberState
 from kafkagroup.messages.clock import ManualClock
 from kafkagroup.coordinator.coordinator import GroupCoordinator
 from kafkagroup.coordinator.group import GroupState
+from kafkagroup.messages.topics import StaticTopics
 from kafkagroup.sim.app import PollGatedTransport, PollLoop, ProcessingModel
+from kafkagroup.sim.consumer_member import ConsumerProtocolMember, ConsumerTransport
 from kafkagroup.sim.errors import SimulationError
 from kafkagroup.sim.ownership import PartitionLedger
+from kafkagroup.sim.report import Refusal
+from kafkagroup.sim.scenario import PROTOCOLS
 from kafkagroup.sim.timeline import OwnershipTimeline
 from kafkagroup.structs import TopicPartition
 
 __all__ = ["GroupHarness"]
+
+
 
 
 # ======================================================================================== harness
@@ -64,9 +77,11 @@ class GroupHarness:
         self.group_id = group_id
         counter = itertools.count(1)
         cc = {"group.initial.rebalance.delay.ms": 3000, **(coordinator_config or {})}
+        # what the coordinator knows of the topics (consumer groups are assigned by it): same counts as the cluster
+        self.topics = StaticTopics(dict(topics))
         self.coordinator = GroupCoordinator(   # a simulation keeps nothing across runs: in-memory store
             cc, clock=self.clock, store=":memory:", enable_offset_expiration=False,
-            member_id_factory=lambda prefix: f"{prefix}-{next(counter):06d}",
+            member_id_factory=lambda prefix: f"{prefix}-{next(counter):06d}", topics=self.topics,
         )
         self.cluster = ClusterMetadata(dict(topics))
         self.ledger = PartitionLedger(self.clock)
@@ -78,11 +93,12 @@ class GroupHarness:
         self.seed = seed
         self.exclusive = exclusive
         self.check_every_ms = max(1, int(check_every_ms))
-        self.members: dict[str, GroupMember] = {}          # name -> current incarnation
+        self.members: dict[str, Any] = {}                  # name -> current incarnation (either protocol)
+        self.refusals: list[Refusal] = []
         self.incarnations: dict[str, int] = {}
         self.down_since: dict[str, int] = {}
         self.down_ms: dict[str, int] = {}
-        self._retired: list[GroupMember] = []
+        self._retired: list[Any] = []
         self._names = itertools.count(0)
         self.application = application
         self._unready_hint: Optional[str] = None           # is_stable's shortcut (see there)
@@ -100,11 +116,19 @@ class GroupHarness:
         topics: Optional[Iterable[str]] = None,
         start: bool = True,
         poll_delay_ms: Optional[int] = None,
+        protocol: str = "classic",
+        remote_assignor: Optional[str] = None,
         **config: Any,
-    ) -> GroupMember:
-        """Start a new member (``config``: Kafka keys with underscores, e.g. partition_assignment_strategy)."""
+    ) -> Any:
+        """Start a new member (``config``: Kafka keys with underscores, e.g. partition_assignment_strategy).
+
+        ``protocol``: ``"classic"`` or ``"consumer"`` (KIP-848; ``remote_assignor`` is its
+        ``group.remote.assignor``, None = the coordinator's default)."""
+        if protocol not in PROTOCOLS:
+            raise SimulationError(f"member {name!r}: unknown group protocol {protocol!r} "
+                                  f"(known: {', '.join(PROTOCOLS)})")
         if name is None:
-            name = f"member-{next(self._names)}"
+            name = self.new_name()
         if name in self.members and self.members[name].alive:
             raise SimulationError(f"member {name!r} is already running")
         merged = {k.replace(".", "_"): v for k, v in self.member_config.items()}
@@ -115,8 +139,10 @@ class GroupHarness:
         cfg = MemberConfig.from_kafka(merged)
         subscription = list(topics) if topics is not None else sorted(self.cluster.partitions_per_topic)
         callbacks = self._callbacks(name)
-        if self.application is None:
-            member: GroupMember = GroupMember(
+        if protocol == "consumer":
+            member: Any = self._consumer_member(name, cfg, subscription, remote_assignor, max_poll_records, callbacks)
+        elif self.application is None:
+            member = GroupMember(
                 self.coordinator, clock=self.clock, cluster=self.cluster, topics=subscription,
                 config=cfg, name=name, network_latency_ms=self.network_latency_ms,
                 poll_delay_ms=self.poll_delay_of(name) if poll_delay_ms is None else poll_delay_ms,
@@ -127,6 +153,8 @@ class GroupHarness:
             if max_poll_records is not None:
                 model = ProcessingModel(int(max_poll_records), model.record_ms_median, model.record_ms_sigma, model.per)
             member = self._application_member(name, cfg, subscription, model, callbacks)
+        if protocol == "classic":
+            member.observer = self._classic_observer(name)
         self.members[name] = member
         self.incarnations[name] = self.incarnations.get(name, 0) + 1
         if name in self.down_since:
@@ -134,6 +162,10 @@ class GroupHarness:
         if start:
             member.start()
         return member
+
+    def new_name(self) -> str:
+        """The name the next member started without one gets (``member-0``, ``member-1``, ...)."""
+        return f"member-{next(self._names)}"
 
     def stop(self, name: str) -> None:
         """Clean shutdown (revoke callbacks; LeaveGroup if dynamic)."""
@@ -198,7 +230,49 @@ class GroupHarness:
         self.all_loops.setdefault(name, []).append(loop)
         return member
 
-    def restart(self, name: str, **config: Any) -> GroupMember:
+    def _consumer_member(self, name: str, cfg: MemberConfig, topics: list[str], remote_assignor: Optional[str],
+                         max_poll_records: Optional[int], callbacks: dict[str, Any]) -> ConsumerProtocolMember:
+        """A KIP-848 member; with an application model its reconciliations wait for its next poll."""
+        incarnation = self.incarnations.get(name, 0) + 1
+        transport = ConsumerTransport(self.coordinator, self.clock, self.network_latency_ms)
+        at_next_poll = None
+        if self.application is not None:
+            model = self.application
+            if max_poll_records is not None:
+                model = ProcessingModel(int(max_poll_records), model.record_ms_median, model.record_ms_sigma, model.per)
+            rng = np.random.default_rng([self.seed, _stable_hash(name), incarnation])
+            holder: dict[str, ConsumerProtocolMember] = {}
+            loop = PollLoop(self.clock, model, rng, cfg.max_poll_interval_ms,
+                            on_poll_timeout=lambda: holder["m"].stall(),
+                            on_late_poll=lambda: holder["m"].resume())
+            self.loops[name] = loop
+            self.all_loops.setdefault(name, []).append(loop)
+            at_next_poll = loop.at_next_poll
+        member = ConsumerProtocolMember(
+            transport, clock=self.clock, topics=topics, config=cfg, name=name,
+            member_id=f"{name}-{incarnation}-{_stable_hash(f'{self.seed}/{name}/{incarnation}'):016x}",
+            remote_assignor=remote_assignor, at_next_poll=at_next_poll,
+            on_fatal=lambda err: self._refused(name, "consumer", "ConsumerGroupHeartbeat", err.code.name, err.message),
+            **callbacks)
+        if self.application is not None:
+            holder["m"] = member
+        return member
+
+    def _classic_observer(self, name: str) -> Any:
+        def observe(member: GroupMember, event: str, detail: Any) -> None:
+            if event == "fatal":
+                self._refused(name, "classic", detail.api, detail.code.name, None)
+        return observe
+
+    def _refused(self, name: str, protocol: str, api: str, error: str, message: Optional[str]) -> None:
+        """A member the coordinator refused for good: its process ends (it owns nothing from now on)."""
+        self.refusals.append(Refusal(self.clock.now_ms(), name, protocol, api, error, message))
+        self._end_process(name, self.ledger.stopped)
+
+    def protocol_of(self, name: str) -> str:
+        return getattr(self.members[name], "protocol", "classic")
+
+    def restart(self, name: str, **config: Any) -> Any:
         """New incarnation of ``name`` with the previous config, ``config`` overriding (e.g. a new strategy)."""
         old = self.members[name]
         if old.alive:
@@ -215,6 +289,9 @@ class GroupHarness:
         }
         if cfg.group_instance_id is not None:
             base["group_instance_id"] = cfg.group_instance_id
+        base["protocol"] = getattr(old, "protocol", "classic")
+        if base["protocol"] == "consumer":
+            base["remote_assignor"] = old.remote_assignor
         base.update(config)
         return self.add(name, topics=sorted(old.subscription) or None, **base)
 
@@ -230,7 +307,7 @@ class GroupHarness:
         return random.Random(f"{self.seed}/{name}").randint(int(lo), int(hi))
 
     @property
-    def running(self) -> list[GroupMember]:
+    def running(self) -> list[Any]:
         return [m for m in self.members.values() if m.alive]
 
     # ------------------------------------------------------------------ time
@@ -276,16 +353,32 @@ class GroupHarness:
         g = self.coordinator.group(self.group_id)
         return g.state if g is not None else None
 
+    def group_kind(self) -> Optional[str]:
+        """What the coordinator holds under the group id now: "classic", "consumer", or None."""
+        if self.coordinator.group(self.group_id) is not None:
+            return "classic"
+        return "consumer" if self.coordinator.consumer_group(self.group_id) is not None else None
+
     def generation(self) -> int:
+        """The classic group's generation, or the consumer group's epoch (whichever holds the id)."""
         g = self.coordinator.group(self.group_id)
-        return g.generation_id if g is not None else 0
+        if g is not None:
+            return g.generation_id
+        cg = self.coordinator.consumer_group(self.group_id)
+        return cg.group_epoch if cg is not None else 0
 
     def is_stable(self) -> bool:
-        """Coordinator Stable; every running member STABLE in its generation with nothing pending; every
+        """The group (either kind) at rest: every running member in it and done with its last change; every
         partition of a subscribed topic owned by exactly one running member.
 
-        Cost O(members + subscribed topics): the ledger keeps per topic the count of partitions without a
-        single owner, so nothing scans the partitions (this runs after every event while settling)."""
+        Classic: coordinator Stable, every member STABLE in its generation with nothing pending.  Consumer
+        (KIP-848): the group Stable (target computed, every member at the target epoch) and every member has
+        applied its last answer.  Cost O(members + subscribed topics): the ledger keeps per topic the count of
+        partitions without a single owner, so nothing scans the partitions (this runs after every event while
+        settling)."""
+        cg = self.coordinator.consumer_group(self.group_id)
+        if cg is not None and self.coordinator.group(self.group_id) is None:
+            return self._consumer_group_stable(cg)
         g = self.coordinator.group(self.group_id)
         if g is not None and g.state in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE):
             return False   # cheap exit first: this runs after every event while settling
@@ -305,6 +398,26 @@ class GroupHarness:
                 self._unready_hint = m.name
                 return False
         self._unready_hint = None
+        return self._ledger_settled(running)
+
+    def _consumer_group_stable(self, cg: Any) -> bool:
+        running = self.running
+        if not running:
+            return cg.is_empty()
+        if cg.state_name != "Stable" or len(cg.members) != len(running):
+            return False
+        epoch = cg.assignment_epoch
+        hint = self.members.get(self._unready_hint) if self._unready_hint is not None else None
+        if hint is not None and hint.alive and not self._member_ready(hint, epoch):
+            return False
+        for m in running:
+            if not self._member_ready(m, epoch):
+                self._unready_hint = m.name
+                return False
+        self._unready_hint = None
+        return self._ledger_settled(running)
+
+    def _ledger_settled(self, running: list[Any]) -> bool:
         subscribed = set().union(*(m.subscription for m in running))
         counts = self.cluster.partitions_per_topic
         for topic in subscribed:
@@ -314,7 +427,9 @@ class GroupHarness:
         return True
 
     @staticmethod
-    def _member_ready(m: GroupMember, generation_id: int) -> bool:
+    def _member_ready(m: Any, generation_id: int) -> bool:
+        if isinstance(m, ConsumerProtocolMember):
+            return m.ready(generation_id)
         return (m.state is MemberState.STABLE and m.generation.generation_id == generation_id
                 and not m.rejoin_pending)
 
@@ -331,6 +446,7 @@ class GroupHarness:
     def set_partitions(self, topic: str, count: int, *, refresh: bool = False) -> None:
         """Grow (or create) a topic; members notice at their next metadata refresh (or now with ``refresh``)."""
         self.cluster.set_partitions(topic, count)
+        self.topics.set(topic, count)
         self._sync_ledger(topic, count)
         self.timeline.set_total(self.clock.now_ms(), self.ledger.partition_total())
         if refresh:

@@ -2,10 +2,12 @@
 
 One figure, one shared time axis (seconds since the group first settled):
 
-- per strategy, a swimlane per member -- a bar while it owns at least one partition, a gap while it owns
-  nothing (down, or stopped by a rebalance).  Up to :data:`MAX_LANES` members are drawn as bars; larger
-  groups as a heat map (one row per member, the share of each time bin in which it owned something), so
-  a thousand members still read as one picture;
+- per strategy (or protocol: KIP-848 runs are labelled ``consumer/<assignor>``), a swimlane per member -- a
+  bar while it owns at least one partition, a gap while it owns nothing (down, or stopped by a rebalance);
+  each lane's label gives the member's partitions moved in and its time owning nothing (and its protocol at
+  the end when the run mixes protocols); a black cross marks where the coordinator refused a member.  Up to
+  :data:`MAX_LANES` members are drawn as bars; larger groups as a heat map (one row per member, the share of
+  each time bin in which it owned something), so a thousand members still read as one picture;
 - at the bottom, the share of partitions with a consuming owner, one line per strategy, with each
   strategy's partition-seconds without an owner in the legend.
 """
@@ -53,8 +55,12 @@ def _lanes(ax, report: SimulationReport, color: str, end: int) -> None:
         for row, name in enumerate(names):
             spans = [(a / scale, (b - a) / scale) for a, b in _owning_intervals(owned.get(name, []), end) if b > a]
             ax.broken_barh(spans, (row - 0.4, 0.8), facecolors=color, linewidth=0)
+        for refusal in report.refusals:
+            if refusal.member in names:
+                ax.plot(refusal.at_ms / scale, names.index(refusal.member), marker="x", color="black",
+                        markersize=7, linestyle="none")
         ax.set_yticks(range(len(names)))
-        ax.set_yticklabels(names if len(names) <= 24 else
+        ax.set_yticklabels([_lane_label(report, n) for n in names] if len(names) <= 24 else
                            [n if i % max(1, len(names) // 12) == 0 else "" for i, n in enumerate(names)],
                            fontsize=7)
         ax.set_ylim(len(names) - 0.5, -0.5)
@@ -73,9 +79,21 @@ def _lanes(ax, report: SimulationReport, color: str, end: int) -> None:
         ax.set_yticks(ticks)
         ax.set_yticklabels([names[i] for i in ticks], fontsize=7)
     ax.set_ylabel("member", fontsize=8)
+    changes = "group epoch(s)" if report.group_protocol == "consumer" else "rebalance(s)"
+    refused = f"; {len(report.refusals)} member(s) refused (x)" if report.refusals else ""
     ax.set_title(f"{report.label} ({report.rebalance_protocol.lower()}): ownership per member -- "
                  f"gap = owns nothing; {report.partition_unowned_s:,.0f} partition-s without owner, "
-                 f"{report.generations} rebalance(s)", fontsize=9, loc="left")
+                 f"{report.generations} {changes}{refused}", fontsize=9, loc="left")
+
+
+def _lane_label(report: SimulationReport, name: str) -> str:
+    """``member-3  moved 12, idle 4.1 s`` (and `` [consumer]`` when the run mixes protocols)."""
+    m = next((m for m in report.member_reports if m.name == name), None)
+    if m is None:
+        return name
+    label = f"{name}  moved {m.moved_in}, idle {m.owned_nothing_ms / 1000:,.1f} s"
+    mixed = report.refusals or "+" in report.group_protocol or len({x.protocol for x in report.member_reports}) > 1
+    return label + (f" [{m.protocol}]" if mixed else "")
 
 
 def _white_to(color: str):

@@ -12,12 +12,25 @@ from typing import Any, Optional
 
 from kafkagroup.sim.timeline import OwnershipTimeline
 
-__all__ = ["MemberReport", "StepReport", "PartitionPause", "SimulationReport"]
+__all__ = ["MemberReport", "StepReport", "PartitionPause", "SimulationReport", "Refusal"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The coordinator refused a member for good: when, whom, on which protocol, with which error."""
+
+    at_ms: int
+    member: str
+    protocol: str
+    api: str
+    error: str
+    message: Optional[str] = None
 
 
 @dataclass
 class MemberReport:
     name: str
+    protocol: str                      # group protocol of its last incarnation: "classic" or "consumer"
     incarnations: int
     down_ms: int                       # time its process was not running (restarts)
     owned_nothing_ms: int              # time running while owning nothing (the eager stop-the-world)
@@ -75,6 +88,13 @@ class SimulationReport:
     member_reports: list[MemberReport] = field(default_factory=list)
     #: requests the members sent after time 0, by API (heartbeat, join_group, sync_group, leave_group, ...)
     requests: dict[str, int] = field(default_factory=dict)
+    #: the members' group protocols at the end ("classic", "consumer", or "classic+consumer")
+    group_protocol: str = "classic"
+    remote_assignor: Optional[str] = None   # group.remote.assignor of consumer-protocol members (None: default)
+    group_kind: Optional[str] = None        # what the coordinator held under the group id at the end
+    #: members the coordinator refused for good (time relative to time 0), e.g. a consumer-protocol member
+    #: joining a non-empty classic group on a coordinator without mixed groups
+    refusals: list[Refusal] = field(default_factory=list)
     timeline: Optional[OwnershipTimeline] = field(default=None, repr=False, compare=False)
 
     @property
@@ -84,8 +104,15 @@ class SimulationReport:
 
     @property
     def label(self) -> str:
-        """The strategy, and "static" when members have group.instance.ids."""
-        return ",".join(self.strategy) + (" (static)" if self.settings.get("static") else "")
+        """The strategy (classic) or ``consumer/<remote assignor>`` (KIP-848), and "static" when members have
+        group.instance.ids."""
+        if self.group_protocol == "consumer":
+            base = f"consumer/{self.remote_assignor or 'uniform'}"
+        elif "consumer" in self.group_protocol:
+            base = ",".join(self.strategy) + f" + consumer/{self.remote_assignor or 'uniform'}"
+        else:
+            base = ",".join(self.strategy)
+        return base + (" (static)" if self.settings.get("static") else "")
 
     @property
     def partition_unowned_s(self) -> float:
@@ -106,7 +133,7 @@ class SimulationReport:
     def summary(self) -> str:
         """Human-readable text: group totals, steps, worst partitions, then one line per member."""
         lines = [
-            f"{self.name} [{','.join(self.strategy)}, {self.rebalance_protocol}]: {self.members} members, "
+            f"{self.name} [{self.label}, {self.rebalance_protocol}]: {self.members} members, "
             f"{self.partitions} partitions",
             f"  {self.partition_unowned_s:,.1f} partition-s without a consuming owner; longest pause "
             f"{self.max_partition_pause_ms:,} ms; {self.generations} rebalance(s) in {self.duration_ms:,} ms; "
@@ -115,15 +142,19 @@ class SimulationReport:
             f"{self.pause_p99_ms} ms; moved {self.moved_partitions}; double ownership {self.double_ownership}; "
             f"final load {self.final_min_load}..{self.final_max_load}",
         ]
+        for x in self.refusals:
+            lines.append(f"  refused at {x.at_ms:,} ms: {x.member} ({x.protocol} protocol) -- {x.api} answered "
+                         f"{x.error}" + (f": {x.message}" if x.message else ""))
         for s in self.steps:
             settled = "never settled" if s.settled_ms is None else f"settled after {s.settled_ms:,} ms"
             lines.append(f"  step {s.action} at {s.started_ms:,} ms: {settled}, {s.generations} generation(s)")
         if self.worst_partitions:
             lines.append("  longest without an owner: " + ", ".join(
                 f"{p.partition} {p.unowned_ms:,} ms" for p in self.worst_partitions[:5]))
-        lines.append("  member           idle ms   wait partition-ms  gained  moved  revoked  lost  rebal  "
+        lines.append("  member         protocol   idle ms   wait partition-ms  gained  moved  revoked  lost  rebal  "
                      "timeouts")
         for r in self.member_reports:
-            lines.append(f"  {r.name:<14} {r.owned_nothing_ms:>9,} {r.partition_wait_ms:>18,} {r.gained:>7} "
-                         f"{r.moved_in:>6} {r.revoked:>8} {r.lost:>5} {r.rebalances:>6} {r.poll_timeouts:>9}")
+            lines.append(f"  {r.name:<14} {r.protocol:<8} {r.owned_nothing_ms:>9,} {r.partition_wait_ms:>18,} "
+                         f"{r.gained:>7} {r.moved_in:>6} {r.revoked:>8} {r.lost:>5} {r.rebalances:>6} "
+                         f"{r.poll_timeouts:>9}")
         return "\n".join(lines)

@@ -18,9 +18,10 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from kafkagroup.client.rebalance_protocol import RebalanceProtocol, select_rebalance_protocol
+from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.sim.errors import SimulationError
 from kafkagroup.sim.harness import GroupHarness
-from kafkagroup.sim.report import MemberReport, PartitionPause, SimulationReport, StepReport
+from kafkagroup.sim.report import MemberReport, PartitionPause, Refusal, SimulationReport, StepReport
 from kafkagroup.sim.scenario import Scenario, parse_scenario
 
 __all__ = ["simulate", "ScenarioWarning"]
@@ -78,7 +79,7 @@ def _simulate(sc: Scenario, on_progress: Callable[[], None]) -> SimulationReport
     starts = np.sort(np.random.default_rng([sc.seed, 1]).integers(0, sc.start_spread_ms + 1, sc.members))
     for at in starts:
         h.advance(int(at) - h.clock.now_ms())
-        h.add(static=sc.static)
+        _add(h, sc)
     if h.settle(sc.settle_timeout_ms) is None:
         raise SimulationError(f"{sc.name}: the initial group of {sc.members} members did not settle within "
                               f"{sc.settle_timeout_ms} ms")
@@ -124,13 +125,13 @@ def _run_step(h: GroupHarness, step: Mapping[str, Any], current: list[str], sc: 
     if action == "scale":
         names = _running(h)
         for _ in range(step["members"] - len(names)):
-            h.add(static=sc.static, partition_assignment_strategy=current)
+            _add(h, sc, partition_assignment_strategy=current)
         for name in names[step["members"]:]:
             h.stop(name)
             h.remove(name)
     elif action == "add_members":
         for _ in range(step["count"]):
-            h.add(static=sc.static, partition_assignment_strategy=current)
+            _add(h, sc, partition_assignment_strategy=current)
     elif action in ("remove_members", "crash"):
         names = _running(h)
         for name in names[len(names) - step["count"]:]:
@@ -148,6 +149,8 @@ def _run_step(h: GroupHarness, step: Mapping[str, Any], current: list[str], sc: 
             h.settle(sc.settle_timeout_ms)
         _roll(h, step["downtime_ms"], step["interval_ms"], new)
         return new
+    elif action == "switch_protocol":
+        _switch_protocol(h, step, current, sc)
     elif action == "add_partitions":
         h.set_partitions(step["topic"], step["partitions"], refresh=step["refresh"])
     elif action == "wait":
@@ -155,6 +158,46 @@ def _run_step(h: GroupHarness, step: Mapping[str, Any], current: list[str], sc: 
     else:   # parse_scenario refuses unknown actions; a Scenario built by hand may still hold one
         raise SimulationError(f"unknown scenario action {action!r}")
     return current
+
+
+def _add(h: GroupHarness, sc: Scenario, **config: Any) -> None:
+    """Start the next member on the protocol the scenario gives it."""
+    name = h.new_name()
+    protocol = sc.protocol_of(name)
+    if protocol == "consumer":
+        config["remote_assignor"] = sc.remote_assignor
+    h.add(name, static=sc.static, protocol=protocol, **config)
+
+
+def _switch_protocol(h: GroupHarness, step: Mapping[str, Any], current: list[str], sc: Scenario) -> None:
+    """Rolling migration (scenario docstring): bounce members one at a time onto ``step["protocol"]``.
+
+    Nothing here decides whether the group may change protocol: the restarted member asks the coordinator, and
+    a refusal (the member ends with a fatal error, :attr:`GroupHarness.refusals`) stops the rollout; that member
+    comes back on its previous protocol after the downtime, as an operator rolls a failed pod back."""
+    new = step["protocol"]
+    if "members" in step:
+        names = list(step["members"])
+        for name in names:
+            if name not in h.members or not h.members[name].alive:
+                raise SimulationError(f"switch_protocol: member {name!r} is not running "
+                                      f"(running: {', '.join(_running(h)) or 'none'})")
+    else:
+        names = [n for n in _running(h) if h.protocol_of(n) != new]
+        names = names[:step.get("count", len(names))]
+    extra = {"remote_assignor": sc.remote_assignor} if new == "consumer" else {}
+    for name in names:
+        old = h.protocol_of(name)
+        refused = len(h.refusals)
+        h.stop(name)
+        h.advance(step["downtime_ms"])
+        h.restart(name, protocol=new, partition_assignment_strategy=list(current), **extra)
+        h.advance(step["interval_ms"] - step["downtime_ms"])
+        if len(h.refusals) > refused or not h.members[name].alive:
+            h.advance(step["downtime_ms"])
+            back = {"remote_assignor": sc.remote_assignor} if old == "consumer" else {}
+            h.restart(name, protocol=old, partition_assignment_strategy=list(current), **back)
+            return
 
 
 def _roll(h: GroupHarness, downtime_ms: int, interval_ms: int, strategy: Sequence[str]) -> None:
@@ -182,7 +225,8 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
         down = h.down_ms.get(name, 0) + (h.clock.now_ms() - h.down_since[name] if name in h.down_since else 0)
         timeouts = sum(loop.poll_timeouts for loop in h.all_loops.get(name, ()))
         reports.append(MemberReport(
-            name=name, incarnations=len(incarnations), down_ms=down,
+            name=name, protocol=getattr(incarnations[-1], "protocol", "classic"),
+            incarnations=len(incarnations), down_ms=down,
             owned_nothing_ms=st.owned_nothing_ms if st else 0, partition_wait_ms=st.waited_ms if st else 0,
             gained=st.gained if st else 0, moved_in=st.moved_in if st else 0,
             revoked=st.revoked if st else 0, lost=st.lost if st else 0,
@@ -197,9 +241,14 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
     worst = [PartitionPause(f"{topic_names[topic[i]]}-{partition[i]}", int(unowned[i]), int(max_pause[i]),
                             int(moves[i]))
              for i in worst_idx if unowned[i] > 0]
+    protocols = sorted({getattr(m, "protocol", "classic") for m in h.running}) or sorted(sc.protocols)
     return SimulationReport(
         name=sc.name, description=sc.description, strategy=list(strategy),
-        rebalance_protocol=select_rebalance_protocol(strategy).name,
+        rebalance_protocol=("KIP-848" if protocols == ["consumer"] else
+                            select_rebalance_protocol(strategy).name + ("+KIP-848" if "consumer" in protocols else "")),
+        group_protocol="+".join(protocols), remote_assignor=sc.remote_assignor if sc.uses_consumer_protocol else None,
+        group_kind=h.group_kind(), refusals=[Refusal(r.at_ms - t0, r.member, r.protocol, r.api, r.error, r.message)
+                                             for r in h.refusals if r.at_ms >= t0],
         members=len(h.running), partitions=sum(h.cluster.partitions_per_topic.values()),
         duration_ms=h.clock.now_ms() - t0, stable=h.is_stable(),
         start_generation=start_gen, end_generation=h.generation(),
@@ -220,7 +269,14 @@ def _report(h: GroupHarness, sc: Scenario, strategy: list[str], t0: int, start_g
 def _settings(sc: Scenario) -> dict[str, Any]:
     """The values that shape the answer, so a report says what it assumed."""
     p = sc.processing
+    consumer = {}
+    if sc.uses_consumer_protocol:
+        cc = CoordinatorConfig.from_mapping(sc.coordinator)   # the coordinator's values (KIP-848 members take them)
+        consumer = {"group.consumer.heartbeat.interval.ms": cc.group_consumer_heartbeat_interval_ms,
+                    "group.consumer.session.timeout.ms": cc.group_consumer_session_timeout_ms,
+                    "group.consumer.assignment.interval.ms": cc.group_consumer_assignment_interval_ms}
     return {
+        **consumer,
         **{k: sc.config[k] for k in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms")},
         "max.poll.records": p.max_poll_records,
         "record_processing_ms": {"median": p.record_ms_median, "sigma": p.record_ms_sigma, "per": p.per},

@@ -14,10 +14,20 @@ A scenario is a JSON object (every key optional except ``topics``; Kafka config 
 ``strategy``                ``partition.assignment.strategy``: a name, a comma list or a JSON list
                             (default ``"range"``; the CLI runs every strategy unless told otherwise)
 ``static``                  members get ``group.instance.id`` ``member-<i>`` (KIP-345), default false
+``protocol``                the group protocol the members speak (Kafka's ``group.protocol``):
+                            ``"classic"`` (default: JoinGroup/SyncGroup, the client-side ``strategy``) or
+                            ``"consumer"`` (KIP-848: heartbeats, the coordinator assigns with
+                            ``config["group.remote.assignor"]``, ``uniform`` or ``range``); or per member:
+                            ``{"default": "classic", "member-2": "consumer"}`` (members are named
+                            ``member-0``, ``member-1``, ... in start order)
 ``config``                  consumer config; defaults are Kafka's: ``session.timeout.ms`` 45000,
                             ``heartbeat.interval.ms`` 3000, ``max.poll.interval.ms`` 300000,
-                            ``max.poll.records`` 500
-``coordinator``             broker config, default ``group.initial.rebalance.delay.ms`` 3000
+                            ``max.poll.records`` 500; ``group.remote.assignor`` (consumer protocol only;
+                            default: the coordinator's, ``uniform``).  Consumer-protocol members take their
+                            session timeout and heartbeat interval from the coordinator
+                            (``group.consumer.session.timeout.ms`` 45000, ``group.consumer.heartbeat.interval.ms``
+                            5000 in ``coordinator``), as in Kafka
+``coordinator``             broker config, default ``group.initial.rebalance.delay.ms`` 3000 (classic groups)
 ``record_processing_ms``    time to process one record: log-normal ``{"median": 2.0, "sigma": 0.5,
                             "per": "batch"}`` -- one draw for all records of a batch (a batch of 500
                             then takes 1 s at the median, 3.2 s at the 99th percentile); ``"per":
@@ -44,6 +54,14 @@ Steps (``count``/``members`` are member counts; the last-started running members
   onto new assignors, same defaults (eager -> cooperative runs KIP-429's two bounces);
 - ``{"action": "add_partitions", "topic": t, "partitions": n, "refresh": true}`` -- grow an existing topic
   to n partitions; the members see it at once, or with ``"refresh": false`` at their next metadata refresh;
+- ``{"action": "switch_protocol", "protocol": "consumer", "count": k, "members": [names], "downtime_ms": d,
+  "interval_ms": i}`` -- rolling migration: members in turn (the named ones, or the first ``count`` running
+  members on the other protocol, default all of them) stop cleanly and come back ``downtime_ms`` later
+  speaking ``protocol``, the next one ``interval_ms`` later (defaults as ``roll_restart``).  ``"classic"``
+  downgrades.  The coordinator decides what happens: if it refuses a member for good (today's coordinator
+  refuses a consumer-protocol member while classic members hold the group, and a classic one while consumer
+  members do), the rollout stops there and that member comes back on its previous protocol after
+  ``downtime_ms`` (an operator's rollback); the report lists the refusal;
 - ``{"action": "wait", "ms": n}``.
 
 Unknown keys are reported as warnings (:attr:`Scenario.warnings`), not errors; everything else that is
@@ -60,13 +78,14 @@ from kafkagroup.client.config import MemberConfig
 from kafkagroup.assignors.base import assignor_names
 from kafkagroup.client.rebalance_protocol import select_rebalance_protocol
 from kafkagroup.coordinator.config import CoordinatorConfig
+from kafkagroup.coordinator.consumer.target import SERVER_ASSIGNORS
 from kafkagroup.engine import strategies
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.sim.app import ProcessingModel
 from kafkagroup.sim.errors import ScenarioError
 
 __all__ = ["Scenario", "parse_scenario", "MAX_PARTITIONS_PER_TOPIC", "MAX_PARTITIONS", "MAX_MEMBERS",
-           "KNOWN_STRATEGIES"]
+           "KNOWN_STRATEGIES", "PROTOCOLS", "REMOTE_ASSIGNORS"]
 
 MAX_PARTITIONS_PER_TOPIC = 1_000_000
 MAX_PARTITIONS = 2_000_000
@@ -76,6 +95,9 @@ MAX_MS = 10 * 24 * 3600 * 1000          # ten days of simulated time in any one 
 # are Kafka 4's broker-side assignors of KIP-848 groups, which a classic member cannot name).
 KNOWN_STRATEGIES = tuple(n for n in strategies() if n in set(assignor_names()))
 
+PROTOCOLS = ("classic", "consumer")                 # Kafka's group.protocol values
+REMOTE_ASSIGNORS = tuple(SERVER_ASSIGNORS)          # Kafka's group.remote.assignor values the coordinator has
+
 DEFAULT_CONFIG = {"session.timeout.ms": 45_000, "heartbeat.interval.ms": 3_000,
                   "max.poll.interval.ms": 300_000}
 DEFAULT_MAX_POLL_RECORDS = 500
@@ -83,7 +105,7 @@ DEFAULT_MAX_POLL_RECORDS = 500
 _TOP_KEYS = {
     "name", "description", "group_id", "topics", "members", "strategy", "static", "config", "coordinator",
     "network_latency_ms", "record_processing_ms", "start_spread_ms", "seed", "settle_timeout_ms", "steps",
-    "check_every_ms",
+    "check_every_ms", "protocol",
 }
 _STEP_KEYS: dict[str, dict[str, bool]] = {      # action -> {key: required}
     "scale": {"members": True},
@@ -93,6 +115,8 @@ _STEP_KEYS: dict[str, dict[str, bool]] = {      # action -> {key: required}
     "roll_restart": {"downtime_ms": False, "interval_ms": False},
     "switch_strategy": {"strategy": True, "downtime_ms": False, "interval_ms": False},
     "add_partitions": {"topic": True, "partitions": True, "refresh": False},
+    "switch_protocol": {"protocol": True, "count": False, "members": False, "downtime_ms": False,
+                        "interval_ms": False},
     "wait": {"ms": True},
 }
 
@@ -118,11 +142,45 @@ class Scenario:
     check_every_ms: int
     steps: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    protocol: str = "classic"                              # of every member not named in member_protocols
+    member_protocols: dict[str, str] = field(default_factory=dict)
+    remote_assignor: str | None = None                     # group.remote.assignor (None: the coordinator's)
 
     def with_strategy(self, strategy: str | list[str]) -> "Scenario":
         copy = Scenario(**{**self.__dict__, "strategy": strategy_list(strategy, "strategy"),
                            "warnings": list(self.warnings)})
         return copy
+
+    def with_protocol(self, protocol: str, remote_assignor: str | None = None) -> "Scenario":
+        """The same scenario with every member on ``protocol`` (and, for "consumer", that remote assignor)."""
+        if protocol not in PROTOCOLS:
+            raise ScenarioError(f"protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+        if remote_assignor is not None and remote_assignor not in REMOTE_ASSIGNORS:
+            raise ScenarioError(f"group.remote.assignor: unknown assignor {remote_assignor!r} "
+                                f"(known: {', '.join(REMOTE_ASSIGNORS)})")
+        return Scenario(**{**self.__dict__, "protocol": protocol, "member_protocols": {},
+                           "remote_assignor": remote_assignor if remote_assignor is not None else self.remote_assignor,
+                           "warnings": list(self.warnings)})
+
+    def protocol_of(self, member: str) -> str:
+        """The protocol ``member`` starts with."""
+        return self.member_protocols.get(member, self.protocol)
+
+    @property
+    def protocols(self) -> set[str]:
+        """The protocols members start with."""
+        return {self.protocol, *self.member_protocols.values()}
+
+    @property
+    def uses_consumer_protocol(self) -> bool:
+        """Some member speaks the consumer protocol at some point (at start, or after a switch_protocol)."""
+        return "consumer" in self.protocols or any(
+            s["action"] == "switch_protocol" and s["protocol"] == "consumer" for s in self.steps)
+
+    @property
+    def consumer_only(self) -> bool:
+        """Every member speaks the consumer protocol throughout (the classic strategies do not apply)."""
+        return self.protocols == {"consumer"} and not any(s["action"] == "switch_protocol" for s in self.steps)
 
 
 def strategy_list(value: Any, where: str) -> list[str]:
@@ -190,6 +248,13 @@ def parse_scenario(data: Any) -> Scenario:
     if "partition.assignment.strategy" in config:
         raise ScenarioError("config: set the strategy with the scenario's 'strategy' key, not "
                             "partition.assignment.strategy")
+    if "group.protocol" in config:
+        raise ScenarioError("config: set the group protocol with the scenario's 'protocol' key, not group.protocol")
+    remote_assignor = config.pop("group.remote.assignor", None)
+    if remote_assignor is not None and remote_assignor not in REMOTE_ASSIGNORS:
+        raise ScenarioError(f"config['group.remote.assignor']: unknown assignor {remote_assignor!r} "
+                            f"(known: {', '.join(REMOTE_ASSIGNORS)})")
+    protocol, member_protocols = _protocols(data.get("protocol", "classic"), members)
     mpr = _int(config.pop("max.poll.records", DEFAULT_MAX_POLL_RECORDS), "config['max.poll.records']", 1, 1_000_000)
     for key in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"):
         config[key] = _int(config[key], f"config[{key!r}]", 1, MAX_MS)
@@ -240,9 +305,40 @@ def parse_scenario(data: Any) -> Scenario:
         check_every_ms=_int(data.get("check_every_ms", 100), "check_every_ms", 1, MAX_MS),
         steps=[],
         warnings=warnings,
+        protocol=protocol,
+        member_protocols=member_protocols,
+        remote_assignor=remote_assignor,
     )
     scenario.steps = _check_steps(steps_raw, scenario)
     return scenario
+
+
+def _protocol(value: Any, where: str) -> str:
+    if value not in PROTOCOLS:
+        raise ScenarioError(f"{where}: expected one of {', '.join(PROTOCOLS)}, got {value!r:.60}")
+    return value
+
+
+def _member_name(value: Any, where: str) -> str:
+    """A member name as the simulator gives them: ``member-<i>``."""
+    if not isinstance(value, str) or not value.startswith("member-") or not value[7:].isdigit() \
+            or str(int(value[7:])) != value[7:]:
+        raise ScenarioError(f"{where}: {value!r:.60} is not a member name (members are named member-0, "
+                            "member-1, ... in start order)")
+    return value
+
+
+def _protocols(value: Any, members: int) -> tuple[str, dict[str, str]]:
+    """The ``protocol`` key: one protocol for every member, or ``{"default": p, "member-<i>": p, ...}``."""
+    if isinstance(value, str):
+        return _protocol(value, "protocol"), {}
+    value = _object(value, "protocol")
+    default = _protocol(value.get("default", "classic"), "protocol.default")
+    per = {}
+    for k, v in value.items():
+        if k != "default":
+            per[_member_name(k, "protocol")] = _protocol(v, f"protocol[{k!r}]")
+    return default, per
 
 
 def _check_steps(steps: list[Any], sc: Scenario) -> list[dict[str, Any]]:
@@ -299,6 +395,28 @@ def _check_steps(steps: list[Any], sc: Scenario) -> list[dict[str, Any]]:
                 raise ScenarioError(f"{where}: more than {MAX_PARTITIONS:,} partitions in all")
             partitions[topic] = n
             clean.update(topic=topic, partitions=n, refresh=bool(step.get("refresh", True)))
+        elif action == "switch_protocol":
+            down = _int(step.get("downtime_ms", 10_000), f"{where}.downtime_ms", 0, MAX_MS)
+            interval = _int(step.get("interval_ms", max(30_000, down)), f"{where}.interval_ms", 0, MAX_MS)
+            if interval < down:
+                raise ScenarioError(f"{where}: interval_ms ({interval}) is shorter than downtime_ms ({down}): "
+                                    "a member would stop before the previous one is back")
+            clean.update(protocol=_protocol(step["protocol"], f"{where}.protocol"), downtime_ms=down,
+                         interval_ms=interval)
+            if "members" in step and "count" in step:
+                raise ScenarioError(f"{where}: give 'members' or 'count', not both")
+            if "members" in step:
+                names = step["members"]
+                if not isinstance(names, list) or not names:
+                    raise ScenarioError(f"{where}.members: expected a non-empty list of member names")
+                clean["members"] = [_member_name(n, f"{where}.members") for n in names]
+                if len(set(clean["members"])) != len(names):
+                    raise ScenarioError(f"{where}.members: a member is named twice")
+            elif "count" in step:
+                clean["count"] = _int(step["count"], f"{where}.count", 1, MAX_MEMBERS)
+                if clean["count"] > running:
+                    raise ScenarioError(f"{where}: cannot switch {clean['count']} of the {running} running "
+                                        "member(s)")
         elif action == "wait":
             clean["ms"] = _int(step["ms"], f"{where}.ms", 0, MAX_MS)
         out.append(clean)

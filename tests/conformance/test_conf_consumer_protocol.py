@@ -3,9 +3,12 @@
 range assignor; and raw ConsumerGroupHeartbeat / OffsetCommit / OffsetFetch / DescribeGroups v6 / ListGroups v5
 requests with bad input.  Observations: error codes, what each client holds, ConsumerGroupDescribe.
 
-Not compared, on purpose: absolute epochs (Kafka 4.4 starts a new group at epoch 2, serve at 1; only their
-relations are observed) and a group's state right after a change (Kafka computes targets off the request path
-and may describe Assigning where serve is already Reconciling or Stable)."""
+Both start a new group at epoch 1, so its first member gets epoch 2 (test_a_new_groups_first_member_gets_epoch_2).
+Not compared, on purpose: a group's state right after a change, and the epochs that follow several joins:
+Kafka 4.4 batches target computations (group.consumer.assignment.interval.ms, 1 s) and runs them off the
+request path, so it may describe Assigning where serve -- which computes the target at the heartbeat that
+changes the group (its default interval is 0, see tests/coordinator/test_consumer_time_to_stable.py) -- is
+already Reconciling or Stable, and one Kafka target may cover joins serve assigned one by one."""
 from __future__ import annotations
 
 import time
@@ -132,6 +135,22 @@ def test_bad_heartbeats_commits_and_fetches(conformance):
 
     seen = conformance(scenario)
     assert seen["kafka"]["future epoch"][0] == "FENCED_MEMBER_EPOCH" or seen["kafka"]["future epoch"][0] == 110
+
+
+def test_a_new_groups_first_member_gets_epoch_2(conformance):
+    """Kafka 4.4's ModernGroup starts a group at epoch 1 (assignment epoch 0); the first join bumps it to 2."""
+    def scenario(run):
+        g, w = run.group(), run.wire()
+        wait_until(lambda: int(w.request(10, 4, body(10, 4, key_type=0, coordinator_keys=(g,)))
+                               .coordinators[0].error_code) == 0, 30, "the coordinator")
+        a = hb(w, group_id=g, member_id="A", member_epoch=0, rebalance_timeout=30000,
+               subscribed_topic_names=("c.three",), topic_partitions=())
+        d = cg_describe(w, g)
+        return {"join": [plain(a.error_code), a.member_epoch],
+                "describe": [d.group_state, d.group_epoch, d.assignment_epoch, [m.member_epoch for m in d.members]]}
+
+    seen = conformance(scenario)
+    assert seen["serve"]["join"][1] == 2
 
 
 @pytest.mark.parametrize("clients", [("confluent", "confluent", "java")], ids=["confluent+java"])

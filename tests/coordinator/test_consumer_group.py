@@ -37,10 +37,10 @@ def test_first_member_gets_every_partition_and_the_group_is_stable():
     coord, clock, _ = coordinator({"t": 4})
     a = Member(coord, "g", "A", topics=["t"])
     resp = a.heartbeat()
-    assert resp.error_code == E.NONE and resp.member_epoch == 1 and resp.heartbeat_interval_ms == 5000
+    assert resp.error_code == E.NONE and resp.member_epoch == 2 and resp.heartbeat_interval_ms == 5000
     assert a.partitions("t") == {0, 1, 2, 3}
     d = describe(coord)
-    assert (d.group_state, d.group_epoch, d.assignment_epoch, d.assignor_name) == ("Stable", 1, 1, "uniform")
+    assert (d.group_state, d.group_epoch, d.assignment_epoch, d.assignor_name) == ("Stable", 2, 2, "uniform")
     assert [(tp.topic_name, tp.partitions) for tp in d.members[0].assignment] == [("t", [0, 1, 2, 3])]
 
 
@@ -50,13 +50,13 @@ def test_second_member_waits_for_the_revocation_and_no_partition_has_two_owners(
     a, b = Member(coord, "g", "A", topics=["t"]), Member(coord, "g", "B", topics=["t"])
     a.heartbeat()
     b.heartbeat()
-    assert b.epoch == 2 and b.partitions("t") == set()           # everything still held by A: unreleased
+    assert b.epoch == 3 and b.partitions("t") == set()           # everything still held by A: unreleased
     assert describe(coord).group_state == "Reconciling"
-    a.heartbeat()                                                # told to revoke, keeps epoch 1
-    assert a.epoch == 1 and len(a.partitions("t")) == 2
+    a.heartbeat()                                                # told to revoke, keeps epoch 2
+    assert a.epoch == 2 and len(a.partitions("t")) == 2
     assert all(len(v) == 1 for v in owners(a, b).values())
-    a.heartbeat()                                                # acknowledges (owned shrank): epoch 2
-    assert a.epoch == 2
+    a.heartbeat()                                                # acknowledges (owned shrank): epoch 3
+    assert a.epoch == 3
     b.heartbeat()
     assert sorted(owners(a, b)) == [0, 1, 2, 3] and all(len(v) == 1 for v in owners(a, b).values())
     assert len(b.partitions("t")) == 2 and describe(coord).group_state == "Stable"
@@ -70,8 +70,8 @@ def test_leave_gives_the_partitions_to_the_others():
     resp = b.leave()
     assert (resp.error_code, resp.member_epoch, resp.member_id) == (E.NONE, -1, "B")
     settle(a)
-    assert a.partitions("t") == {0, 1, 2} and a.epoch == 3
-    assert b.heartbeat(epoch=2).error_code == E.UNKNOWN_MEMBER_ID
+    assert a.partitions("t") == {0, 1, 2} and a.epoch == 4
+    assert b.heartbeat(epoch=3).error_code == E.UNKNOWN_MEMBER_ID
 
 
 @needs_server_assignors
@@ -111,12 +111,12 @@ def test_epochs_from_the_future_and_the_past_are_fenced_but_a_lost_response_retr
     coord, clock, _ = coordinator({"t": 2})
     a, b = Member(coord, "g", "A", topics=["t"]), Member(coord, "g", "B", topics=["t"])
     settle(a, b)
-    assert a.epoch == 2
+    assert a.epoch == 3
     assert a.heartbeat(epoch=9).error_code == E.FENCED_MEMBER_EPOCH
-    assert a.heartbeat(epoch=1, owned={T("t"): {0, 1}}).error_code == E.FENCED_MEMBER_EPOCH
+    assert a.heartbeat(epoch=2, owned={T("t"): {0, 1}}).error_code == E.FENCED_MEMBER_EPOCH
     # the previous epoch with owned partitions within the assignment: the response was lost, answer again
-    retry = a.heartbeat(epoch=1, owned={T("t"): a.partitions("t")}, full=True)
-    assert (retry.error_code, retry.member_epoch) == (E.NONE, 2) and retry.assignment is not None
+    retry = a.heartbeat(epoch=2, owned={T("t"): a.partitions("t")}, full=True)
+    assert (retry.error_code, retry.member_epoch) == (E.NONE, 3) and retry.assignment is not None
 
 
 @needs_server_assignors
@@ -163,7 +163,7 @@ def test_static_leave_for_an_unknown_instance_or_another_member_id():
     assert unknown.error_code == E.UNKNOWN_MEMBER_ID
     other = coord.consumer_group_heartbeat(ConsumerGroupHeartbeatRequest("g", "X", -2, instance_id="i-a"))
     assert other.error_code == E.FENCED_INSTANCE_ID
-    assert describe(coord).members[0].member_epoch == 1          # nothing changed
+    assert describe(coord).members[0].member_epoch == 2          # nothing changed
 
 
 @pytest.mark.parametrize("request_, code, message", [
@@ -333,16 +333,16 @@ def test_target_assignments_are_batched_per_assignment_interval():
     coord, clock, _ = coordinator({"t": 4}, group_consumer_assignment_interval_ms=1_000)
     a, b, c = (Member(coord, "g", n, topics=["t"]) for n in "ABC")
     a.heartbeat()                                   # a new group: computed at once
-    assert a.partitions("t") == {0, 1, 2, 3} and describe(coord).assignment_epoch == 1
+    assert a.partitions("t") == {0, 1, 2, 3} and describe(coord).assignment_epoch == 2
     b.heartbeat()
     c.heartbeat()
     d = describe(coord)
-    assert (d.group_state, d.group_epoch, d.assignment_epoch) == ("Assigning", 3, 1)
-    assert b.epoch == c.epoch == 1 and b.partitions("t") == set()      # at the old target's epoch, nothing yet
+    assert (d.group_state, d.group_epoch, d.assignment_epoch) == ("Assigning", 4, 2)
+    assert b.epoch == c.epoch == 2 and b.partitions("t") == set()      # at the old target's epoch, nothing yet
     clock.advance(1_000)
     settle(a, b, c)
     d = describe(coord)
-    assert (d.group_state, d.assignment_epoch) == ("Stable", 3)         # one computation for both joins
+    assert (d.group_state, d.assignment_epoch) == ("Stable", 4)         # one computation for both joins
     assert sorted(len(m.partitions("t")) for m in (a, b, c)) == [1, 1, 2]
 
 
@@ -366,9 +366,11 @@ class Offload:
 
 
 @needs_server_assignors
-def test_offloaded_target_applies_to_the_members_still_there_and_the_group_keeps_answering():
+def test_offloaded_target_applies_to_the_members_still_there_and_the_group_keeps_answering(monkeypatch):
     from kafkagroup.coordinator import GroupCoordinator, ManualClock
+    from kafkagroup.coordinator.consumer import heartbeat
     from kafkagroup.messages.topics import StaticTopics
+    monkeypatch.setattr(heartbeat, "INLINE_TARGET_COST", 0)     # as a group too large to assign on the loop
     offload, clock = Offload(), ManualClock()
     coord = GroupCoordinator({"group.consumer.assignment.interval.ms": 0}, clock=clock, store=":memory:",
                              topics=StaticTopics({"t": 4}), enable_offset_expiration=False, target_offload=offload)
@@ -382,7 +384,7 @@ def test_offloaded_target_applies_to_the_members_still_there_and_the_group_keeps
     b.leave()                                      # leaves while its target is being computed
     offload.finish()
     d = describe(coord)
-    assert d.assignment_epoch == 2 and "B" not in coord.consumer_group("g").target
+    assert d.assignment_epoch == 3 and "B" not in coord.consumer_group("g").target
     settle(a, c)                                   # the next heartbeat starts the computation for C's join
     offload.finish()
     settle(a, c)

@@ -95,8 +95,13 @@ class ConsumerGroup:
     def __init__(self, group_id: str, offsets: GroupOffsets) -> None:
         self.group_id = group_id
         self.offset_state = offsets
-        self.group_epoch = 0
+        # Kafka 4.4's ModernGroup constructor starts a new group at epoch 1 (assignment epoch 0), so the first
+        # member's join bumps it to 2 and that member gets epoch 2 (observed on the broker; conformance test)
+        self.group_epoch = 1
         self.assignment_epoch = 0
+        # members that have not reached the target (kept by every change below, recounted when the target
+        # moves): the group's state in O(1), asked at every heartbeat
+        self.unsettled = 0
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}            # instance id -> member id
         self.target: dict[str, Assignment] = {}             # member id -> its target partitions
@@ -128,10 +133,12 @@ class ConsumerGroup:
             return "Empty"
         if self.group_epoch > self.assignment_epoch:
             return "Assigning"
-        for m in self.members.values():
-            if m.assignment.state is not MemberState.STABLE or m.member_epoch != self.assignment_epoch:
-                return "Reconciling"
-        return "Stable"
+        return "Reconciling" if self.unsettled else "Stable"
+
+    def _unsettled(self, member: ConsumerGroupMember) -> int:
+        """1 when ``member`` has yet to reach the target (not STABLE, or STABLE at an older epoch), else 0."""
+        a = member.assignment
+        return 0 if a.state is MemberState.STABLE and a.member_epoch == self.assignment_epoch else 1
 
     def is_empty(self) -> bool:
         return not self.members
@@ -247,6 +254,7 @@ class ConsumerGroup:
         self._count(member, +1)
         self._count_classic(member, +1)
         self._hold(member.assignment, member.member_id)
+        self.unsettled += self._unsettled(member)
 
     def remove_member(self, member_id: str) -> ConsumerGroupMember:
         """Drop the member, its partitions' epochs and its target (the group epoch is the caller's)."""
@@ -257,6 +265,7 @@ class ConsumerGroup:
         self._count_classic(member, -1)
         self._release(member.assignment)
         self.target.pop(member_id, None)
+        self.unsettled -= self._unsettled(member)
         return member
 
     def replace_static_member(self, old: ConsumerGroupMember, new: ConsumerGroupMember) -> None:
@@ -264,9 +273,11 @@ class ConsumerGroup:
         self.members.pop(old.member_id)
         self._count(old, -1)
         self._count_classic(old, -1)
+        self.unsettled -= self._unsettled(old)
         self.members[new.member_id] = new
         self._count(new, +1)
         self._count_classic(new, +1)
+        self.unsettled += self._unsettled(new)
         assert new.instance_id is not None
         self.static_members[new.instance_id] = new.member_id
         if old.member_id in self.target:
@@ -281,7 +292,9 @@ class ConsumerGroup:
         except IllegalGroupStateError:
             self._hold(member.assignment, member.member_id)
             raise
+        self.unsettled -= self._unsettled(member)
         member.assignment = assignment
+        self.unsettled += self._unsettled(member)
 
     def bump_epoch(self) -> int:
         self.group_epoch += 1
@@ -290,6 +303,7 @@ class ConsumerGroup:
     def set_target(self, epoch: int, target: dict[str, Assignment]) -> None:
         self.target = target
         self.assignment_epoch = epoch
+        self.unsettled = sum(self._unsettled(m) for m in self.members.values())
 
     def _hold(self, assignment: MemberAssignment, member_id: str) -> None:
         epochs = self.partition_epochs

@@ -108,6 +108,34 @@ def request_error(req: ConsumerGroupHeartbeatRequest) -> HeartbeatError | None:
     return None
 
 
+#: A target is computed on the heartbeat's own thread (its answer reconciles against it) while the group's
+#: members plus subscribed partitions stay within this; larger ones go to serve's worker thread.  Measured:
+#: ~0.4 ms for 50 members x 100 partitions, ~9 ms for 1,000 x 1,000 (uniform, incremental).
+INLINE_TARGET_COST = 5_000
+
+
+def _cheap_target(group: ConsumerGroup) -> bool:
+    return len(group.members) + sum(n for _, n in group.subscription_metadata.values()) <= INLINE_TARGET_COST
+
+
+def _partitions_text(topic_partitions: list[TopicPartitions] | None) -> str:
+    """``[5: t0 0-3,7]`` (count, then each topic id's first 8 hex digits and its partitions as ranges);
+    ``-`` for a field left out (null)."""
+    if topic_partitions is None:
+        return "-"
+    parts = []
+    for tp in topic_partitions:
+        ranges: list[list[int]] = []
+        for p in sorted(tp.partitions):
+            if ranges and ranges[-1][1] == p - 1:
+                ranges[-1][1] = p
+            else:
+                ranges.append([p, p])
+        text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+        parts.append(f"{str(tp.topic_id)[:8]} {text}")
+    return f"[{sum(len(tp.partitions) for tp in topic_partitions)}: {'; '.join(parts)}]"
+
+
 class ConsumerGroupHandlers:
     """The consumer-group side of the coordinator: heartbeats and member timers over ``registry``.
 
@@ -131,6 +159,15 @@ class ConsumerGroupHandlers:
     # ================================================================ heartbeat
 
     def heartbeat(self, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
+        response = self._answer(req)
+        if log.isEnabledFor(logging.DEBUG):      # the heartbeat timeline (serve --log-level debug)
+            log.debug("ConsumerGroupHeartbeat group %s member %s epoch %d owned %s -> error %s epoch %d "
+                      "assigned %s", req.group_id, req.member_id or "(new)", req.member_epoch,
+                      _partitions_text(req.topic_partitions), response.error_code, response.member_epoch,
+                      _partitions_text(response.assignment))
+        return response
+
+    def _answer(self, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
         error = request_error(req)
         try:
             if error is not None:
@@ -172,8 +209,8 @@ class ConsumerGroupHandlers:
         member.client_id, member.client_host = req.client_id, req.client_host
         if member.classic is not None:          # a static member moved from the classic protocol to this one
             group.set_classic(member, None)
-        changed = is_new or group.group_epoch == 0 or before != (member.subscription(), member.server_assignor,
-                                                                   member.rack_id)
+        changed = is_new or group.assignment_epoch == 0 or before != (member.subscription(), member.server_assignor,
+                                                                        member.rack_id)
         if is_new:
             group.add_member(member)
         if self.refresh_metadata(group, force=changed) or changed:
@@ -190,7 +227,24 @@ class ConsumerGroupHandlers:
         if full or replaced or previous.assigned != member.assignment.assigned:
             assignment = [TopicPartitions(t, sorted(ps)) for t, ps in member.assignment.assigned.items()]
         return ConsumerGroupHeartbeatResponse(_E.NONE, None, member_id, member.member_epoch,
-                                              self.config.group_consumer_heartbeat_interval_ms, assignment)
+                                              self._interval_ms(group, member), assignment)
+
+    def _interval_ms(self, group: ConsumerGroup, member: ConsumerGroupMember) -> int:
+        """The heartbeat interval answered: ``group.consumer.heartbeat.interval.ms``, as Kafka does; or, where
+        serve's own ``group.consumer.reconciling.heartbeat.interval.ms`` is set (off by default), that shorter
+        interval while the group is Assigning or Reconciling.
+
+        That option departs from Kafka (which always answers the configured interval) for time to stable: clients
+        heartbeat at the interval they are answered (librdkafka and the Java consumer take it from every
+        answer) and acknowledge a new assignment at once, so while the group moves its members are back
+        soon -- a holder to hear of its revocation, a newcomer for the partitions just released -- instead
+        of one whole interval later.  Once the group is Stable, the next answers name the configured interval
+        again.  What is assigned when is unchanged (revoke before assign, epochs); only the pacing is."""
+        interval = self.config.group_consumer_heartbeat_interval_ms
+        reconciling = self.config.group_consumer_reconciling_heartbeat_interval_ms
+        if reconciling and group.state_name != "Stable":
+            return min(interval, reconciling)
+        return interval
 
     def _member(self, group: ConsumerGroup, req: ConsumerGroupHeartbeatRequest, member_id: str,
                 owned: list[tuple[UUID, list[int]]] | None) -> tuple[ConsumerGroupMember, bool, bool]:
@@ -295,11 +349,11 @@ class ConsumerGroupHandlers:
 
     def maybe_update_target(self, group: ConsumerGroup) -> None:
         """A new target when the group epoch is past the assignment epoch and one is due (Kafka's
-        ``maybeUpdateTargetAssignment``): on this thread for a group's first target or without an offload,
-        else on the offload's thread."""
+        ``maybeUpdateTargetAssignment``): on this thread for a group's first target, a cheap one, or without an
+        offload, else on the offload's thread."""
         if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
-            if self.offload is None or group.target_computed_at is None:
-                self.update_target(group)
+            if self.offload is None or group.target_computed_at is None or _cheap_target(group):
+                self.update_target(group)          # on this thread, seen by this very heartbeat's answer
             else:
                 self._offload_target(group)
 
