@@ -53,8 +53,9 @@ def shared_shape(wire, group) -> dict[str, Any]:
 
 
 def never_two_owners(members) -> bool:
-    """Replay every member's callbacks in arrival order: a partition is assigned only while nobody holds it."""
-    events = sorted([(e["at"], m.name, e) for m in members for e in m.events
+    """Replay every member's callbacks in the order the clients printed them (their "wall" stamps; one machine,
+    one clock): a partition is assigned only while nobody holds it."""
+    events = sorted([(e.get("wall", e["at"]), m.name, e) for m in members for e in m.events
                      if e["event"] in ("assigned", "revoked", "lost")], key=lambda x: x[0])
     holder: dict[tuple, str] = {}
     for _, name, e in events:

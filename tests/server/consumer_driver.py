@@ -40,7 +40,9 @@ _OUT = threading.Lock()
 
 
 def emit(event: str, **fields: Any) -> None:
-    line = json.dumps({"event": event, **fields}, separators=(",", ":"))
+    # "wall": when the client printed it (epoch seconds), so that a test orders the events of several processes
+    # as they happened, not as its pipe readers happened to read them
+    line = json.dumps({"event": event, "wall": time.time(), **fields}, separators=(",", ":"))
     with _OUT:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()

@@ -19,7 +19,7 @@ import pytest
 from server_support import Consumers, produce, thread_server, wait_until
 from server_wire import KafkaWire, body
 
-from test_consumer_protocol_clients import CONFIG, SETTLE_S, never_two_owners, settled, wait_settled
+from test_consumer_protocol_clients import CONFIG, SETTLE_S, settled, wait_settled
 from tests.coordinator.consumer_helpers import needs_server_assignors
 
 pytestmark = needs_server_assignors
@@ -38,6 +38,21 @@ def consumers() -> Iterator[Consumers]:
 def describe(address: Any, group: str) -> Any:
     with KafkaWire(address) as wire:
         return wire.request(69, 1, body(69, 1, group_ids=(group,), include_authorized_operations=False)).groups[0]
+
+
+def never_two_owners(members) -> None:
+    """Replay every member's callbacks in the order the clients printed them (their "wall" stamps): a partition
+    is assigned only while nobody holds it."""
+    events = sorted([(e.get("wall", e["at"]), m.name, e) for m in members for e in m.events
+                     if e["event"] in ("assigned", "revoked", "lost")], key=lambda x: x[0])
+    holder: dict[tuple, str] = {}
+    for _, name, e in events:
+        for tp in map(tuple, e["partitions"]):
+            if e["event"] == "assigned":
+                assert holder.get(tp, name) == name, f"{tp} assigned to {name} while {holder[tp]} holds it"
+                holder[tp] = name
+            elif holder.get(tp) == name:
+                del holder[tp]
 
 
 def keys(members) -> Counter:
