@@ -11,11 +11,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-__all__ = ["CoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS", "INT_MAX"]
+__all__ = ["CoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS", "INT_MAX", "MIGRATION_POLICIES"]
 
 INT_MAX = 2_147_483_647
 # Kafka's CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS: a constant, not a broker config (spec §3.6).
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+#: group.consumer.migration.policy values (Kafka's ConsumerGroupMigrationPolicy); Kafka's default is the first
+MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
+_STRING_FIELDS = frozenset({"group_consumer_migration_policy"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +51,22 @@ class CoordinatorConfig:
     group_consumer_max_session_timeout_ms: int = 60_000
     group_consumer_min_heartbeat_interval_ms: int = 5_000
     group_consumer_max_heartbeat_interval_ms: int = 15_000
+    # mixed groups: which conversions of a non-empty group are allowed (Kafka's ConsumerGroupMigrationPolicy:
+    # bidirectional, upgrade, downgrade, disabled; case-insensitive, stored lower case)
+    group_consumer_migration_policy: str = "bidirectional"
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if f.name in _STRING_FIELDS:
+                continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError(f"{_kafka_key(f.name)} must be an integer, got {value!r}")
+        policy = self.group_consumer_migration_policy
+        if not isinstance(policy, str) or policy.strip().lower() not in MIGRATION_POLICIES:
+            raise ValueError(f"group.consumer.migration.policy must be one of {', '.join(MIGRATION_POLICIES)}, "
+                             f"got {policy!r}")
+        object.__setattr__(self, "group_consumer_migration_policy", policy.strip().lower())
         if self.group_max_size < 1:
             raise ValueError(f"group.max.size must be at least 1, got {self.group_max_size}")
         if self.offsets_topic_num_partitions < 1:

@@ -56,7 +56,9 @@ from kafkagroup.messages.deferred import Deferred
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteError, group_write_error
 from kafkagroup.coordinator.consumer.group import ConsumerGroup
+from kafkagroup.coordinator.consumer.classic_members import ClassicMemberHandlers
 from kafkagroup.coordinator.consumer.heartbeat import ConsumerGroupHandlers
+from kafkagroup.coordinator.migration import Migration
 from kafkagroup.coordinator.consumer.offsets import (
     consumer_commit_error, consumer_fetch_error, describe_consumer_group, expired_offsets, list_entry,
 )
@@ -72,7 +74,7 @@ from kafkagroup.coordinator.membership import MembershipHandlers
 from kafkagroup.messages.api import (
     DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse, DescribedGroup, DescribedGroupMember,
     DescribeGroupsRequest, DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
-    JoinGroupResponse, LeaveGroupMemberResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest, ListGroupsResponse,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest, ListGroupsResponse,
     OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
     OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse, TransactionResult, TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
@@ -155,6 +157,9 @@ class GroupCoordinator:
         self.topics: TopicsView = topics if topics is not None else StaticTopics()
         self.consumer = ConsumerGroupHandlers(config, self.engine.clock, self.topics, self.registry,
                                               offload=target_offload)
+        # classic members inside consumer groups, and conversions between the kinds (mixed groups)
+        self.classic_members = ClassicMemberHandlers(self.consumer)
+        self.registry.migration = Migration(config, self.engine, self.consumer, self.topics)
         self._expiry_timer: Any = None
         partitions = range(self._num_partitions) if owned_partitions is None else owned_partitions
         for p in partitions:
@@ -226,10 +231,13 @@ class GroupCoordinator:
     def _new_classic_group(self, group_id: str, offsets: GroupOffsets) -> ClassicGroup:
         return ClassicGroup(group_id, now_ms=self.clock.now_ms(), offsets=offsets)
 
-    def _consumer_group_holds(self, group_id: str) -> bool:
-        """Before a classic membership request: True when a consumer group with members holds the id (the
-        request is refused); an empty consumer group of the id becomes a classic one (Kafka's conversion)."""
-        return not self.registry.take_over_empty_consumer_group(group_id)
+    def _consumer_group_holds(self, group_id: str) -> ConsumerGroup | None:
+        """Before a JoinGroup: the consumer group with members that holds the id (its classic members are served
+        by :mod:`~kafkagroup.coordinator.consumer.classic_members`); an empty consumer group of the id becomes a
+        classic one (Kafka's conversion) and None is answered."""
+        if self.registry.take_over_empty_consumer_group(group_id):
+            return None
+        return self.registry.consumer[group_id]
 
     def add_group(self, group: ClassicGroup) -> ClassicGroup:
         """Register a group built outside the request path (Kafka's ``GroupMetadataManager.addGroup``):
@@ -269,10 +277,16 @@ class GroupCoordinator:
         if error is None and not (self.config.group_min_session_timeout_ms <= request.session_timeout_ms
                                   <= self.config.group_max_session_timeout_ms):
             error = _E.INVALID_SESSION_TIMEOUT
-        if error is None and self._consumer_group_holds(request.group_id):
-            error = _E.INCONSISTENT_GROUP_PROTOCOL      # a consumer-protocol group: mixed groups not supported
         if error is not None:
             reply.set_result(JoinGroupResponse(error, member_id=request.member_id))
+            return reply
+        consumer_group = self._consumer_group_holds(request.group_id)
+        if consumer_group is not None:          # a classic member inside a consumer group: answered at once
+            try:
+                reply.set_result(self.classic_members.join(consumer_group, request))
+            except IllegalGroupStateError:
+                log.exception("JoinGroup of group %s failed", request.group_id)
+                reply.set_result(JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
             return reply
         return self._answer_by_handler("JoinGroup", self.membership.join_group, request, reply,
                                        lambda: JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
@@ -291,8 +305,13 @@ class GroupCoordinator:
                 error = _E.REBALANCE_IN_PROGRESS  # the active rebalance is lost: rejoin (Scala)
             reply.set_result(SyncGroupResponse(error))
             return reply
-        if request.group_id in self.registry.consumer:   # classic members are not served in consumer groups
-            reply.set_result(SyncGroupResponse(_E.UNKNOWN_MEMBER_ID))
+        consumer_group = self.registry.consumer.get(request.group_id)
+        if consumer_group is not None:          # a classic member inside a consumer group: answered at once
+            try:
+                reply.set_result(self.classic_members.sync(consumer_group, request))
+            except IllegalGroupStateError:
+                log.exception("SyncGroup of group %s failed", request.group_id)
+                reply.set_result(SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
             return reply
         return self._answer_by_handler("SyncGroup", self.membership.sync_group, request, reply,
                                        lambda: SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
@@ -306,8 +325,13 @@ class GroupCoordinator:
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return HeartbeatResponse(_E.NONE if error is _E.COORDINATOR_LOAD_IN_PROGRESS else error)
-        if request.group_id in self.registry.consumer:
-            return HeartbeatResponse(_E.UNKNOWN_MEMBER_ID)
+        consumer_group = self.registry.consumer.get(request.group_id)
+        if consumer_group is not None:
+            try:
+                return HeartbeatResponse(self.classic_members.heartbeat(consumer_group, request))
+            except IllegalGroupStateError:
+                log.exception("Heartbeat of group %s failed", request.group_id)
+                return HeartbeatResponse(_E.UNKNOWN_SERVER_ERROR)
         try:
             return HeartbeatResponse(self.membership.heartbeat(request))
         except IllegalGroupStateError:
@@ -324,10 +348,13 @@ class GroupCoordinator:
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return LeaveGroupResponse(error, [])
-        if request.group_id in self.registry.consumer:
-            return LeaveGroupResponse(_E.NONE, [LeaveGroupMemberResponse(m.member_id, m.group_instance_id,
-                                                                         _E.UNKNOWN_MEMBER_ID)
-                                                for m in request.members])
+        consumer_group = self.registry.consumer.get(request.group_id)
+        if consumer_group is not None:
+            try:
+                return self.classic_members.leave(consumer_group, request)
+            except IllegalGroupStateError:
+                log.exception("LeaveGroup of group %s failed", request.group_id)
+                return LeaveGroupResponse(_E.UNKNOWN_SERVER_ERROR, [])
         try:
             return self.membership.leave_group(request)
         except IllegalGroupStateError:

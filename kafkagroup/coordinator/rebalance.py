@@ -348,6 +348,21 @@ class RebalanceEngine:
         for timer in group.pending_members.values():
             timer.cancel()
 
+    def hand_over(self, group: ClassicGroup) -> None:
+        """The group becomes a consumer group (online upgrade, Kafka's ``convertToConsumerGroup``): parked
+        JoinGroup and SyncGroup requests are answered REBALANCE_IN_PROGRESS (the members rejoin and are served by
+        the consumer group), every timer of the group stops, and the group goes Dead."""
+        for member in list(group.members.values()):
+            group.complete_join(member, JoinGroupResponse(_E.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+            group.complete_sync(member, SyncGroupResponse(_E.REBALANCE_IN_PROGRESS))
+            self.cancel_session(member)
+        self._cancel_join_timer(group)
+        self.remove_sync_expiration(group)
+        for timer in group.pending_members.values():
+            timer.cancel()
+        group.pending_members.clear()
+        group.transition_to(_S.DEAD, self.clock.now_ms())
+
     # ============================================================ timer failures
 
     def reset_failed_group(self, group: ClassicGroup) -> None:

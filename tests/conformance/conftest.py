@@ -41,6 +41,7 @@ TOPICS: dict[str, int] = {
     "c.vote": 2,
     "c.tool": 2,
     "c.fetch-bounds": 2,
+    "c.migration": 4,
 }
 
 # Group settings given to both servers: no initial rebalance delay (a wait, not behaviour) and a minimum

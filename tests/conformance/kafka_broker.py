@@ -63,8 +63,12 @@ def free_port() -> int:
 
 
 def random_cluster_id() -> str:
-    """A Kafka Uuid as StorageTool's random-uuid prints it: 16 random bytes, URL-safe base64, no padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A Kafka Uuid as StorageTool's random-uuid prints it: 16 random bytes, URL-safe base64, no padding; never
+    one starting with "-" (1 in 64: StorageTool's argument parser takes it for an option and refuses `-t`)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def _request(port: int, api_key: int, version: int, body: bytes, timeout: float = 2.0) -> bytes:

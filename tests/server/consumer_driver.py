@@ -7,7 +7,8 @@ tests/server/java/GroupConsumer.java prints for Apache Kafka's Java consumer.
 
 Keys: client (confluent | kafka-python | aiokafka), bootstrap, group, topics (comma list), strategy (range |
 roundrobin | sticky | cooperative-sticky, or for kafka-python kafkagroup-range / kafkagroup-cooperative-sticky:
-kafkagroup's own assignors from kafkagroup.compat.kafka_python), commit (sync | none), max.records,
+kafkagroup's own assignors from kafkagroup.compat.kafka_python; for aiokafka kafkagroup-range / -roundrobin /
+-sticky from kafkagroup.compat.aiokafka), commit (sync | none), max.records,
 idle.exit.ms, and the Kafka configs session.timeout.ms, heartbeat.interval.ms, group.instance.id,
 client.id, auto.offset.reset, max.poll.interval.ms, metadata.max.age.ms (and for confluent
 topic.metadata.refresh.interval.ms) (spelled as Kafka spells them; mapped to each client's
@@ -39,7 +40,9 @@ _OUT = threading.Lock()
 
 
 def emit(event: str, **fields: Any) -> None:
-    line = json.dumps({"event": event, **fields}, separators=(",", ":"))
+    # "wall": when the client printed it (epoch seconds), so that a test orders the events of several processes
+    # as they happened, not as its pipe readers happened to read them
+    line = json.dumps({"event": event, "wall": time.time(), **fields}, separators=(",", ":"))
     with _OUT:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
@@ -251,8 +254,13 @@ def run_aiokafka(opts: dict[str, str], stop: threading.Event) -> None:
     from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
     from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-    strategy = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-                "sticky": StickyPartitionAssignor}[opts.get("strategy", "range")]
+    if opts.get("strategy", "").startswith("kafkagroup-"):       # kafkagroup's drop-in assignors
+        from kafkagroup.compat import aiokafka as drop_in
+        strategy = {"kafkagroup-range": drop_in.RangeAssignor, "kafkagroup-roundrobin": drop_in.RoundRobinAssignor,
+                    "kafkagroup-sticky": drop_in.StickyAssignor}[opts["strategy"]]
+    else:
+        strategy = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
+                    "sticky": StickyPartitionAssignor}[opts.get("strategy", "range")]
 
     class Listener(ConsumerRebalanceListener):
         async def on_partitions_revoked(self, revoked: Any) -> None:

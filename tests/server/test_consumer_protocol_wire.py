@@ -6,9 +6,6 @@ same requests), and the group keeps working afterwards.
 Where serve differs from the broker, on purpose or not yet:
 * Kafka computes target assignments off the request path, so right after a join its group may describe as
   Assigning; serve computes the target in the heartbeat (Stable at once);
-* a classic JoinGroup into a non-empty consumer group: Kafka 4.4 (migration policy bidirectional) lets the
-  classic member in (MEMBER_ID_REQUIRED first); serve refuses it with INCONSISTENT_GROUP_PROTOCOL until mixed
-  groups (issue 23);
 * an invalid regex is refused with the same code and prefix; the reason after the colon is RE2's wording,
   not RE2/J's.
 """
@@ -166,4 +163,4 @@ def test_commits_fetches_describe_and_list_of_a_consumer_group(wire):
     jg = wire.request(11, 9, body(11, 9, group_id="g", session_timeout=10000, rebalance_timeout=10000, member_id="",
                                   group_instance_id=None, protocol_type="consumer", reason=None, protocols=(
                                       nested(11, 9, "JoinGroupRequestProtocol", name="range", metadata=b""),)))
-    assert int(jg.error_code) == 23          # Kafka 4.4 lets a classic member in (mixed groups: issue 23)
+    assert int(jg.error_code) == 79          # Kafka 4.4 lets a classic member in (mixed groups: issue 23)

@@ -194,13 +194,18 @@ def test_a_group_whose_members_all_left_changes_protocol_both_ways(events):
 
 def test_rolling_downgrade_of_a_live_consumer_group():
     """Without mixed groups the coordinator refuses a classic member while consumer members hold the group
-    (INCONSISTENT_GROUP_PROTOCOL).  With them, Kafka lets classic members join a consumer group whatever the
-    migration policy (the policy governs converting the group): with "disabled" the members roll over to the
-    classic protocol inside a group that stays a consumer group."""
-    r = simulate({**MIGRATE, **NO_MIGRATION, "protocol": "consumer", "steps": [DOWNGRADE]})
+    (INCONSISTENT_GROUP_PROTOCOL).  With them, Kafka 4.4 lets classic members join a consumer group unless the
+    migration policy is "disabled" (``throwIfClassicMemberCannotJoinConsumerGroup``: INCONSISTENT_GROUP_PROTOCOL
+    then too); with "upgrade" (no downgrade) the members roll over to the classic protocol inside a group that
+    stays a consumer group."""
+    no_downgrade = {"coordinator": {"group.consumer.migration.policy": "upgrade"}} if MIXED_GROUPS else {}
+    r = simulate({**MIGRATE, **no_downgrade, "protocol": "consumer", "steps": [DOWNGRADE]})
     assert r.stable and r.double_ownership == 0
     if MIXED_GROUPS:
         assert r.refusals == [] and r.group_kind == "consumer" and r.group_protocol == "classic"
+        disabled = simulate({**MIGRATE, **NO_MIGRATION, "protocol": "consumer", "steps": [DOWNGRADE]})
+        assert [(x.member, x.protocol, x.api, x.error) for x in disabled.refusals] == [
+            ("member-0", "classic", "JoinGroup", "INCONSISTENT_GROUP_PROTOCOL")]
     else:
         assert [(x.member, x.protocol, x.api, x.error) for x in r.refusals] == [
             ("member-0", "classic", "JoinGroup", "INCONSISTENT_GROUP_PROTOCOL")]

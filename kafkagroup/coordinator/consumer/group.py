@@ -24,10 +24,25 @@ from kafkagroup.coordinator.consumer.reconcile import Assignment, MemberAssignme
 from kafkagroup.coordinator.errors import IllegalGroupStateError
 from kafkagroup.coordinator.offset_state import GroupOffsets
 
-__all__ = ["ConsumerGroup", "ConsumerGroupMember", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH"]
+__all__ = ["ConsumerGroup", "ConsumerGroupMember", "ClassicMemberMetadata", "LEAVE_GROUP_MEMBER_EPOCH",
+           "LEAVE_GROUP_STATIC_MEMBER_EPOCH"]
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """What a member on the classic protocol sent in its last JoinGroup (Kafka's ``ClassicMemberMetadata``): its
+    session timeout and its protocols in its order of preference, (name, ConsumerProtocol subscription bytes)."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol the member is told in JoinGroup and must name in SyncGroup: its first one."""
+        return self.protocols[0][0]
 
 
 @dataclass(slots=True)
@@ -44,9 +59,18 @@ class ConsumerGroupMember:
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     assignment: MemberAssignment = field(default_factory=MemberAssignment.joining)
-    # timers (owned by the heartbeat handler): session expiry, and the revocation deadline
+    # set for a member on the classic protocol (JoinGroup/SyncGroup/Heartbeat) inside this consumer group
+    classic: ClassicMemberMetadata | None = None
+    # timers (owned by the heartbeat handler): session expiry, and the revocation deadline; a classic member's
+    # join (rejoin asked for) and sync (JoinGroup answered) deadlines
     session_timer: Any = None
     rebalance_timer: Any = None
+    join_timer: Any = None
+    sync_timer: Any = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     @property
     def member_epoch(self) -> int:
@@ -92,6 +116,9 @@ class ConsumerGroup:
         self.target_computed_at: int | None = None          # clock time of the last target computation
         self.computing_epoch: int | None = None             # group epoch of an offloaded computation running
         self.dead = False
+        # classic members: how many, and how many list each protocol name (JoinGroup's protocol check is O(1))
+        self.num_classic_members = 0
+        self.classic_protocol_counts: Counter[str] = Counter()
 
     # ------------------------------------------------------------------ reading
 
@@ -126,6 +153,19 @@ class ConsumerGroup:
     def partition_epoch(self, topic: UUID, partition: int) -> int:
         return self.partition_epochs.get((topic, partition), -1)
 
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """Kafka's ``waitingOnUnreleasedPartition``: the member (UNRELEASED_PARTITIONS) still waits for a target
+        partition another member holds; False once every one it lacks is free (it may rejoin to get them)."""
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        assigned = member.assignment.assigned
+        for topic, partitions in self.target.get(member.member_id, {}).items():
+            held = assigned.get(topic, frozenset())
+            for p in partitions:
+                if p not in held and self.partition_epochs.get((topic, p), -1) != -1:
+                    return True
+        return False
+
     def subscribed_topics(self, member: ConsumerGroupMember) -> set[str]:
         """The topic names ``member`` subscribes to: its names plus its regex's current matches."""
         names = set(member.subscribed_topic_names)
@@ -143,6 +183,41 @@ class ConsumerGroup:
 
     def regexes(self) -> set[str]:
         return set(self._regex_counts)
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """Kafka's ``supportsClassicProtocols``: a classic member may join if its protocol type is ``consumer``
+        and (the group being non-empty) it lists a protocol every classic member already in the group lists."""
+        if protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(names)
+        return any(self.classic_protocol_counts.get(n, 0) == self.num_classic_members for n in names)
+
+    def all_members_use_classic_except(self, member_ids: set[str]) -> bool:
+        """Whether every member but ``member_ids`` (members of the group, each on the consumer protocol) is on
+        the classic protocol: the downgrade condition."""
+        leaving = [self.members[m] for m in member_ids if m in self.members]
+        if any(m.uses_classic_protocol for m in leaving) or len(leaving) != len(member_ids):
+            return False
+        return self.num_classic_members == len(self.members) - len(leaving)
+
+    def set_classic(self, member: ConsumerGroupMember, classic: ClassicMemberMetadata | None) -> None:
+        """Change a member's classic metadata, keeping the classic counts right."""
+        counted = self.members.get(member.member_id) is member
+        if counted:
+            self._count_classic(member, -1)
+        member.classic = classic
+        if counted:
+            self._count_classic(member, +1)
+
+    def _count_classic(self, member: ConsumerGroupMember, delta: int) -> None:
+        if member.classic is None:
+            return
+        self.num_classic_members += delta
+        for name in {n for n, _ in member.classic.protocols}:
+            self.classic_protocol_counts[name] += delta
+            if self.classic_protocol_counts[name] <= 0:
+                del self.classic_protocol_counts[name]
 
     def set_subscription(self, member: ConsumerGroupMember, names: tuple[str, ...] | None,
                          regex: str | None) -> None:
@@ -177,6 +252,7 @@ class ConsumerGroup:
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
         self._count(member, +1)
+        self._count_classic(member, +1)
         self._hold(member.assignment, member.member_id)
         self.unsettled += self._unsettled(member)
 
@@ -186,6 +262,7 @@ class ConsumerGroup:
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
         self._count(member, -1)
+        self._count_classic(member, -1)
         self._release(member.assignment)
         self.target.pop(member_id, None)
         self.unsettled -= self._unsettled(member)
@@ -195,9 +272,11 @@ class ConsumerGroup:
         """A static member rejoining under a new member id takes over the old one's assignment and target."""
         self.members.pop(old.member_id)
         self._count(old, -1)
+        self._count_classic(old, -1)
         self.unsettled -= self._unsettled(old)
         self.members[new.member_id] = new
         self._count(new, +1)
+        self._count_classic(new, +1)
         self.unsettled += self._unsettled(new)
         assert new.instance_id is not None
         self.static_members[new.instance_id] = new.member_id

@@ -4,11 +4,12 @@ Kafka's ``GroupMetadataManager.consumerGroupHeartbeat`` and its helpers, on one 
 A heartbeat, after the request checks (:func:`request_error`):
 
 1. finds or creates the group (epoch 0 only; an empty classic group with the id is taken over with its
-   offsets, a non-empty one answers GROUP_ID_NOT_FOUND -- mixed groups are not supported yet) and the
-   member (dynamic by member id; static by ``group.instance.id``: a new member id for an instance whose
-   member left with epoch -2 replaces it and keeps its partitions, while the instance is held by a live
-   member it is UNRELEASED_INSTANCE_ID for the newcomer; a known member with another member id is
-   FENCED_INSTANCE_ID);
+   offsets, a non-empty one is upgraded when ``group.consumer.migration.policy`` allows it, else
+   GROUP_ID_NOT_FOUND -- :mod:`~kafkagroup.coordinator.migration`) and the member (dynamic by member id; static
+   by ``group.instance.id``: a new member id for an instance whose member left with epoch -2, or whose member
+   is on the classic protocol, replaces it and keeps its partitions, while the instance is held by a live
+   consumer-protocol member it is UNRELEASED_INSTANCE_ID for the newcomer; a known member with another member
+   id is FENCED_INSTANCE_ID);
 2. checks the member epoch: ahead of the coordinator's -> FENCED_MEMBER_EPOCH; behind it -> fenced too,
    unless it is the previous epoch and the owned partitions are within the assignment (a retry after a lost
    response);
@@ -23,7 +24,9 @@ A heartbeat, after the request checks (:func:`request_error`):
 
 Timers: a member's session (``group.consumer.session.timeout.ms`` after its last heartbeat) and, while it
 holds partitions it must revoke, its rebalance timeout; either expiring removes the member (fences it) and
-bumps the group epoch.  Leave with epoch -1 removes the member; epoch -2 (static) keeps it and its
+bumps the group epoch -- or, when only classic members are left, downgrades the group.  Members on the classic
+protocol inside the group are served by :mod:`~kafkagroup.coordinator.consumer.classic_members` with the
+reconciliation, targets and timers of this module.  Leave with epoch -1 removes the member; epoch -2 (static) keeps it and its
 partitions at epoch -2 until the same instance returns or the session expires.
 
 Limits: consumer-group membership lives in memory only (a restarted coordinator keeps the offsets; members
@@ -151,7 +154,7 @@ class ConsumerGroupHandlers:
         self.clock = clock
         self.topics = topics
         self.registry = registry
-        self._new_member_id = member_id_factory or (lambda: str(uuid.uuid4()))
+        self.new_member_id = member_id_factory or (lambda: str(uuid.uuid4()))
 
     # ================================================================ heartbeat
 
@@ -182,12 +185,15 @@ class ConsumerGroupHandlers:
         group = self.registry.consumer_group(req.group_id)
         if group is None:
             if not joining:
-                raise HeartbeatError(_E.GROUP_ID_NOT_FOUND, f"Consumer group {req.group_id} not found.")
+                raise HeartbeatError(_E.GROUP_ID_NOT_FOUND,
+                                     f"Group {req.group_id} is not a consumer group." if self.registry.get(req.group_id)
+                                     else f"Consumer group {req.group_id} not found.")
             group = self.registry.create_consumer_group(req.group_id)
-        if len(group.members) >= self.config.group_consumer_max_size and req.member_id not in group.members:
+        if (len(group.members) >= self.config.group_consumer_max_size and req.member_id not in group.members
+                and (req.instance_id is None or group.static_member(req.instance_id) is None)):
             raise HeartbeatError(_E.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
                                                             f"of {self.config.group_consumer_max_size} members.")
-        member_id = req.member_id or self._new_member_id()
+        member_id = req.member_id or self.new_member_id()
         owned = self._owned(req.topic_partitions)
         member, is_new, replaced = self._member(group, req, member_id, owned)
 
@@ -201,22 +207,20 @@ class ConsumerGroupHandlers:
         if req.rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = req.rebalance_timeout_ms
         member.client_id, member.client_host = req.client_id, req.client_host
+        if member.classic is not None:          # a static member moved from the classic protocol to this one
+            group.set_classic(member, None)
         changed = is_new or group.assignment_epoch == 0 or before != (member.subscription(), member.server_assignor,
                                                                         member.rack_id)
         if is_new:
             group.add_member(member)
-        if self._refresh_metadata(group, force=changed) or changed:
+        if self.refresh_metadata(group, force=changed) or changed:
             group.bump_epoch()
             log.info("group %s: epoch %d (member %s)", group.group_id, group.group_epoch, member_id)
-        if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
-            if self.offload is None or group.target_computed_at is None or _cheap_target(group):
-                self._update_target(group)          # on this thread, seen by this very heartbeat's answer
-            else:
-                self._offload_target(group)
+        self.maybe_update_target(group)
 
         previous = member.assignment
-        self._reconcile(group, member, owned)
-        self._arm_session(group, member)
+        self.reconcile_member(group, member, owned)
+        self.arm_session(group, member)
         full = joining or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
                            and req.topic_partitions is not None)
         assignment = None
@@ -265,7 +269,9 @@ class ConsumerGroupHandlers:
                 return ConsumerGroupMember(member_id, instance_id=req.instance_id), True, False
             if existing.member_id == member_id:
                 return existing, False, False
-            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # the instance held by a member on the consumer protocol is released only by its leave (-2); one on
+            # the classic protocol is replaced at once (Kafka: the static member moves between protocols)
+            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH and not existing.uses_classic_protocol:
                 raise HeartbeatError(_E.UNRELEASED_INSTANCE_ID,
                                      f"Static member {member_id} with instance id {req.instance_id} cannot join the "
                                      f"group because the instance id is owned by {existing.member_id} member.")
@@ -277,7 +283,7 @@ class ConsumerGroupHandlers:
                 subscribed_topic_regex=existing.subscribed_topic_regex, server_assignor=existing.server_assignor,
                 assignment=MemberAssignment(existing.assignment.state, 0, 0, existing.assignment.assigned,
                                             existing.assignment.pending_revocation))
-            self._cancel_timers(existing)
+            self.cancel_timers(existing)
             group.replace_static_member(existing, replacement)
             log.info("group %s: static member %s (instance %s) replaced by %s", group.group_id,
                      existing.member_id, req.instance_id, member_id)
@@ -313,7 +319,7 @@ class ConsumerGroupHandlers:
 
     # ============================================================== metadata
 
-    def _refresh_metadata(self, group: ConsumerGroup, *, force: bool) -> bool:
+    def refresh_metadata(self, group: ConsumerGroup, *, force: bool) -> bool:
         """Re-resolve the group's regexes and its subscribed topics' (id, partition count) when the topics
         changed since the last look (or ``force``); True when what the group subscribes to changed."""
         version = self.topics.version
@@ -341,6 +347,16 @@ class ConsumerGroupHandlers:
         group.subscription_metadata = metadata
         return True
 
+    def maybe_update_target(self, group: ConsumerGroup) -> None:
+        """A new target when the group epoch is past the assignment epoch and one is due (Kafka's
+        ``maybeUpdateTargetAssignment``): on this thread for a group's first target, a cheap one, or without an
+        offload, else on the offload's thread."""
+        if group.group_epoch > group.assignment_epoch and self._assignment_due(group):
+            if self.offload is None or group.target_computed_at is None or _cheap_target(group):
+                self.update_target(group)          # on this thread, seen by this very heartbeat's answer
+            else:
+                self._offload_target(group)
+
     def _assignment_due(self, group: ConsumerGroup) -> bool:
         """Kafka 4.3+ batches target computations: at most one per ``group.consumer.assignment.interval.ms``;
         until then members reconcile towards the previous target (the group describes as Assigning).  One
@@ -363,7 +379,7 @@ class ConsumerGroupHandlers:
             members[mid] = (names, m.instance_id, m.rack_id)
         return assignor, dict(group.subscription_metadata), members, dict(group.target)
 
-    def _update_target(self, group: ConsumerGroup) -> None:
+    def update_target(self, group: ConsumerGroup) -> None:
         assignor, metadata, members, previous = self._target_inputs(group)
         try:
             target = compute_target(assignor, metadata, members, previous)
@@ -405,8 +421,10 @@ class ConsumerGroupHandlers:
 
     # ========================================================== reconciliation
 
-    def _reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember,
-                   owned: list[tuple[UUID, list[int]]] | None) -> None:
+    def reconcile_member(self, group: ConsumerGroup, member: ConsumerGroupMember,
+                   owned: list[tuple[UUID, list[int]]] | None, *, arm_rebalance: bool = True) -> None:
+        """Move the member towards its target.  ``arm_rebalance``: start its revocation deadline when it must
+        revoke (a classic member's deadlines are its join and sync timers instead)."""
         subscribed = {group.subscription_metadata[t][0] for t in group.subscribed_topics(member)
                       if t in group.subscription_metadata}
         current = member.assignment
@@ -415,7 +433,7 @@ class ConsumerGroupHandlers:
         if nxt is current:
             return
         group.update_assignment(member, nxt)
-        if nxt.state is MemberState.UNREVOKED_PARTITIONS:
+        if nxt.state is MemberState.UNREVOKED_PARTITIONS and arm_rebalance:
             if current.state is not MemberState.UNREVOKED_PARTITIONS or current.member_epoch != nxt.member_epoch:
                 self._arm_rebalance(group, member)
         elif member.rebalance_timer is not None:
@@ -456,20 +474,39 @@ class ConsumerGroupHandlers:
         return ConsumerGroupHeartbeatResponse(_E.NONE, None, req.member_id, req.member_epoch, 0)
 
     def fence(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
-        """Remove ``member`` (leave, session or rebalance timeout) and bump the group epoch; the new target
-        is computed at the next heartbeat of any member."""
-        self._cancel_timers(member)
-        group.remove_member(member.member_id)
-        self._refresh_metadata(group, force=True)
+        """Remove ``member`` (leave, session, rebalance, join or sync timeout) and bump the group epoch; the new
+        target is computed at the next heartbeat of any member.  When only members on the classic protocol are
+        left and the migration policy allows it, the group becomes a classic group instead (Kafka's
+        ``consumerGroupFenceMember``)."""
+        self.fence_all(group, [member])
+
+    def fence_all(self, group: ConsumerGroup, members: list[ConsumerGroupMember]) -> None:
+        """:meth:`fence` for several members at once (Kafka's ``consumerGroupFenceMembers``: one epoch bump)."""
+        for member in members:
+            self.cancel_timers(member)
+        if self.registry.downgrade_without(group, members):
+            return
+        self.remove(group, members)
+
+    def remove(self, group: ConsumerGroup, members: list[ConsumerGroupMember]) -> None:
+        """Remove ``members`` with their timers and bump the group epoch once (no downgrade)."""
+        for member in members:
+            self.cancel_timers(member)
+            group.remove_member(member.member_id)
+        self.refresh_metadata(group, force=True)
         group.bump_epoch()
 
     # ================================================================== timers
 
-    def _arm_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+    def arm_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """(Re)start the member's session: the broker's ``group.consumer.session.timeout.ms``, or for a member on
+        the classic protocol the session timeout of its JoinGroup."""
         if member.session_timer is not None:
             member.session_timer.cancel()
-        deadline = self.clock.now_ms() + self.config.group_consumer_session_timeout_ms
-        member.session_timer = self.clock.call_at(deadline, lambda: self._expire(group.group_id, member, "session"))
+        timeout = (member.classic.session_timeout_ms if member.classic is not None
+                   else self.config.group_consumer_session_timeout_ms)
+        deadline = self.clock.now_ms() + timeout
+        member.session_timer = self.clock.call_at(deadline, lambda: self.expire(group.group_id, member, "session"))
 
     def _arm_rebalance(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         if member.rebalance_timer is not None:
@@ -480,10 +517,10 @@ class ConsumerGroupHandlers:
         def expire() -> None:
             member.rebalance_timer = None
             if member.member_epoch == epoch and member.state is MemberState.UNREVOKED_PARTITIONS:
-                self._expire(group.group_id, member, "rebalance")
+                self.expire(group.group_id, member, "rebalance")
         member.rebalance_timer = self.clock.call_at(deadline, expire)
 
-    def _expire(self, group_id: str, member: ConsumerGroupMember, which: str) -> None:
+    def expire(self, group_id: str, member: ConsumerGroupMember, which: str) -> None:
         group = self.registry.consumer_group(group_id)
         if group is None or group.members.get(member.member_id) is not member:
             return
@@ -491,8 +528,8 @@ class ConsumerGroupHandlers:
         self.fence(group, member)
 
     @staticmethod
-    def _cancel_timers(member: ConsumerGroupMember) -> None:
-        for name in ("session_timer", "rebalance_timer"):
+    def cancel_timers(member: ConsumerGroupMember) -> None:
+        for name in ("session_timer", "rebalance_timer", "join_timer", "sync_timer"):
             timer = getattr(member, name)
             if timer is not None:
                 timer.cancel()
@@ -501,7 +538,7 @@ class ConsumerGroupHandlers:
     def drop_timers(self, group: ConsumerGroup) -> None:
         """Cancel every timer of ``group`` (it is unloaded or deleted)."""
         for member in group.members.values():
-            self._cancel_timers(member)
+            self.cancel_timers(member)
 
 
 def describe_assignment(assignment: Mapping[UUID, frozenset[int]], topics: TopicsView

@@ -5,9 +5,11 @@ ConsumerGroupDescribe answer and the ListGroups entry.  Storing and reading offs
 :class:`~kafkagroup.coordinator.offset_state.GroupOffsets`).
 
 * OffsetCommit: a commit with a negative epoch is an admin's (or a manual-assignment consumer's) and is
-  accepted only while the group has no members; otherwise the member must exist (UNKNOWN_MEMBER_ID), use
-  OffsetCommit v9+ (UNSUPPORTED_VERSION: older versions cannot carry a member epoch) and send its current
-  member epoch (STALE_MEMBER_EPOCH otherwise -- e.g. a member fenced while it was processing).
+  accepted only while the group has no members; otherwise the member must exist (UNKNOWN_MEMBER_ID), a member
+  on the consumer protocol must use OffsetCommit v9+ (UNSUPPORTED_VERSION: older versions cannot carry a member
+  epoch), and the member must send its current member epoch (STALE_MEMBER_EPOCH otherwise -- e.g. a member
+  fenced while it was processing; a member on the classic protocol sends it as its generation and gets
+  ILLEGAL_GENERATION).
 * OffsetFetch: without member id and with a negative epoch it is an admin's and always answered; otherwise
   the same member and epoch checks (v9+ carry them).
 * Retention (Kafka's ``ConsumerGroup`` expiration condition): an offset of a topic no member subscribes to
@@ -16,11 +18,12 @@ ConsumerGroupDescribe answer and the ListGroups entry.  Storing and reading offs
 """
 from __future__ import annotations
 
-from kafkagroup.coordinator.consumer.group import ConsumerGroup
+from kafkagroup.coordinator.consumer.group import ConsumerGroup, ConsumerGroupMember
 from kafkagroup.coordinator.consumer.target import preferred_assignor
 from kafkagroup.messages.api import ListedGroup, OffsetCommitRequest, OffsetFetchRequest
 from kafkagroup.messages.consumer_api import (
-    DescribedConsumerGroup, DescribedConsumerGroupMember, DescribedTopicPartitions,
+    MEMBER_TYPE_CLASSIC, MEMBER_TYPE_CONSUMER, DescribedConsumerGroup, DescribedConsumerGroupMember,
+    DescribedTopicPartitions,
 )
 from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.messages.topics import TopicsView
@@ -38,11 +41,17 @@ def consumer_commit_error(group: ConsumerGroup, req: OffsetCommitRequest) -> Err
     member = group.members.get(req.member_id)
     if member is None:
         return _E.UNKNOWN_MEMBER_ID
-    if req.version < 9:
+    if req.version < 9 and not member.uses_classic_protocol:
         return _E.UNSUPPORTED_VERSION
-    if req.generation_id != member.member_epoch:
-        return _E.STALE_MEMBER_EPOCH
-    return None
+    return _epoch_error(member, req.generation_id)
+
+
+def _epoch_error(member: ConsumerGroupMember, epoch: int) -> ErrorCode | None:
+    """Kafka's ``validateMemberEpoch``: a classic member's generation must be its epoch (ILLEGAL_GENERATION),
+    a consumer-protocol member's epoch too (STALE_MEMBER_EPOCH)."""
+    if epoch == member.member_epoch:
+        return None
+    return _E.ILLEGAL_GENERATION if member.uses_classic_protocol else _E.STALE_MEMBER_EPOCH
 
 
 def consumer_fetch_error(group: ConsumerGroup, req: OffsetFetchRequest) -> ErrorCode | None:
@@ -51,9 +60,7 @@ def consumer_fetch_error(group: ConsumerGroup, req: OffsetFetchRequest) -> Error
     member = group.members.get(req.member_id or "")
     if member is None:
         return _E.UNKNOWN_MEMBER_ID
-    if req.member_epoch != member.member_epoch:
-        return _E.STALE_MEMBER_EPOCH
-    return None
+    return _epoch_error(member, req.member_epoch)
 
 
 def _partitions(assignment: dict, topics: TopicsView) -> list[DescribedTopicPartitions]:
@@ -64,7 +71,8 @@ def describe_consumer_group(group: ConsumerGroup, topics: TopicsView) -> Describ
     members = [DescribedConsumerGroupMember(
         m.member_id, m.instance_id, m.rack_id, m.member_epoch, m.client_id, m.client_host,
         list(m.subscribed_topic_names), m.subscribed_topic_regex,
-        _partitions(dict(m.assignment.assigned), topics), _partitions(dict(group.target.get(m.member_id, {})), topics))
+        _partitions(dict(m.assignment.assigned), topics), _partitions(dict(group.target.get(m.member_id, {})), topics),
+        MEMBER_TYPE_CLASSIC if m.uses_classic_protocol else MEMBER_TYPE_CONSUMER)
         for m in group.members.values()]
     return DescribedConsumerGroup(_E.NONE, group.group_id, None, group.state_name, group.group_epoch,
                                   group.assignment_epoch,

@@ -53,7 +53,8 @@ public class GroupConsumer {
 
     static void emit(String json) {
         synchronized (OUT) {
-            System.out.println(json);
+            // "wall": when it was printed (epoch seconds), as consumer_driver.py stamps its events
+            System.out.println("{\"wall\":" + (System.currentTimeMillis() / 1000.0) + "," + json.substring(1));
             System.out.flush();
         }
     }
