@@ -22,7 +22,6 @@ import os
 import statistics
 import time
 
-import numpy as np
 import pytest
 
 import kafkagroup

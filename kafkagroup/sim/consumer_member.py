@@ -35,7 +35,7 @@ fetching are not modelled; subscriptions are topic names (no regex).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional
 from uuid import UUID
 
 from kafkagroup.client.config import MemberConfig

@@ -11,7 +11,7 @@ import pytest
 from kafkagroup.client import ClusterMetadata, GroupMember
 from kafkagroup.coordinator import GroupCoordinator, ManualClock
 from kafkagroup.coordinator.group import GroupState
-from kafkagroup.messages.topics import StaticTopics, topic_id_for
+from kafkagroup.messages.topics import StaticTopics
 
 from tests.coordinator.consumer_helpers import Member, needs_server_assignors
 

@@ -11,7 +11,6 @@ changes the group (its default interval is 0, see tests/coordinator/test_consume
 already Reconciling or Stable, and one Kafka target may cover joins serve assigned one by one."""
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest

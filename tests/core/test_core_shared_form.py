@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import kafkagroup
 from kafkagroup.errors import InvalidGroupError
-from kafkagroup.model import Member, build_group, normalize_member
+from kafkagroup.model import build_group, normalize_member
 from kafkagroup.protocol.codec_harness import outcome
 
 STRATEGIES = kafkagroup.strategies()
