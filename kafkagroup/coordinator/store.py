@@ -23,7 +23,9 @@ coordinator maps it to response codes (§2.9, §2.6).  ``inject_failure`` makes 
 
 Durability: a file database runs in WAL mode with ``synchronous=FULL`` by default, so an acknowledged
 write survives a process or OS crash (pass ``synchronous="NORMAL"`` to trade OS-crash durability for
-speed).  ``":memory:"`` is for tests and simulations and must be given explicitly (there is no default
+speed).  Consumer-group membership rows are the exception: they are committed at ``NORMAL`` (they survive a
+process crash; an OS crash may lose the last ones, whose members are then fenced and rejoin -- as Kafka,
+which does not fsync each append to ``__consumer_offsets`` either).  ``":memory:"`` is for tests and simulations and must be given explicitly (there is no default
 path: a forgotten one would silently lose acknowledged commits on restart).  The connection is used from one thread (the coordinator's).
 
 A new store file is created with mode 0600 (owner only: it holds every group's members, client ids and
@@ -344,6 +346,12 @@ class GroupStore:
         if integrity_check not in ("full", "quick", "off"):
             raise ValueError(f"integrity_check must be 'full', 'quick' or 'off', not {integrity_check!r}")
         self.path = path
+        self._synchronous = synchronous.upper()
+        # consumer-group membership (written at every heartbeat that changes something) is committed without an
+        # fsync of its own: it survives the process (SIGKILL) but an OS crash or power loss may take the last
+        # ones (the next FULL commit syncs them); a member whose epoch was lost is fenced and rejoins.  Kafka does
+        # not fsync its log at each append either (log.flush.interval.messages is unbounded by default).
+        self._membership_synchronous = "NORMAL" if self._synchronous in ("FULL", "EXTRA") else None
         self._failures: list[tuple[WriteKind, ErrorCode]] = []
         # group id -> member rows as this connection last committed them (store_group writes only changes)
         self._member_rows: dict[str, list[tuple]] = {}
@@ -468,9 +476,17 @@ class GroupStore:
         return None
 
     def _transaction(self, kind: WriteKind, statements: Iterable[tuple[str, object]],
-                     body: Callable[[sqlite3.Connection], T] | None = None) -> T | None:
+                     body: Callable[[sqlite3.Connection], T] | None = None, *,
+                     synchronous: str | None = None) -> T | None:
         """Run (sql, params | list of params) pairs, then ``body(db)`` if given, in one transaction; all or
-        nothing.  Returns what ``body`` returned."""
+        nothing.  Returns what ``body`` returned.  ``synchronous``: this transaction's SQLite synchronous level
+        (the store's otherwise)."""
+        if synchronous is not None and synchronous != self._synchronous:
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            try:
+                return self._transaction(kind, statements, body)
+            finally:
+                self._db.execute(f"PRAGMA synchronous={self._synchronous}")
         db = self._db
         result = None
         try:
@@ -558,13 +574,13 @@ class GroupStore:
                              complete: bool) -> bool:
         """Write a consumer group's changes in one transaction; False when nothing differed (no transaction).
 
-        ``record.members``: the members that may have changed (every member when ``complete``); ``removed``:
-        member ids gone since.  Only rows that differ from the ones last committed here are written.  A
+        ``record.members``: the members that may have changed (every member when ``complete``, which is needed
+        unless :meth:`consumer_group_known` said True just before); ``removed``: member ids gone since.  Only rows that differ from the ones last committed here are written.  A
         ``complete`` write replaces everything stored for the id, the classic group's rows included (the id
         names one group: an upgraded classic group's record goes in the same transaction)."""
         group_id = record.group_id
         group_row = (record.partition, record.group_epoch, record.assignment_epoch, record.subscription_metadata)
-        known = self._consumer_rows.get(group_id) if not complete and self._cache_valid() else None
+        known = None if complete else self._consumer_rows.get(group_id)
         if not complete and known is None:
             raise ValueError(f"consumer group {group_id}: rows not known here, a complete write is needed")
         statements: list[tuple[str, object]] = []
@@ -592,7 +608,7 @@ class GroupStore:
         if not statements:
             return False
         self._consumer_rows.pop(group_id, None)     # unknown until the transaction has committed
-        self._transaction("group", statements)
+        self._transaction("group", statements, synchronous=self._membership_synchronous)
         self._consumer_rows[group_id] = (group_row, members)
         return True
 

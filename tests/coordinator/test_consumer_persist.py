@@ -40,16 +40,10 @@ class Restartable:
             c.coord = self.coord
         return self.coord
 
-    def writes(self) -> list[int]:
-        """Counts the store's transactions from now on (one list element per transaction)."""
-        seen: list[int] = []
-        store = self.coord.store
-        inner = store._transaction
-
-        def counted(*args, **kwargs):
-            seen.append(1)
-            return inner(*args, **kwargs)
-        store._transaction = counted      # type: ignore[method-assign]
+    def writes(self) -> list[str]:
+        """The store's committed transactions from now on (one list element per COMMIT SQLite runs)."""
+        seen: list[str] = []
+        self.coord.store._db.set_trace_callback(lambda sql: seen.append(sql) if sql == "COMMIT" else None)
         return seen
 
 
@@ -88,10 +82,13 @@ def test_a_consumer_group_survives_a_restart_with_its_epochs_and_assignments(tmp
     assert {m.member_id: (m.epoch, dict(m.owned)) for m in (a, b, c)} == owned
     assert view_of(describe(r.coord)) == before
     assert writes == []                                    # heartbeats that change nothing write nothing
+    # membership is committed at synchronous=NORMAL; the store's own level (FULL: offsets) is back afterwards
+    assert r.coord.store._db.execute("PRAGMA synchronous").fetchone() == (2,)
 
     # the group goes on from where it was: a member leaving bumps the epoch past the stored one
     assert a.leave().error_code == E.NONE
     assert len(writes) == 1                                # one transaction for the leave
+    assert r.coord.store._db.execute("PRAGMA synchronous").fetchone() == (2,)
     settle(b, c)
     assert describe(r.coord).group_epoch == before[1] + 1
     assert sorted(b.partitions("t")) == list(range(6))

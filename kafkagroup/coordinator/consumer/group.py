@@ -67,6 +67,8 @@ class ConsumerGroupMember:
     rebalance_timer: Any = None
     join_timer: Any = None
     sync_timer: Any = None
+    # the store's encoding of what it last encoded (consumer/records.py): reused while the same objects are held
+    encoded: Any = None
 
     @property
     def uses_classic_protocol(self) -> bool:

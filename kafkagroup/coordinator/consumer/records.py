@@ -41,13 +41,20 @@ def member_record(group: ConsumerGroup, member: ConsumerGroupMember) -> Consumer
     a = member.assignment
     classic = member.classic
     target = group.target.get(member.member_id)
+    names = member.subscribed_topic_names
+    # the JSON columns are encoded again only when the member holds other (immutable) objects: a heartbeat that
+    # changes nothing costs a tuple comparison, not an encoding
+    held = member.encoded
+    if held is None or held[0] is not a or held[1] is not target or held[2] is not names or held[3] is not classic:
+        held = member.encoded = (
+            a, target, names, classic, json.dumps(list(names)), _partitions(a.assigned),
+            _partitions(a.pending_revocation), None if target is None else _partitions(target),
+            None if classic is None else json.dumps([[n, base64.b64encode(b).decode()] for n, b in classic.protocols]))
     return ConsumerMemberRecord(
         member.member_id, member.instance_id, member.rack_id, member.client_id, member.client_host,
-        member.rebalance_timeout_ms, json.dumps(list(member.subscribed_topic_names)), member.subscribed_topic_regex,
-        member.server_assignor, None if classic is None else classic.session_timeout_ms,
-        None if classic is None else json.dumps([[n, base64.b64encode(b).decode()] for n, b in classic.protocols]),
-        a.state.value, a.member_epoch, a.previous_member_epoch, _partitions(a.assigned),
-        _partitions(a.pending_revocation), None if target is None else _partitions(target))
+        member.rebalance_timeout_ms, held[4], member.subscribed_topic_regex,
+        member.server_assignor, None if classic is None else classic.session_timeout_ms, held[8],
+        a.state.value, a.member_epoch, a.previous_member_epoch, held[5], held[6], held[7])
 
 
 def _metadata_text(group: ConsumerGroup) -> str:
