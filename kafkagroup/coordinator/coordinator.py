@@ -54,7 +54,7 @@ from kafkagroup.messages.clock import Clock
 from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.messages.deferred import Deferred
 from kafkagroup.messages.error_codes import ErrorCode
-from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteError, group_write_error
+from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreError, StoreWriteError, group_write_error
 from kafkagroup.coordinator.consumer.group import ConsumerGroup
 from kafkagroup.coordinator.consumer.classic_members import ClassicMemberHandlers
 from kafkagroup.coordinator.consumer.heartbeat import ConsumerGroupHandlers
@@ -695,8 +695,11 @@ class GroupCoordinator:
             loaded.append(group)
         consumer_groups = []
         for group_id, consumer_record in snapshot.consumer_groups.items():
-            consumer_groups.append(consumer_records.group_from_record(
-                consumer_record, GroupOffsets(snapshot.offsets.get(group_id, {}))))
+            try:
+                consumer_groups.append(consumer_records.group_from_record(
+                    consumer_record, GroupOffsets(snapshot.offsets.get(group_id, {}))))
+            except (ValueError, IllegalGroupStateError) as exc:     # a row this release cannot read
+                raise StoreError(self.store.path, f"loading offsets-topic partition {partition}: {exc}") from exc
         # offsets only (committed or pending transactional): a simple (manual-assignment) group
         for group_id in dict.fromkeys([*snapshot.offsets, *snapshot.pending]):
             if group_id not in snapshot.groups and group_id not in snapshot.consumer_groups:

@@ -249,3 +249,56 @@ def test_a_failed_write_is_repaired_by_the_next_one(tmp_path, kind):
         before = view_of(describe(r.coord))
     r.restart(a, b)
     assert view_of(describe(r.coord)) == before
+
+
+def test_a_member_revoking_at_the_restart_gets_its_rebalance_timeout_again(tmp_path):
+    r = Restartable(tmp_path / "groups.db", {"t": 4})
+    a = Member(r.coord, "g", "A", topics=["t"], rebalance_timeout_ms=20_000)
+    settle(a)
+    b = Member(r.coord, "g", "B", topics=["t"])
+    everything = {t: set(ps) for t, ps in a.owned.items()}
+    b.heartbeat()
+    a.heartbeat(owned=everything)                  # told to revoke two partitions; never acknowledges it
+    assert describe(r.coord).group_state == "Reconciling"
+    r.clock.advance(15_000)
+    r.restart(a, b)
+    r.clock.advance(15_000)                        # 30 s since the revocation, 15 s since the load: A stays
+    assert a.heartbeat(owned=everything).error_code == E.NONE and b.heartbeat().error_code == E.NONE
+    r.clock.advance(6_000)                         # the rebalance timeout, restarted at load, expires
+    assert a.heartbeat(owned=everything).error_code == E.UNKNOWN_MEMBER_ID
+    settle(b)
+    assert sorted(b.partitions("t")) == [0, 1, 2, 3]
+
+
+def test_a_target_computed_on_a_worker_thread_is_written_when_it_is_applied(tmp_path, monkeypatch):
+    import kafkagroup.coordinator.consumer.heartbeat as heartbeat
+    monkeypatch.setattr(heartbeat, "INLINE_TARGET_COST", 0)     # every target after the first is offloaded
+    jobs = []
+    r = Restartable(tmp_path / "groups.db", {"t": 4})
+    r.coord.shutdown()
+    r.coord = GroupCoordinator(r.config, clock=r.clock, store=r.path, topics=r.view, enable_offset_expiration=False,
+                               target_offload=lambda job, done: jobs.append((job, done)))
+    a = Member(r.coord, "g", "A", topics=["t"])
+    settle(a)
+    b = Member(r.coord, "g", "B", topics=["t"])
+    b.heartbeat()
+    assert len(jobs) == 1
+    job, done = jobs.pop()
+    done(job())                                    # back on the coordinator's thread, outside any request
+    target_epoch = describe(r.coord).assignment_epoch
+    r._start = lambda: GroupCoordinator(r.config, clock=r.clock, store=r.path, topics=r.view,  # type: ignore
+                                        enable_offset_expiration=False)
+    r.restart(a, b)
+    assert describe(r.coord).assignment_epoch == target_epoch == describe(r.coord).group_epoch
+
+
+def test_an_unreadable_row_is_refused_naming_the_file_group_and_member(tmp_path):
+    from kafkagroup.coordinator.errors import StoreError
+    r = Restartable(tmp_path / "groups.db", {"t": 2})
+    a = Member(r.coord, "g", "A", topics=["t"])
+    settle(a)
+    r.coord.shutdown()
+    with sqlite3.connect(r.path) as db:
+        db.execute("UPDATE consumer_members SET assigned = '{\"not-a-uuid\": [0]}'")
+    with pytest.raises(StoreError, match=r"groups\.db.*consumer group g, member A.*not-a-uuid"):
+        r._start()
