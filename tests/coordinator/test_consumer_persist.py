@@ -214,7 +214,7 @@ def test_an_emptied_group_keeps_its_epoch_and_offsets_and_a_deleted_one_is_gone(
 
 def test_a_store_of_the_previous_schema_opens_and_then_keeps_consumer_groups(tmp_path):
     path = tmp_path / "v1.db"
-    with GroupStore(str(path)) as store:                   # made by this release, then turned into a v1 file
+    with GroupStore(str(path)):                            # made by this release, then turned into a v1 file
         pass
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE consumer_groups")
