@@ -118,12 +118,15 @@ public class GroupConsumer {
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         for (Map.Entry<String, String> e : opts.entrySet()) {
             if (e.getKey().contains(".") && !e.getKey().equals("max.records") && !e.getKey().equals("idle.exit.ms")
-                    && !e.getKey().equals("close.on.exit") && !e.getKey().equals("hold")) {
+                    && !e.getKey().equals("close.on.exit") && !e.getKey().equals("hold")
+                    && !e.getKey().equals("commit.delay.ms")) {
                 props.put(e.getKey(), e.getValue());
             }
         }
         List<String> topics = Arrays.asList(opts.getOrDefault("topics", "t0").split(","));
         boolean commit = !opts.getOrDefault("commit", "sync").equals("none");
+        // a wait between reading records and committing them: a window in which a test can freeze the process
+        long commitDelayMs = Long.parseLong(opts.getOrDefault("commit.delay.ms", "0"));
         long maxRecords = Long.parseLong(opts.getOrDefault("max.records", "0"));
         long idleExitMs = Long.parseLong(opts.getOrDefault("idle.exit.ms", "0"));
         boolean closeOnExit = Boolean.parseBoolean(opts.getOrDefault("close.on.exit", "true"));
@@ -193,6 +196,7 @@ public class GroupConsumer {
                     lastRecordAt = System.currentTimeMillis();
                     if (commit) {
                         try {
+                            if (commitDelayMs > 0) Thread.sleep(commitDelayMs);
                             consumer.commitSync(next);
                             StringBuilder c = new StringBuilder("{\"event\":\"committed\",\"offsets\":[");
                             boolean f = true;
