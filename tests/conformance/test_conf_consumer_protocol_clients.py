@@ -58,8 +58,10 @@ def error_name(text: str) -> str:
 
 
 def counted(c) -> list[list[Any]]:
-    """A consumer's callbacks as [event, how many partitions] (which ones follow the random member ids)."""
-    return [[event, len(partitions)] for event, partitions in callbacks(c)]
+    """A consumer's callbacks as [event, how many partitions] (which ones follow the random member ids),
+    leaving out the empty ones: whether a client calls back with nothing (a reconciliation step that changes
+    nothing for it, e.g. a new member waiting for another to revoke) follows heartbeat timing."""
+    return [[event, len(partitions)] for event, partitions in callbacks(c) if partitions]
 
 
 @pytest.mark.conformance_extended
@@ -213,5 +215,74 @@ def test_members_naming_different_remote_assignors(conformance):
         wait_until(lambda: u.owned == every, 60, lambda: f"u to hold everything again ({u.owned})")
         out["u alone again"] = shape(wait_stable(w, g, 1))
         return out
+
+    conformance(scenario)
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})     # kept alive until the futures are done
+    for future in admin.create_topics([NewTopic(name, partitions, 1)], operation_timeout=30).values():
+        future.result(60)
+
+
+def topic_prefix(group: str) -> str:
+    """Topic names of one scenario's own (equal on both servers): its group name, dots made dashes."""
+    return group.replace(".", "-")
+
+
+@pytest.mark.parametrize("client", ["confluent", pytest.param("java", marks=pytest.mark.conformance_extended)])
+def test_a_regex_subscription_picks_up_a_topic_created_later(conformance, client):
+    """A member subscribed by regular expression (the coordinator resolves it, RE2/J full match) gets the
+    partitions of a topic created after it joined, and reads its records; a second member with the same
+    regex shares both topics.  Kafka resolves regexes asynchronously: the wait is until the client holds
+    the new topic, not a fixed time."""
+    def scenario(run):
+        g, w = run.group(), run.wire()
+        prefix = topic_prefix(g)
+        eu, us = f"{prefix}-eu", f"{prefix}-us"
+        create_topic(run.bootstrap, eu, 2)
+        pattern = f"^{prefix}-.*"
+        a = run.start(client, g, [pattern], name="a", topic_metadata_refresh_interval_ms=1000,
+                      metadata_max_age_ms=1000, **CONSUMER)
+        wait_settled([a], {(eu, 0), (eu, 1)})
+        first = cg_describe(w, g)
+        create_topic(run.bootstrap, us, 1)
+        produce_to(run.bootstrap, us, 0, ["u1", "u2", "u3"])
+        wait_until(lambda: (us, 0) in a.owned, 60, lambda: f"a to get {us} ({a.owned})")
+        wait_until(lambda: {"u1", "u2", "u3"} <= {r[3] for r in a.records()}, 30, f"a to read {us}")
+        b = run.start(client, g, [pattern], name="b", topic_metadata_refresh_interval_ms=1000,
+                      metadata_max_age_ms=1000, **CONSUMER)
+        wait_settled([a, b], {(eu, 0), (eu, 1), (us, 0)})
+        return {"regex as described": first.members[0].subscribed_topic_regex == (
+                    f"({pattern})" if client == "confluent" else pattern),
+                "first": shape(first), "a read": sorted(r[3] for r in a.records()),
+                "shared": shape(wait_stable(w, g, 2), False)}
+
+    conformance(scenario)
+
+
+@pytest.mark.parametrize("client", ["confluent", "java"])
+def test_partitions_added_are_assigned(conformance, client):
+    """Partitions added to a subscribed topic (CreatePartitions) bump the group epoch: the new ones are
+    assigned, the old ones stay where they were."""
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    def scenario(run):
+        g, w = run.group(), run.wire()
+        topic = f"{topic_prefix(g)}-t"
+        create_topic(run.bootstrap, topic, 2)
+        ms = [run.start(client, g, [topic], name=n, topic_metadata_refresh_interval_ms=1000,
+                        metadata_max_age_ms=1000, **CONSUMER) for n in ("a", "b")]
+        wait_settled(ms, {(topic, p) for p in range(2)})
+        held = [sorted(m.owned) for m in ms]
+        admin = AdminClient({"bootstrap.servers": run.bootstrap})
+        for future in admin.create_partitions([NewPartitions(topic, 4)]).values():
+            future.result(30)
+        wait_settled(ms, {(topic, p) for p in range(4)})
+        return {"kept their partitions": [set(h) <= m.owned for h, m in zip(held, ms)],
+                "after": shape(wait_stable(w, g, 2), False),
+                "saw": sorted(counted(m) for m in ms)}
 
     conformance(scenario)

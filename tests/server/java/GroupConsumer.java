@@ -4,9 +4,11 @@
 //   java -cp 'build/kafka4/lib/*' tests/server/java/GroupConsumer.java bootstrap=127.0.0.1:9092 group=g topics=t0,t1 \
 //        strategy=cooperative-sticky group.instance.id=host-1 session.timeout.ms=6000 commit=sync
 //
-// Arguments are key=value. Keys this driver reads itself: bootstrap, group, topics (comma list), strategy
-// (range | roundrobin | sticky | cooperative-sticky, or a comma list of them), commit (sync: commitSync after
-// every poll that returned records, the default; none: never commit), max.records (stop after consuming
+// Arguments are key=value. Keys this driver reads itself: bootstrap, group, topics (comma list; one entry
+// starting with ^ is a regular expression the coordinator resolves, KIP-848's SubscriptionPattern, 4.x
+// clients only), strategy (range | roundrobin | sticky | cooperative-sticky, or a comma list of them), commit
+// (sync: commitSync after every poll that returned records, the default; none: never commit),
+// commit.delay.ms (wait that long between reading records and committing them), max.records (stop after consuming
 // this many records; 0 = never), idle.exit.ms (stop after this long with no record once something was
 // consumed; 0 = never), close.on.exit (true: consumer.close() on stop, i.e. LeaveGroup for a dynamic member).
 // Any other key containing a dot is passed to the consumer as a config (session.timeout.ms,
@@ -152,7 +154,7 @@ public class GroupConsumer {
         stdin.setDaemon(true);
         stdin.start();
 
-        consumer.subscribe(topics, new ConsumerRebalanceListener() {
+        ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
             @Override public void onPartitionsRevoked(Collection<TopicPartition> tps) {
                 emit("{\"event\":\"revoked\",\"partitions\":" + partitions(tps) + "}");
             }
@@ -164,7 +166,16 @@ public class GroupConsumer {
             @Override public void onPartitionsLost(Collection<TopicPartition> tps) {
                 emit("{\"event\":\"lost\",\"partitions\":" + partitions(tps) + "}");
             }
-        });
+        };
+        if (topics.size() == 1 && topics.get(0).startsWith("^")) {
+            // a regular expression the coordinator resolves (KIP-848): kafka-clients 4.x's SubscriptionPattern,
+            // looked up by reflection so that the driver still compiles against a 3.x client
+            Class<?> pattern = Class.forName("org.apache.kafka.clients.consumer.SubscriptionPattern");
+            KafkaConsumer.class.getMethod("subscribe", pattern, ConsumerRebalanceListener.class)
+                .invoke(consumer, pattern.getConstructor(String.class).newInstance(topics.get(0)), listener);
+        } else {
+            consumer.subscribe(topics, listener);
+        }
         emit("{\"event\":\"started\"}");
 
         long consumed = 0;
