@@ -25,13 +25,16 @@ Empty groups change kind under every policy (:mod:`~kafkagroup.coordinator.group
 
 Offsets stay with the group id (one :class:`~kafkagroup.coordinator.offset_state.GroupOffsets`, handed over).
 
-Limits: consumer-group membership is not written to the store (see heartbeat.py), so an upgraded group's
-classic record stays in the store as it was until the group is classic again and completes a generation.
+Limits: consumer-group membership is not written to the store (see heartbeat.py).  At an upgrade the classic
+group's record is rewritten with no members (Kafka writes the consumer group's records and a tombstone for the
+classic one), so a restarted coordinator finds an empty group with its offsets and every member rejoins -- as
+after any restart of a consumer group here -- instead of a classic group of members long gone.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.coordinator.consumer.classic_members import ClassicMemberError, protocol_version, subscription_of
@@ -54,6 +57,18 @@ __all__ = ["upgrade_enabled", "downgrade_enabled", "Migration"]
 
 log = logging.getLogger("kafkagroup.coordinator")
 CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+@dataclasses.dataclass(frozen=True)
+class _EmptiedRecord:
+    """What the store keeps of an upgraded classic group: its id, protocol type and generation, no members."""
+    group_id: str
+    protocol_type: str | None
+    generation_id: int
+    state_timestamp: int | None
+    protocol_name: None = None
+    leader_id: None = None
+    members: dict = dataclasses.field(default_factory=dict)
 
 
 class _CustomAssignor(Exception):
@@ -113,6 +128,11 @@ class Migration:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {classic.group_id} "
                                  f"to consumer group because the embedded consumer protocol is malformed.") from None
         self.engine.hand_over(classic)
+        emptied = _EmptiedRecord(classic.group_id, classic.protocol_type, classic.generation_id,
+                                 classic.state_timestamp)
+        error = self.engine.persist_group(cast(ClassicGroup, emptied), {})
+        if error is not ErrorCode.NONE:     # as for any group write: warned; the previous record stays
+            log.warning("storing the upgraded group %s failed: %s", group.group_id, error.name)
         self.consumer.refresh_metadata(group, force=True)
         for member in group.members.values():
             self.consumer.arm_session(group, member)

@@ -157,6 +157,7 @@ class Run:
         self.consumers = Consumers(java_classpath)
         self._wires: list[KafkaWire] = []
         self._closers: list[Callable[[], None]] = []
+        self.figures: dict[str, Any] = {}    # measured, never compared (timings differ): written beside the dump
 
     def group(self, name: str = "g") -> str:
         """A group name unique to this scenario (the same on both servers)."""
@@ -191,6 +192,8 @@ def compare(scenario: Callable[[Run], Any], servers: Iterable[Server], scenario_
     """Run `scenario` against each server (in turn, Kafka first; or at once with `parallel`, for scenarios
     that mostly wait, e.g. for a retention period), normalise, and fail with both answers side by side if
     they differ. Returns the normalised observations by server name."""
+    figures: dict[str, Any] = {}
+
     def one(server: Server) -> Any:
         run = Run(server, scenario_id, java_classpath)
         try:
@@ -200,6 +203,8 @@ def compare(scenario: Callable[[Run], Any], servers: Iterable[Server], scenario_
                                  f"({server.bootstrap}): {e}") from e
         finally:
             run.close()
+        if run.figures:
+            figures[server.name] = run.figures
         return Normaliser()(plain(observed))
 
     servers = list(servers)
@@ -214,6 +219,8 @@ def compare(scenario: Callable[[Run], Any], servers: Iterable[Server], scenario_
     if dump:                      # a directory: each scenario's normalised observations, for reading
         Path(dump).mkdir(parents=True, exist_ok=True)
         (Path(dump) / f"{scenario_id}.json").write_text(json.dumps(seen, indent=1, default=str))
+        if figures:
+            (Path(dump) / f"{scenario_id}.figures.json").write_text(json.dumps(figures, indent=1, default=str))
     if kafka != serve:
         pytest.fail(f"{scenario_id}: kafkagroup serve differs from Apache Kafka 4\n"
                     + side_by_side(kafka, serve), pytrace=False)

@@ -68,6 +68,37 @@ def never_two_owners(members) -> bool:
     return True
 
 
+def ownership_figures(members, partitions: set) -> dict[str, Any]:
+    """What a rolling change cost, from the clients' own callbacks (their wall stamps, seconds): from the first
+    moment every partition was held to the last event, the partition-seconds with no holder, the longest
+    such gap, and how many partitions were handed to a member (moves).  The simulator reports the same three."""
+    events = sorted([(e["wall"], m.name, e) for m in members for e in m.events
+                     if e["event"] in ("assigned", "revoked", "lost") and "wall" in e], key=lambda x: x[0])
+    holder: dict[tuple, str] = {}
+    idle_since: dict[tuple, float] = {}
+    start = None
+    idle = longest = 0.0
+    moves = 0
+    for at, name, e in events:
+        for tp in map(tuple, e["partitions"]):
+            if tp not in partitions:
+                continue
+            if e["event"] == "assigned":
+                holder[tp] = name
+                moves += start is not None
+                if tp in idle_since:
+                    gap = at - idle_since.pop(tp)
+                    idle, longest = idle + gap, max(longest, gap)
+            elif holder.get(tp) == name:
+                del holder[tp]
+                if start is not None:
+                    idle_since[tp] = at
+        if start is None and set(holder) >= partitions:
+            start = at
+    return {"partition-s without a holder": round(idle, 2), "longest gap s": round(longest, 2),
+            "partitions moved": moves}
+
+
 def keys(members) -> Counter:
     return Counter(r[3] for m in members for r in m.records())
 
@@ -280,6 +311,7 @@ def test_rolling_upgrade_and_downgrade_of_a_confluent_and_kafka_python_group(con
         stage("c2 -> kafka-python classic", [k3, k4])
         out["every record read"] = set(produced) <= set(keys(members))
         out["never two owners"] = never_two_owners(members)
+        run.figures.update(ownership_figures(members, every))
         return out
 
     conformance(scenario)

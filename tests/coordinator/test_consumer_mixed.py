@@ -560,3 +560,27 @@ def test_seeded_churn_of_classic_and_consumer_protocol_members_never_gives_a_par
         drive(classics, consumers, rounds=1)
     held = no_two_owners(classics, consumers)
     assert sorted(held) == list(range(8)), (held, describe(coord))
+
+
+def test_an_upgraded_group_is_written_without_members_so_a_restart_does_not_bring_back_the_classic_group(tmp_path):
+    from kafkagroup.coordinator import GroupCoordinator, ManualClock
+    from kafkagroup.messages.topics import StaticTopics
+
+    path = str(tmp_path / "groups.db")
+    clock = ManualClock()
+    coord = GroupCoordinator({"group_consumer_assignment_interval_ms": 0, "group_initial_rebalance_delay_ms": 0},
+                             clock=clock, store=path, topics=StaticTopics({"t": 4}), enable_offset_expiration=False)
+    k = Classic(coord, "g", "K", ["t"])
+    classic_group(coord, clock, [k], 4)
+    assert str(coord.group("g").state) == "Stable"
+    c = Member(coord, "g", "C", topics=["t"])
+    assert c.heartbeat().error_code == E.NONE           # the upgrade
+    assert coord.consumer_group("g") is not None
+    coord.shutdown()
+    again = GroupCoordinator({}, clock=clock, store=path, topics=StaticTopics({"t": 4}),
+                             enable_offset_expiration=False)
+    group = again.group("g")
+    assert group is None or not group.members            # not K's classic group of before the upgrade
+    fresh = Member(again, "g", "C2", topics=["t"])
+    assert fresh.heartbeat().error_code == E.NONE        # an empty group changes kind under any policy
+    assert again.consumer_group("g") is not None
