@@ -1,8 +1,10 @@
 """KIP-848 consumer groups with real clients (confluent-kafka, group.protocol=consumer), Apache Kafka 4 vs
 `kafkagroup serve`, on what the harness's first file (test_conf_consumer_protocol.py) leaves out: a stale
 member's commit refused, a crash found by the session timeout, a static member back after its session, a
-subscription changed on a running consumer, and one group whose members name different
-group.remote.assignor values.
+subscription changed on a running consumer, one group whose members name different group.remote.assignor
+values, a regex subscription picking up a topic created later, and partitions added to a subscribed topic.
+The Java 4.4 consumer runs the fencing, crash, static, regex and partitions scenarios too (its driver has no
+way to change a running subscription).
 
 Observations: each client's callbacks, commits and commit errors, the group's committed offsets
 (OffsetFetch) and ConsumerGroupDescribe.  Both servers run with a 500 ms heartbeat interval and a 6 s session
