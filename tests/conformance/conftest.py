@@ -42,6 +42,8 @@ TOPICS: dict[str, int] = {
     "c.tool": 2,
     "c.fetch-bounds": 2,
     "c.migration": 4,
+    "c.kip848-fence": 2,
+    "c.kip848-fence-java": 2,
 }
 
 # Group settings given to both servers: no initial rebalance delay (a wait, not behaviour) and a minimum

@@ -8,7 +8,8 @@ tests/server/java/GroupConsumer.java prints for Apache Kafka's Java consumer.
 Keys: client (confluent | kafka-python | aiokafka), bootstrap, group, topics (comma list), strategy (range |
 roundrobin | sticky | cooperative-sticky, or for kafka-python kafkagroup-range / kafkagroup-cooperative-sticky:
 kafkagroup's own assignors from kafkagroup.compat.kafka_python; for aiokafka kafkagroup-range / -roundrobin /
--sticky from kafkagroup.compat.aiokafka), commit (sync | none), max.records,
+-sticky from kafkagroup.compat.aiokafka), commit (sync | none), commit.delay.ms (confluent: wait that long
+between reading records and committing them, a window in which a test can freeze the process), max.records,
 idle.exit.ms, and the Kafka configs session.timeout.ms, heartbeat.interval.ms, group.instance.id,
 client.id, auto.offset.reset, max.poll.interval.ms, metadata.max.age.ms (and for confluent
 topic.metadata.refresh.interval.ms) (spelled as Kafka spells them; mapped to each client's
@@ -19,12 +20,14 @@ rebalancing only the partitions added or removed, as each client's callbacks rep
 ([[topic, partition, offset, key], ...]), committed ([[topic, partition, next offset], ...]),
 commit_failed, error, closed. The process stops when stdin reaches end of file or reads "stop".
 hold=true: import the client, print "holding", and start the consumer only when stdin reads "go" (a restart
-that does not wait for an interpreter start-up).
+that does not wait for an interpreter start-up).  confluent: stdin "subscribe t1,t2" replaces the subscription
+(then prints "subscribed").
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import sys
 import threading
 import time
@@ -37,6 +40,8 @@ KAFKA_KEYS = ("session.timeout.ms", "heartbeat.interval.ms", "group.instance.id"
 # bounds how long cached metadata is trusted)
 LIBRDKAFKA_KEYS = ("topic.metadata.refresh.interval.ms",)
 _OUT = threading.Lock()
+# stdin commands for a running consumer (today: "subscribe t1,t2"), taken by the confluent loop
+COMMANDS: "queue.Queue[str]" = queue.Queue()
 
 
 def emit(event: str, **fields: Any) -> None:
@@ -57,6 +62,8 @@ def watch_stdin(stop: threading.Event, go: threading.Event) -> None:
         for line in sys.stdin:
             if line.strip() == "go":
                 go.set()
+            elif line.startswith("subscribe "):
+                COMMANDS.put(line.strip())
             elif line.strip() == "stop":
                 break
         stop.set()
@@ -125,6 +132,10 @@ def run_confluent(opts: dict[str, str], stop: threading.Event) -> None:
     progress = Progress(opts)
     try:
         while not stop.is_set() and not progress.done():
+            while not COMMANDS.empty():
+                topics = COMMANDS.get().split(" ", 1)[1].split(",")
+                consumer.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+                emit("subscribed", topics=topics)
             messages = consumer.consume(num_messages=500, timeout=0.1)
             records = []
             for m in messages:
@@ -137,6 +148,7 @@ def run_confluent(opts: dict[str, str], stop: threading.Event) -> None:
             emit("records", records=records)
             progress.saw(len(records))
             if opts.get("commit", "sync") != "none":
+                time.sleep(int(opts.get("commit.delay.ms", "0")) / 1000)
                 nxt: dict[tuple[str, int], int] = {}
                 for t, p, o, _ in records:
                     nxt[(t, p)] = max(nxt.get((t, p), -1), o + 1)

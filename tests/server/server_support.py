@@ -170,12 +170,27 @@ class ConsumerProcess:
         self.proc.stdin.write("go\n")
         self.proc.stdin.flush()
 
+    def send(self, line: str) -> None:
+        """One command line to the driver's stdin (consumer_driver.py: "subscribe t1,t2")."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def freeze(self) -> None:
+        """SIGSTOP: the process stops mid-step, sockets open, silent until thaw()."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     # --- stopping ---------------------------------------------------------------------------------
     def stop(self, timeout: float = 20) -> int:
         """Ask it to close (stdin EOF: a clean close, LeaveGroup for a dynamic member), wait, else kill."""
+        self.thaw()                 # a frozen process cannot read its stdin
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None

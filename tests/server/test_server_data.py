@@ -214,6 +214,12 @@ def test_metadata_topics_auto_creation_and_ids():
             nested(METADATA, 12, "MetadataRequestTopic", name=None, topic_id=fixed_id),),
             allow_auto_topic_creation=False, include_topic_authorized_operations=False))
         assert [(t.name, t.error_code) for t in by_id.topics] == [("fixed", NONE)]
+        # the Java client 4.x builds its by-id request with the name left at its default, "" (not null):
+        # Kafka's broker looks a topic up by id whenever the id is not all-zero
+        by_id = wire.request(METADATA, 12, body(METADATA, 12, topics=(
+            nested(METADATA, 12, "MetadataRequestTopic", name="", topic_id=fixed_id),),
+            allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+        assert [(t.name, t.topic_id, t.error_code) for t in by_id.topics] == [("fixed", fixed_id, NONE)]
     finally:
         wire.close()
         s.stop()

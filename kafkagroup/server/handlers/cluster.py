@@ -92,7 +92,9 @@ async def _metadata(state: NodeState, req: Request, peer: str) -> EncodedBody:
         by_id_version = -1
         for wanted in requested:
             name = getattr(wanted, "name", None)
-            if name is None:                                                # v10+: by topic id
+            # v10+: by topic id -- as Kafka's broker does, whenever the id is not all-zero (read as None),
+            # whatever the name: the Java client 4.x sends "" there, its default, not null
+            if name is None or getattr(wanted, "topic_id", None) is not None:
                 if by_id is None or (changed_by_others and by_id_version != topics_log.metadata_version):
                     by_id = {topics_log.topic_id(n): n for n in topics_log.topics}
                     by_id_version = topics_log.metadata_version

@@ -4,9 +4,11 @@
 //   java -cp 'build/kafka4/lib/*' tests/server/java/GroupConsumer.java bootstrap=127.0.0.1:9092 group=g topics=t0,t1 \
 //        strategy=cooperative-sticky group.instance.id=host-1 session.timeout.ms=6000 commit=sync
 //
-// Arguments are key=value. Keys this driver reads itself: bootstrap, group, topics (comma list), strategy
-// (range | roundrobin | sticky | cooperative-sticky, or a comma list of them), commit (sync: commitSync after
-// every poll that returned records, the default; none: never commit), max.records (stop after consuming
+// Arguments are key=value. Keys this driver reads itself: bootstrap, group, topics (comma list; one entry
+// starting with ^ is a regular expression the coordinator resolves, KIP-848's SubscriptionPattern, 4.x
+// clients only), strategy (range | roundrobin | sticky | cooperative-sticky, or a comma list of them), commit
+// (sync: commitSync after every poll that returned records, the default; none: never commit),
+// commit.delay.ms (wait that long between reading records and committing them), max.records (stop after consuming
 // this many records; 0 = never), idle.exit.ms (stop after this long with no record once something was
 // consumed; 0 = never), close.on.exit (true: consumer.close() on stop, i.e. LeaveGroup for a dynamic member).
 // Any other key containing a dot is passed to the consumer as a config (session.timeout.ms,
@@ -118,12 +120,15 @@ public class GroupConsumer {
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         for (Map.Entry<String, String> e : opts.entrySet()) {
             if (e.getKey().contains(".") && !e.getKey().equals("max.records") && !e.getKey().equals("idle.exit.ms")
-                    && !e.getKey().equals("close.on.exit") && !e.getKey().equals("hold")) {
+                    && !e.getKey().equals("close.on.exit") && !e.getKey().equals("hold")
+                    && !e.getKey().equals("commit.delay.ms")) {
                 props.put(e.getKey(), e.getValue());
             }
         }
         List<String> topics = Arrays.asList(opts.getOrDefault("topics", "t0").split(","));
         boolean commit = !opts.getOrDefault("commit", "sync").equals("none");
+        // a wait between reading records and committing them: a window in which a test can freeze the process
+        long commitDelayMs = Long.parseLong(opts.getOrDefault("commit.delay.ms", "0"));
         long maxRecords = Long.parseLong(opts.getOrDefault("max.records", "0"));
         long idleExitMs = Long.parseLong(opts.getOrDefault("idle.exit.ms", "0"));
         boolean closeOnExit = Boolean.parseBoolean(opts.getOrDefault("close.on.exit", "true"));
@@ -149,7 +154,7 @@ public class GroupConsumer {
         stdin.setDaemon(true);
         stdin.start();
 
-        consumer.subscribe(topics, new ConsumerRebalanceListener() {
+        ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
             @Override public void onPartitionsRevoked(Collection<TopicPartition> tps) {
                 emit("{\"event\":\"revoked\",\"partitions\":" + partitions(tps) + "}");
             }
@@ -161,7 +166,16 @@ public class GroupConsumer {
             @Override public void onPartitionsLost(Collection<TopicPartition> tps) {
                 emit("{\"event\":\"lost\",\"partitions\":" + partitions(tps) + "}");
             }
-        });
+        };
+        if (topics.size() == 1 && topics.get(0).startsWith("^")) {
+            // a regular expression the coordinator resolves (KIP-848): kafka-clients 4.x's SubscriptionPattern,
+            // looked up by reflection so that the driver still compiles against a 3.x client
+            Class<?> pattern = Class.forName("org.apache.kafka.clients.consumer.SubscriptionPattern");
+            KafkaConsumer.class.getMethod("subscribe", pattern, ConsumerRebalanceListener.class)
+                .invoke(consumer, pattern.getConstructor(String.class).newInstance(topics.get(0)), listener);
+        } else {
+            consumer.subscribe(topics, listener);
+        }
         emit("{\"event\":\"started\"}");
 
         long consumed = 0;
@@ -193,6 +207,7 @@ public class GroupConsumer {
                     lastRecordAt = System.currentTimeMillis();
                     if (commit) {
                         try {
+                            if (commitDelayMs > 0) Thread.sleep(commitDelayMs);
                             consumer.commitSync(next);
                             StringBuilder c = new StringBuilder("{\"event\":\"committed\",\"offsets\":[");
                             boolean f = true;
