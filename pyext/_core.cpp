@@ -15,6 +15,7 @@
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/group_builder.hpp"
 #include "kafkagroup/output_rows.hpp"
+#include "kafkagroup/plan_batch.hpp"
 
 namespace py = pybind11;
 using namespace kafkagroup;
@@ -261,43 +262,43 @@ std::unique_ptr<TopicCatalog> make_catalog(const py::object& names, const Array<
     return std::make_unique<TopicCatalog>(rows);
 }
 
-py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
-                             const py::object& member_ids, const py::object& instance_ids,
-                             const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
-                             const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
-                             const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
-                             const std::optional<Array<uint8_t>>& owned_partition_valid,
-                             const std::optional<Array<int64_t>>& generation,
-                             const std::optional<Array<int32_t>>& member_rack, bool strict,
-                             const std::optional<Array<uint8_t>>& sub_same) {
-    const StringsArg ids = StringsArg::from(member_ids, "member_ids", false);
-    std::optional<StringsArg> instances;
-    if (!instance_ids.is_none()) instances = StringsArg::from(instance_ids, "instance_ids", false);
-    const StringsArg subs = StringsArg::from(sub_names, "sub_names", true);
-    std::optional<StringsArg> owned;
-    if (!owned_names.is_none()) owned = StringsArg::from(owned_names, "owned_names", true);
+// build_groups' string columns from Python, kept alive for the call, and the NamedGroups viewing them.
+struct NamedGroupsArgs {
+    StringsArg ids;
+    std::optional<StringsArg> instances, owned;
+    StringsArg subs;
     NamedGroups in;
-    in.member_offsets = view_of<int64_t>(member_offsets, "member_offsets");
-    in.member_ids = ids.column("member_ids");
-    if (instances) in.instance_ids = instances->column("instance_ids");
-    in.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
-    in.sub_valid = view_of(sub_valid, "sub_valid");
-    in.sub_same = view_of(sub_same, "sub_same");
-    in.sub_names = subs.names("sub_names");
-    in.owned_offsets = view_of(owned_offsets, "owned_offsets");
-    if (owned) in.owned_names = owned->names("owned_names");
-    in.owned_partition = view_of(owned_partition, "owned_partition");
-    in.owned_partition_valid = view_of(owned_partition_valid, "owned_partition_valid");
-    in.generation = view_of(generation, "generation");
-    in.member_rack = view_of(member_rack, "member_rack");
-    BuiltGroups b;
-    {
-        py::gil_scoped_release release;
-        b = build_groups(catalog, in, strict);
+
+    NamedGroupsArgs(const Array<int64_t>& member_offsets, const py::object& member_ids, const py::object& instance_ids,
+                    const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                    const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                    const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                    const std::optional<Array<uint8_t>>& owned_partition_valid,
+                    const std::optional<Array<int64_t>>& generation, const std::optional<Array<int32_t>>& member_rack,
+                    const std::optional<Array<uint8_t>>& sub_same)
+        : ids(StringsArg::from(member_ids, "member_ids", false)), subs(StringsArg::from(sub_names, "sub_names", true)) {
+        if (!instance_ids.is_none()) instances = StringsArg::from(instance_ids, "instance_ids", false);
+        if (!owned_names.is_none()) owned = StringsArg::from(owned_names, "owned_names", true);
+        in.member_offsets = view_of<int64_t>(member_offsets, "member_offsets");
+        in.member_ids = ids.column("member_ids");
+        if (instances) in.instance_ids = instances->column("instance_ids");
+        in.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
+        in.sub_valid = view_of(sub_valid, "sub_valid");
+        in.sub_same = view_of(sub_same, "sub_same");
+        in.sub_names = subs.names("sub_names");
+        in.owned_offsets = view_of(owned_offsets, "owned_offsets");
+        if (owned) in.owned_names = owned->names("owned_names");
+        in.owned_partition = view_of(owned_partition, "owned_partition");
+        in.owned_partition_valid = view_of(owned_partition_valid, "owned_partition_valid");
+        in.generation = view_of(generation, "generation");
+        in.member_rack = view_of(member_rack, "member_rack");
     }
+};
+
+// build_groups' result as build_groups_arrays returns it (numpy arrays owning the vectors, 'errors').
+void put_built(py::dict& d, BuiltGroups&& b) {
     py::list errors;
     for (const BuildError& e : b.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
-    py::dict d;
     d["topic_offsets"] = owned_array(std::move(b.topic_offsets));
     d["member_offsets"] = owned_array(std::move(b.member_offsets));
     d["partition_count"] = owned_array(std::move(b.partition_count));
@@ -320,6 +321,26 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     d["rack_codes"] = owned_array(std::move(b.rack_codes));
     d["rack_offsets"] = owned_array(std::move(b.rack_offsets));
     d["errors"] = errors;
+}
+
+py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+                             const py::object& member_ids, const py::object& instance_ids,
+                             const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                             const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                             const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                             const std::optional<Array<uint8_t>>& owned_partition_valid,
+                             const std::optional<Array<int64_t>>& generation,
+                             const std::optional<Array<int32_t>>& member_rack, bool strict,
+                             const std::optional<Array<uint8_t>>& sub_same) {
+    const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
+                               owned_names, owned_partition, owned_partition_valid, generation, member_rack, sub_same);
+    BuiltGroups b;
+    {
+        py::gil_scoped_release release;
+        b = build_groups(catalog, args.in, strict);
+    }
+    py::dict d;
+    put_built(d, std::move(b));
     return d;
 }
 
@@ -394,6 +415,73 @@ void bind_output_rows(py::module_& m) {
           "String columns in are (offsets int64, bytes uint8, valid uint8 or None).");
 }
 
+// ---- build -> assign -> rows in one call (csrc/kafkagroup/plan_batch.hpp)
+
+py::tuple rows_tuple(AssignmentRows&& r) {
+    return py::make_tuple(r.rows, string_out(std::move(r.group_id)), string_out(std::move(r.member_id)),
+                          string_out(std::move(r.topic)), out_array(std::move(r.partition)));
+}
+
+py::dict plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+                           const py::object& member_ids, const py::object& instance_ids,
+                           const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                           const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                           const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                           const std::optional<Array<uint8_t>>& owned_partition_valid,
+                           const std::optional<Array<int64_t>>& generation,
+                           const std::optional<Array<int32_t>>& member_rack, bool strict, const py::object& group_ids,
+                           const std::optional<Array<uint8_t>>& skip, const std::string& strategy, int threads,
+                           bool stop_on_error, int64_t chunk_partitions) {
+    const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
+                               owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
+    const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
+    if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
+    PlanOptions options;
+    options.strategy = strategy;
+    options.strict = strict;
+    options.threads = threads;
+    options.stop_on_error = stop_on_error;
+    options.chunk_partitions = chunk_partitions;
+    PlannedBatch p;
+    {
+        py::gil_scoped_release release;
+        p = plan_batch(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options);
+    }
+    py::dict d;
+    put_built(d, std::move(p.built));
+    d["topic_names"] = string_out(std::move(p.topic_names));
+    d["assigned"] = p.assigned;
+    if (p.assigned) {
+        BatchResult& r = p.result;
+        const auto num_groups = static_cast<py::ssize_t>(r.engine_us.size());
+        py::list errors;
+        for (const GroupError& e : r.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+        d["result"] = py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
+                                     owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
+                                     owned_array(std::move(r.metrics), {num_groups, static_cast<py::ssize_t>(kMetricCount)}),
+                                     owned_array(std::move(r.engine_us)), errors);
+    }
+    py::list rows;
+    for (AssignmentRows& r : p.rows) rows.append(rows_tuple(std::move(r)));
+    d["rows_written"] = p.rows_written;
+    d["chunk_groups"] = owned_array(std::move(p.chunk_groups));
+    d["rows"] = rows;
+    return d;
+}
+
+void bind_plan_batch(py::module_& m) {
+    m.def("plan_batch", &plan_batch_arrays, py::arg("catalog"), py::arg("member_offsets"), py::arg("member_ids"),
+          py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
+          py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
+          py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
+          py::arg("group_ids"), py::arg("skip"), py::arg("strategy"), py::arg("threads"), py::arg("stop_on_error"),
+          py::arg("chunk_partitions"),
+          "build_groups -> assign_batch -> assignment_rows per output chunk in one call, the GIL released once\n"
+          "(csrc/kafkagroup/plan_batch.hpp). Returns build_groups' dict plus 'topic_names' (offsets int32, bytes),\n"
+          "'assigned' and 'result' (assign_batch's tuple, when assigned), 'rows_written', 'chunk_groups'\n"
+          "int64[C+1] and 'rows': per chunk assignment_rows' tuple.");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -448,4 +536,5 @@ PYBIND11_MODULE(_core, m) {
     bind_batch(m);
     bind_group_builder(m);
     bind_output_rows(m);
+    bind_plan_batch(m);
 }
