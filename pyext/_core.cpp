@@ -225,10 +225,12 @@ void bind_batch(py::module_& m) {
 
 // ---- names -> GroupBatch (csrc/kafkagroup/group_builder.hpp)
 
-// A string column from Python: (offsets int64[n+1], bytes uint8[], valid uint8[n] or None); the arrays are
-// kept here so the views stay valid for the call.
+// A string column from Python: (offsets int64[n+1] or int32[n+1] -- an Arrow string array's own offsets, taken
+// as they are --, bytes uint8[], valid uint8[n] or None); the arrays are kept here so the views stay valid for
+// the call.
 struct StringsArg {
-    Array<int64_t> offsets;
+    std::optional<Array<int64_t>> offsets;
+    std::optional<Array<int32_t>> offsets32;
     Array<uint8_t> bytes;
     std::optional<Array<uint8_t>> valid;
     std::optional<Array<int32_t>> codes;   // dictionary codes (NameColumn) or None
@@ -237,13 +239,18 @@ struct StringsArg {
         const py::tuple t = value.cast<py::tuple>();
         if (t.size() != (with_codes ? 4u : 3u))
             throw std::invalid_argument(std::string(name) + ": expected (offsets, bytes, valid" + (with_codes ? ", codes)" : ")"));
-        StringsArg a{t[0].cast<Array<int64_t>>(), t[1].cast<Array<uint8_t>>(), std::nullopt, std::nullopt};
+        StringsArg a{std::nullopt, std::nullopt, t[1].cast<Array<uint8_t>>(), std::nullopt, std::nullopt};
+        if (py::array_t<int32_t, py::array::c_style>::check_(t[0]))
+            a.offsets32 = t[0].cast<Array<int32_t>>();
+        else
+            a.offsets = t[0].cast<Array<int64_t>>();
         if (!t[2].is_none()) a.valid = t[2].cast<Array<uint8_t>>();
         if (with_codes && !t[3].is_none()) a.codes = t[3].cast<Array<int32_t>>();
         return a;
     }
     StringColumn column(const char* name) const {
-        return StringColumn{view_of<int64_t>(offsets, name), view_of<uint8_t>(bytes, name), view_of(valid, name)};
+        return StringColumn{view_of(offsets, name), view_of<uint8_t>(bytes, name), view_of(valid, name),
+                            view_of(offsets32, name)};
     }
     NameColumn names(const char* name) const { return NameColumn{column(name), view_of(codes, name), codes.has_value()}; }
 };

@@ -68,13 +68,11 @@ PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, 
     const auto& part_offsets = built.part_offsets;
     std::vector<int64_t> group_end(G);   // batch partition where each group ends
     for (std::size_t g = 0; g < G; ++g) group_end[g] = part_offsets[static_cast<std::size_t>(topic_offsets[g + 1])];
-    // topic names as a StringColumn over the buffers just written (StringColumn reads int64 offsets)
-    std::vector<int64_t> topic_offsets64(out.topic_names.offsets.size);
-    for (std::size_t i = 0; i < topic_offsets64.size(); ++i) topic_offsets64[i] = out.topic_names.offsets.data[i];
     const BatchNamesView names{group_ids, groups.member_ids,
-                               StringColumn{View<int64_t>{topic_offsets64.data(), topic_offsets64.size()},
+                               StringColumn{View<int64_t>{},
                                             View<uint8_t>{out.topic_names.bytes.data.get(), out.topic_names.bytes.size},
-                                            View<uint8_t>{}},
+                                            View<uint8_t>{},
+                                            View<int32_t>{out.topic_names.offsets.data.get(), out.topic_names.offsets.size}},
                                View<int64_t>{built.member_offsets.data(), built.member_offsets.size()},
                                View<int64_t>{built.member_perm.data(), built.member_perm.size()},
                                View<int64_t>{topic_offsets.data(), topic_offsets.size()},

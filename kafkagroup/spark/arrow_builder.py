@@ -325,8 +325,9 @@ class BatchProblems:
 
 
 def string_arg(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(offsets int64[n+1], bytes uint8[], valid uint8[n] or None): a string array as the native
-    builder reads it (csrc/kafkagroup/group_builder.hpp StringColumn), views where Arrow allows."""
+    """(offsets int32[n+1] or int64[n+1], bytes uint8[], valid uint8[n] or None): a string array as the native
+    builder reads it (csrc/kafkagroup/group_builder.hpp StringColumn), views of Arrow's own buffers (the offsets
+    are not widened: a copy per name, made under the GIL, that the native side does not need)."""
     if not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
         strings = strings.cast(pa.string())
     n = len(strings)
@@ -336,7 +337,6 @@ def string_arg(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray | 
         offsets = np.zeros(n + 1, dtype=np.int64)
     else:
         offsets = np.frombuffer(offsets_buf, dtype=np.int64 if wide else np.int32)[strings.offset:strings.offset + n + 1]
-        offsets = offsets if wide else offsets.astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8)[int(offsets[0]):] if data_buf is not None else np.zeros(0, np.uint8)
     valid = (strings.is_valid().to_numpy(zero_copy_only=False).view(np.uint8) if strings.null_count else None)
     return offsets, data, valid

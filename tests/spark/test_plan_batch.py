@@ -137,3 +137,55 @@ def test_plan_batch_checks_its_own_arguments() -> None:
         _core.plan_batch(*inputs.args, ids, None, "nope", 1, False, 100)
     with pytest.raises(InvalidGroupError, match="threads must be >= 1"):
         _core.plan_batch(*inputs.args, ids, None, "range", 0, False, 100)
+
+
+def _widened(arg):
+    """A string / name argument with its offsets widened to int64 (the form the builder took before int32)."""
+    if arg is None:
+        return None
+    return (np.asarray(arg[0], dtype=np.int64), *arg[1:])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_arrow_int32_offsets_read_as_the_widened_ones(seed: int) -> None:
+    """string_arg hands Arrow's 32-bit offsets over as they are (a sliced batch: offsets not from 0); the builder and
+    the row gather read them exactly as the widened int64 copy."""
+    rng = random.Random(seed)
+    table = _random_batch(rng, 30)
+    batch = table.combine_chunks().to_batches()[0].slice(5, 20)
+    inputs = batch_inputs(batch, strict=False)
+    assert inputs.args[2][0].dtype == np.int32 and inputs.args[6][0].dtype == np.int32
+    wide = list(inputs.args)
+    for i in (2, 3, 6, 8):
+        wide[i] = _widened(wide[i])
+    narrow, widened = _core.build_groups(*inputs.args), _core.build_groups(*wide)
+    assert narrow.keys() == widened.keys()
+    for name in narrow:
+        if name == "errors":
+            assert narrow[name] == widened[name]
+        else:
+            _same_arrays(narrow[name], widened[name])
+    ids = string_arg(inputs.group_ids)
+    a = _core.plan_batch(*inputs.args, ids, None, "range", 1, False, 1 << 18)
+    b = _core.plan_batch(*wide, _widened(ids), None, "range", 1, False, 1 << 18)
+    for (n, *x), (m, *y) in zip(a["rows"], b["rows"]):
+        assert n == m
+        for cx, cy in zip(x, y):
+            for u, v in zip(cx if isinstance(cx, tuple) else (cx,), cy if isinstance(cy, tuple) else (cy,)):
+                _same_arrays(u, v)
+
+
+def test_int32_offsets_are_checked() -> None:
+    inputs = batch_inputs(_random_batch(random.Random(2), 6), strict=False)
+    offsets, data, valid = inputs.args[2]
+    bad = offsets.copy()
+    bad[2], bad[3] = bad[3], bad[2] - 1
+    args = list(inputs.args)
+    args[2] = (bad, data, valid)
+    with pytest.raises(InvalidGroupError, match="member_ids: offsets decrease at"):
+        _core.build_groups(*args)
+    past = offsets.copy()
+    past[-1] = len(data) + 1 + past[0]
+    args[2] = (past, data, valid)
+    with pytest.raises(InvalidGroupError, match="member_ids: offsets run past the"):
+        _core.build_groups(*args)
