@@ -171,6 +171,18 @@ py::array_t<T> owned_array(std::vector<T>&& v, std::vector<py::ssize_t> shape) {
     return py::array_t<T>(shape, heap->data(), owner);
 }
 
+// The [groups, kMetricCount] metrics array over BatchResult's column-major vector (strides, no copy): each
+// metric's column metrics[:, k] is contiguous.
+py::array_t<int64_t> metrics_array(std::vector<int64_t>&& v, py::ssize_t groups) {
+    auto* heap = new std::vector<int64_t>(std::move(v));
+    py::capsule owner(heap, [](void* p) {
+        auto* v = static_cast<std::vector<int64_t>*>(p);
+        free_owned(v, v->capacity() * sizeof(int64_t));
+    });
+    const auto item = static_cast<py::ssize_t>(sizeof(int64_t));
+    return py::array_t<int64_t>({groups, static_cast<py::ssize_t>(kMetricCount)}, {item, item * groups}, heap->data(), owner);
+}
+
 template <class T>
 py::array_t<T> owned_array(std::vector<T>&& v) {
     const auto n = static_cast<py::ssize_t>(v.size());
@@ -205,7 +217,7 @@ py::tuple assign_batch_arrays(const std::string& strategy, const Array<int64_t>&
         errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
     return py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
                           owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
-                          owned_array(std::move(r.metrics), {groups, static_cast<py::ssize_t>(kMetricCount)}),
+                          metrics_array(std::move(r.metrics), groups),
                           owned_array(std::move(r.engine_us)), errors);
 }
 
@@ -465,7 +477,7 @@ py::dict plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& me
         for (const GroupError& e : r.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
         d["result"] = py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
                                      owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
-                                     owned_array(std::move(r.metrics), {num_groups, static_cast<py::ssize_t>(kMetricCount)}),
+                                     metrics_array(std::move(r.metrics), num_groups),
                                      owned_array(std::move(r.engine_us)), errors);
     }
     py::list rows;

@@ -189,3 +189,19 @@ def test_int32_offsets_are_checked() -> None:
     args[2] = (past, data, valid)
     with pytest.raises(InvalidGroupError, match="member_ids: offsets run past the"):
         _core.build_groups(*args)
+
+
+def test_metric_columns_are_contiguous_and_each_groups_own() -> None:
+    """assign_batch's metrics [G, 8] lie column by column (each metric a column without a copy) and row g is group
+    g's metrics as assign_arrays computes them."""
+    from kafkagroup import assign_arrays
+    from kafkagroup.batch import METRIC_NAMES, GroupBatch, assign_many
+    from kafkagroup.scenarios import random_group
+
+    groups = [random_group(6, 3, 20, seed=s).arrays() for s in range(7)]
+    result = assign_many("sticky", GroupBatch.concat(groups), threads=2)
+    for name in METRIC_NAMES:
+        assert result.metrics[name].flags.c_contiguous
+    for g, arrays in enumerate(groups):
+        single = assign_arrays("sticky", **arrays).metrics
+        assert [int(result.metrics[name][g]) for name in METRIC_NAMES] == [getattr(single, n) for n in METRIC_NAMES]
