@@ -59,6 +59,12 @@ def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.cumsum(out)
 
 
+def as_string(array: pa.Array) -> pa.Array:
+    """`array` as a string array: itself when it is one (Array.cast costs ~10 us of Python even then, under the
+    GIL, and the fleet loop casts a handful of columns per batch)."""
+    return array if array.type == pa.string() else array.cast(pa.string())
+
+
 def offsets_of(lengths: np.ndarray) -> np.ndarray:
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
@@ -374,7 +380,7 @@ def batch_inputs(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None
         batch = pa.RecordBatch.from_arrays([c.chunk(0) if c.num_chunks else pa.array([], c.type) for c in batch.columns],
                                            schema=batch.schema)
     errors: dict[int, str] = {}
-    group_ids = batch.column("group_id").cast(pa.string())
+    group_ids = as_string(batch.column("group_id"))
     num_groups = batch.num_rows
     if group_ids.null_count:
         for g in np.flatnonzero(np.asarray(group_ids.is_null())).tolist():
@@ -383,17 +389,17 @@ def batch_inputs(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None
     member_off, flat_members = flatten_lists(batch.column("members"))
     num_members = int(member_off[-1])
     cols = struct_fields(flat_members, MEMBER_FIELDS)
-    member_ids = (cols["member_id"] if cols["member_id"] is not None else pa.nulls(num_members, pa.string())).cast(pa.string())
+    member_ids = as_string(cols["member_id"] if cols["member_id"] is not None else pa.nulls(num_members, pa.string()))
 
     def optional_string(name: str) -> pa.Array | None:
         col = cols[name]
-        return None if col is None or col.null_count == len(col) else col.cast(pa.string())
+        return None if col is None or col.null_count == len(col) else as_string(col)
 
     instance = optional_string("instance_id")
     rack = optional_string("rack")
     if cols["topics"] is not None:
         sub_off, sub_names = flatten_lists(cols["topics"])
-        sub_names = sub_names.cast(pa.string())
+        sub_names = as_string(sub_names)
         sub_valid = valid_bytes(cols["topics"])
     else:
         sub_off, sub_names, sub_valid = np.zeros(num_members + 1, dtype=np.int64), pa.array([], pa.string()), None
@@ -404,7 +410,7 @@ def batch_inputs(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None
         own_cols = struct_fields(own_structs, ("topic", "partition"))
         own_names = own_cols["topic"] if own_cols["topic"] is not None else pa.nulls(len(own_structs), pa.string())
         own_part_arr = own_cols["partition"] if own_cols["partition"] is not None else pa.nulls(len(own_structs), pa.int64())
-        owned_args = dict(owned_offsets=own_off, owned_names=names_arg(own_names.cast(pa.string())),
+        owned_args = dict(owned_offsets=own_off, owned_names=names_arg(as_string(own_names)),
                           owned_partition=np.asarray(pc.fill_null(own_part_arr.cast(pa.int64()), -1), dtype=np.int64),
                           owned_partition_valid=valid_bytes(own_part_arr))
     generation = None

@@ -34,7 +34,8 @@ from kafkagroup.batch import METRIC_NAMES
 from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
-from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, batch_inputs, build_batch, problems_of, string_arg
+from kafkagroup.spark.arrow_builder import (BatchProblems, TopicMeta, as_string, batch_inputs, build_batch, problems_of,
+                                            string_arg)
 from kafkagroup.spark.shared_topics import WORKER_TABLES, SharedTopics
 
 # ---------------------------------------------------------------------------------------------
@@ -193,7 +194,8 @@ def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOpti
         if raise_errors:
             raise batch_group_error(kind, group_error(problems, g, message))
         errors[g] = group_error(problems, g, message)
-    withheld = (np.repeat(part_offsets[:-1], np.diff(withheld_offsets)) + withheld).astype(np.int64)
+    withheld = ((np.repeat(part_offsets[:-1], np.diff(withheld_offsets)) + withheld).astype(np.int64) if len(withheld)
+                else np.zeros(0, np.int64))
     names = METRIC_NAMES
     return BatchPlan(problems=problems, owner=owner, withheld=withheld,
                      metrics={name: metrics[:, names.index(name)] for name in _ENGINE_METRICS},
@@ -344,7 +346,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
         "partitions": _numeric_column(partitions, types["partitions"]),
         "engine_us": _numeric_column(plan.engine_us, types["engine_us"], failed),
         "unknown_topics": pa.ListArray.from_arrays(_numeric_column(problems.unknown_off, pa.int32()),
-                                                   problems.unknown_topics.cast(pa.string()),
+                                                   as_string(problems.unknown_topics),
                                                    type=METRICS_STRUCT.field("unknown_topics").type),
         "dropped_claims": _numeric_column(problems.dropped_claims, types["dropped_claims"]),
         "error": _errors_column(plan.errors, num_groups),
