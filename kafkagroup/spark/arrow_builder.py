@@ -85,7 +85,7 @@ def struct_fields(array: pa.Array, names: Sequence[str]) -> dict[str, pa.Array |
     """Children of a struct array by name (respecting slicing and struct-level nulls); None if absent."""
     if not pa.types.is_struct(array.type):
         raise TypeError(f"expected a struct array, got {array.type}")
-    present = {array.type.field(i).name: child for i, child in enumerate(array.flatten())}
+    present = dict(zip(array.type.names, array.flatten()))
     return {name: present.get(name) for name in names}
 
 

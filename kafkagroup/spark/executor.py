@@ -20,6 +20,7 @@ pickled by value and rebuilt for every task).
 """
 from __future__ import annotations
 
+import functools
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -329,6 +330,12 @@ def _numeric_column(values: np.ndarray, arrow_type: pa.DataType, null: np.ndarra
                                  null_count=int(null.sum()))
 
 
+@functools.lru_cache(maxsize=16)
+def _strategy_scalar(strategy: str) -> pa.Scalar:
+    """The strategy's name as an Arrow scalar, converted once (pa.scalar converts a Python value each call)."""
+    return pa.scalar(strategy, pa.string())
+
+
 def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     """One value per group for each of METRIC_FIELDS (strategy first)."""
     problems = plan.problems
@@ -340,7 +347,7 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     partitions = problems.part_off[problems.topic_off[1:]] - problems.part_off[problems.topic_off[:-1]]
     types = dict(METRIC_FIELDS)
     columns: dict[str, pa.Array] = {
-        "strategy": pa.repeat(pa.scalar(strategy, pa.string()), num_groups),
+        "strategy": pa.repeat(_strategy_scalar(strategy), num_groups),
         "members": _numeric_column(np.diff(problems.member_off), types["members"]),
         "topics": _numeric_column(np.diff(problems.topic_off), types["topics"]),
         "partitions": _numeric_column(partitions, types["partitions"]),
