@@ -38,7 +38,7 @@ from server_support import ServeProcess, wait_until  # noqa: E402
 from server_wire import KafkaWire, body, encode_request, nested  # noqa: E402
 from kafka_broker import KAFKA4_VERSION, KafkaBroker, kafka4_lib  # noqa: E402
 from kfake_peer import KfakeProcess, KfakeUnavailable, kfake_binary  # noqa: E402
-from bench_serve import _create_topics  # noqa: E402
+from bench_serve import SettleRounds as ServeSettleRounds, _create_topics  # noqa: E402
 
 from kio.index import load_response_schema  # noqa: E402
 from kio.schema.response_header.v1.header import ResponseHeader  # noqa: E402
@@ -151,42 +151,18 @@ class ConsumerGroup848:
             t.join(30)
 
 
-class SettleRounds:
+class SettleRounds(ServeSettleRounds):
+    """bench_serve's rounds (a fresh group each round, the timed call waits until it has settled), with a
+    group of consumer-protocol members."""
+
     def __init__(self, bootstrap: str, n: int, deadline_s: float = 60) -> None:
-        self.bootstrap, self.n, self.deadline_s = bootstrap, n, deadline_s
-        self.group: ConsumerGroup848 | None = None
+        super().__init__(bootstrap, n, "consumer protocol", deadline_s)
 
     def setup(self) -> tuple[tuple, dict]:
         self.close()
         self.group = ConsumerGroup848(self.bootstrap, f"kip848-{self.n}-{time.monotonic_ns()}", self.n)
         self.group.subscribe()
         return (), {}
-
-    def wait(self) -> None:
-        group = self.group
-        assert group is not None
-        wait_until(group.settled, self.deadline_s,
-                   lambda: f"{self.n} consumers to settle (held {[len(o) for o in group.owned]}, {group.errors[-3:]})",
-                   interval=0.002)
-
-    def close(self) -> None:
-        if self.group is not None:
-            self.group.close()
-            self.group = None
-
-    def median_s(self, rounds: int) -> float | str:
-        times = []
-        try:
-            for _ in range(rounds):
-                self.setup()
-                start = time.perf_counter()
-                self.wait()
-                times.append(time.perf_counter() - start)
-        except AssertionError as e:
-            return f"fails: {str(e)[:60]}"
-        finally:
-            self.close()
-        return statistics.median(times)
 
 
 @pytest.mark.parametrize("n", [10, 50])
@@ -198,7 +174,7 @@ def test_confluent_consumers_subscribe_to_stable(benchmark, report, servers, n):
         ours.close()
     for name in PEERS:
         peer = servers[name]
-        value: float | str = peer if isinstance(peer, str) else SettleRounds(peer.bootstrap, n).median_s(3)
+        value: float | str = peer if isinstance(peer, str) else SettleRounds(peer.bootstrap, n).time_rounds(3)
         report.add(f"KIP-848: {n} confluent consumers (group.protocol=consumer) subscribe -> stable", benchmark,
                    name, value * 1000 if isinstance(value, float) else value, 60,
                    note="100 partitions, heartbeat interval 5 s")

@@ -54,7 +54,7 @@ from kafkagroup.messages.clock import Clock
 from kafkagroup.coordinator.config import CoordinatorConfig
 from kafkagroup.messages.deferred import Deferred
 from kafkagroup.messages.error_codes import ErrorCode
-from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreWriteError, group_write_error
+from kafkagroup.coordinator.errors import IllegalGroupStateError, StoreError, StoreWriteError, group_write_error
 from kafkagroup.coordinator.consumer.group import ConsumerGroup
 from kafkagroup.coordinator.consumer.classic_members import ClassicMemberHandlers
 from kafkagroup.coordinator.consumer.heartbeat import ConsumerGroupHandlers
@@ -85,6 +85,7 @@ from kafkagroup.coordinator.partitioning import partition_for
 from kafkagroup.coordinator import request_limits as limits
 from kafkagroup.coordinator.rebalance import RebalanceEngine
 from kafkagroup.coordinator.store import GroupRecord, GroupStore, MemberRecord
+from kafkagroup.coordinator.consumer import records as consumer_records
 
 __all__ = ["GroupCoordinator"]
 
@@ -157,6 +158,7 @@ class GroupCoordinator:
         self.topics: TopicsView = topics if topics is not None else StaticTopics()
         self.consumer = ConsumerGroupHandlers(config, self.engine.clock, self.topics, self.registry,
                                               offload=target_offload)
+        self.consumer.on_change = self._persist_consumer_group
         # classic members inside consumer groups, and conversions between the kinds (mixed groups)
         self.classic_members = ClassicMemberHandlers(self.consumer)
         self.registry.migration = Migration(config, self.engine, self.consumer, self.topics)
@@ -287,6 +289,8 @@ class GroupCoordinator:
             except IllegalGroupStateError:
                 log.exception("JoinGroup of group %s failed", request.group_id)
                 reply.set_result(JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
+            finally:
+                self._persist_consumer_group(request.group_id)
             return reply
         return self._answer_by_handler("JoinGroup", self.membership.join_group, request, reply,
                                        lambda: JoinGroupResponse(_E.UNKNOWN_SERVER_ERROR, member_id=""))
@@ -312,6 +316,8 @@ class GroupCoordinator:
             except IllegalGroupStateError:
                 log.exception("SyncGroup of group %s failed", request.group_id)
                 reply.set_result(SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
+            finally:
+                self._persist_consumer_group(request.group_id)
             return reply
         return self._answer_by_handler("SyncGroup", self.membership.sync_group, request, reply,
                                        lambda: SyncGroupResponse(_E.UNKNOWN_SERVER_ERROR))
@@ -332,6 +338,8 @@ class GroupCoordinator:
             except IllegalGroupStateError:
                 log.exception("Heartbeat of group %s failed", request.group_id)
                 return HeartbeatResponse(_E.UNKNOWN_SERVER_ERROR)
+            finally:
+                self._persist_consumer_group(request.group_id)
         try:
             return HeartbeatResponse(self.membership.heartbeat(request))
         except IllegalGroupStateError:
@@ -355,6 +363,8 @@ class GroupCoordinator:
             except IllegalGroupStateError:
                 log.exception("LeaveGroup of group %s failed", request.group_id)
                 return LeaveGroupResponse(_E.UNKNOWN_SERVER_ERROR, [])
+            finally:
+                self._persist_consumer_group(request.group_id)
         try:
             return self.membership.leave_group(request)
         except IllegalGroupStateError:
@@ -508,6 +518,8 @@ class GroupCoordinator:
         except IllegalGroupStateError:
             log.exception("ConsumerGroupHeartbeat of group %s failed", request.group_id)
             return ConsumerGroupHeartbeatResponse(_E.UNKNOWN_SERVER_ERROR)
+        finally:
+            self._persist_consumer_group(request.group_id)
 
     def consumer_group_describe(self, request: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
         """ConsumerGroupDescribe (API 69): consumer groups only; a classic or unknown id is GROUP_ID_NOT_FOUND."""
@@ -643,6 +655,20 @@ class GroupCoordinator:
             return group_write_error(exc.code)
         return _E.NONE
 
+    def _persist_consumer_group(self, group_id: str) -> None:
+        """Write what changed in consumer group ``group_id`` (if it is one) to the store: one transaction, none
+        when nothing changed.  A failed write is logged and the group is written whole at its next change (the
+        request's answer stands: its changes are in memory already; a restart before then loses them)."""
+        group = self.registry.consumer.get(group_id)
+        if group is None or group.dead:
+            return
+        complete = not self.store.consumer_group_known(group_id)
+        record, removed = consumer_records.changes(group, self.partition_for(group_id), complete=complete)
+        try:
+            self.store.store_consumer_group(record, removed, complete=complete)
+        except StoreWriteError as exc:
+            log.warning("storing consumer group %s failed: %s (written whole at its next change)", group_id, exc)
+
     # ============================================================ partition moves
 
     def load_partition(self, partition: int, *, defer: bool = False) -> None:
@@ -667,9 +693,16 @@ class GroupCoordinator:
             group = self._group_from_record(record, now)
             group.offsets = snapshot.offsets.get(group_id, {})
             loaded.append(group)
+        consumer_groups = []
+        for group_id, consumer_record in snapshot.consumer_groups.items():
+            try:
+                consumer_groups.append(consumer_records.group_from_record(
+                    consumer_record, GroupOffsets(snapshot.offsets.get(group_id, {}))))
+            except (ValueError, IllegalGroupStateError) as exc:     # a row this release cannot read
+                raise StoreError(self.store.path, f"loading offsets-topic partition {partition}: {exc}") from exc
         # offsets only (committed or pending transactional): a simple (manual-assignment) group
         for group_id in dict.fromkeys([*snapshot.offsets, *snapshot.pending]):
-            if group_id not in snapshot.groups:
+            if group_id not in snapshot.groups and group_id not in snapshot.consumer_groups:
                 group = ClassicGroup(group_id, now_ms=now)
                 group.state_timestamp = None
                 group.offsets = snapshot.offsets.get(group_id, {})
@@ -682,6 +715,12 @@ class GroupCoordinator:
             self.groups[group.group_id] = group
             self.txn.on_group_loaded(partition, group)
             self.engine.on_group_loaded(group)
+        for consumer_group in consumer_groups:
+            for producer_id, pending in snapshot.pending.get(consumer_group.group_id, {}).items():
+                consumer_group.offset_state.add_pending_txn_offsets(producer_id, pending.items())
+            self.registry.consumer[consumer_group.group_id] = consumer_group
+            self.txn.on_group_loaded(partition, consumer_group)
+            self.consumer.on_group_loaded(consumer_group)
 
     @staticmethod
     def _group_from_record(record: GroupRecord, now: int) -> ClassicGroup:

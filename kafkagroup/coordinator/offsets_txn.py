@@ -131,7 +131,7 @@ class TxnOffsetHandlers:
     # ====================================================== partition moves
 
     def on_group_loaded(self, partition: int, group: ClassicGroup) -> None:
-        for producer_id in group.pending_txn_offsets:
+        for producer_id in group.offset_state.pending_txn_offsets:
             self._producer_groups.setdefault((partition, producer_id), set()).add(group.group_id)
 
     def on_partition_unloaded(self, partition: int) -> None:

@@ -23,7 +23,9 @@ coordinator maps it to response codes (§2.9, §2.6).  ``inject_failure`` makes 
 
 Durability: a file database runs in WAL mode with ``synchronous=FULL`` by default, so an acknowledged
 write survives a process or OS crash (pass ``synchronous="NORMAL"`` to trade OS-crash durability for
-speed).  ``":memory:"`` is for tests and simulations and must be given explicitly (there is no default
+speed).  Consumer-group membership rows are the exception: they are committed at ``NORMAL`` (they survive a
+process crash; an OS crash may lose the last ones, whose members are then fenced and rejoin -- as Kafka,
+which does not fsync each append to ``__consumer_offsets`` either).  ``":memory:"`` is for tests and simulations and must be given explicitly (there is no default
 path: a forgotten one would silently lose acknowledged commits on restart).  The connection is used from one thread (the coordinator's).
 
 A new store file is created with mode 0600 (owner only: it holds every group's members, client ids and
@@ -42,10 +44,19 @@ corrupted byte *inside* a stored value (an offset's digits) that leaves the page
 detected by either check.  A read that fails later (the file damaged while open) raises StoreError naming
 the file; a failed write is a StoreWriteError (KAFKA_STORAGE_ERROR), answered with Kafka's codes.
 
+* consumer groups (KIP-848) -- one ``consumer_groups`` row (Kafka's ConsumerGroupMetadata: the group epoch; the
+  target assignment's epoch; the subscribed topics' ids and partition counts) and one ``consumer_members`` row
+  per member (ConsumerGroupMemberMetadata, ConsumerGroupCurrentMemberAssignment and the member's
+  ConsumerGroupTargetAssignmentMember), written after each request or timer that changed the group, one
+  transaction for all its changes and none when nothing changed (:meth:`GroupStore.store_consumer_group`);
+  only the rows that differ are written.  Not stored (as in Kafka, rebuilt at load): timers (sessions
+  restart at load), regex matches (resolved again against the topics), the time of the last target.
+
 Schema versions (``PRAGMA user_version``): 0 = the first release (no record offsets, no transactional
-tables), 1 = this one.  A version-0 file is migrated in place when opened (columns and tables added, rows
-kept, old rows get record offset 0: older than anything written afterwards); a file from a newer release is
-refused with a StoreError (also a ValueError, as before) rather than misread.
+tables), 1 = transactional offsets, 2 = this one (consumer-group tables).  An older file is migrated in
+place when opened (columns and tables added, rows kept, old rows get record offset 0: older than anything
+written afterwards); a file from a newer release is refused with a StoreError (also a ValueError, as
+before) rather than misread.
 
 Limits: the offsets-topic partition of a group is stored with its rows to load one partition at a time;
 it assumes ``offsets.topic.num.partitions`` does not change for an existing database (Kafka cannot
@@ -63,7 +74,8 @@ from kafkagroup.coordinator.errors import NewerSchemaError, StoreError, StoreWri
 from kafkagroup.coordinator.group import OffsetAndMetadata
 from kafkagroup.structs import TopicPartition
 
-__all__ = ["GroupStore", "GroupRecord", "MemberRecord", "PartitionSnapshot", "PendingOffsets", "SCHEMA_VERSION"]
+__all__ = ["GroupStore", "GroupRecord", "MemberRecord", "ConsumerGroupRecord", "ConsumerMemberRecord",
+           "PartitionSnapshot", "PendingOffsets", "SCHEMA_VERSION"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS groups (
@@ -128,7 +140,41 @@ CREATE TABLE IF NOT EXISTS producer_epochs (
     PRIMARY KEY (partition, producer_id)
 ) WITHOUT ROWID;
 """
-SCHEMA_VERSION = 1
+
+# added by schema version 2: consumer groups (KIP-848), Kafka's ConsumerGroup* records in one row per group and
+# one per member (see ConsumerGroupRecord / ConsumerMemberRecord)
+_SCHEMA_V2 = """
+CREATE TABLE IF NOT EXISTS consumer_groups (
+    group_id              TEXT PRIMARY KEY,
+    partition             INTEGER NOT NULL,
+    group_epoch           INTEGER NOT NULL,
+    assignment_epoch      INTEGER NOT NULL,
+    subscription_metadata TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS consumer_groups_by_partition ON consumer_groups(partition);
+CREATE TABLE IF NOT EXISTS consumer_members (
+    group_id                   TEXT NOT NULL,
+    member_id                  TEXT NOT NULL,
+    instance_id                TEXT,
+    rack_id                    TEXT,
+    client_id                  TEXT NOT NULL,
+    client_host                TEXT NOT NULL,
+    rebalance_timeout_ms       INTEGER NOT NULL,
+    subscribed_topic_names     TEXT NOT NULL,
+    subscribed_topic_regex     TEXT,
+    server_assignor            TEXT,
+    classic_session_timeout_ms INTEGER,
+    classic_protocols          TEXT,
+    state                      TEXT NOT NULL,
+    member_epoch               INTEGER NOT NULL,
+    previous_member_epoch      INTEGER NOT NULL,
+    assigned                   TEXT NOT NULL,
+    pending_revocation         TEXT NOT NULL,
+    target                     TEXT,
+    PRIMARY KEY (group_id, member_id)
+) WITHOUT ROWID;
+"""
+SCHEMA_VERSION = 2
 
 _OFFSET_COLUMNS = ("group_id, topic, partition_index, partition, committed_offset, leader_epoch, metadata, "
                    "commit_timestamp, expire_timestamp, record_offset")
@@ -159,6 +205,48 @@ class GroupRecord:
     members: list[MemberRecord] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class ConsumerMemberRecord:
+    """One consumer-group member as stored (Kafka's ConsumerGroupMemberMetadata, ConsumerGroupCurrentMemberAssignment
+    and ConsumerGroupTargetAssignmentMember in one row).  The columns are plain values: names, partitions by
+    topic id and classic protocols are JSON text made by the consumer group's own codec
+    (:mod:`~kafkagroup.coordinator.consumer.records`); this module stores them without reading them."""
+
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    subscribed_topic_names: str
+    subscribed_topic_regex: str | None
+    server_assignor: str | None
+    classic_session_timeout_ms: int | None
+    classic_protocols: str | None
+    state: str
+    member_epoch: int
+    previous_member_epoch: int
+    assigned: str
+    pending_revocation: str
+    target: str | None
+
+    def row(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__slots__)   # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class ConsumerGroupRecord:
+    """One consumer group as stored (Kafka's ConsumerGroupMetadata -- the group epoch --, the target assignment's
+    epoch and the subscribed topics' metadata) with its members."""
+
+    group_id: str
+    partition: int
+    group_epoch: int
+    assignment_epoch: int
+    subscription_metadata: str
+    members: list[ConsumerMemberRecord] = field(default_factory=list)
+
+
 # group id -> producer id -> partition -> pending transactional offset
 PendingOffsets = dict[str, dict[int, dict[TopicPartition, OffsetAndMetadata]]]
 
@@ -170,6 +258,7 @@ class PartitionSnapshot:
     groups: dict[str, GroupRecord]
     offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]]
     pending: PendingOffsets = field(default_factory=dict)
+    consumer_groups: dict[str, ConsumerGroupRecord] = field(default_factory=dict)
 
 
 WriteKind = Literal["group", "offsets", "any"]
@@ -181,6 +270,11 @@ def _raise_epoch(partition: int, producer_id: int, producer_epoch: int) -> tuple
     return ("INSERT INTO producer_epochs (partition, producer_id, producer_epoch) VALUES (?, ?, ?) "
             "ON CONFLICT (partition, producer_id) DO UPDATE SET producer_epoch = "
             "max(producer_epoch, excluded.producer_epoch)", (partition, producer_id, producer_epoch))
+
+
+def _delete_consumer_rows(group_id: str) -> list[tuple[str, object]]:
+    return [("DELETE FROM consumer_groups WHERE group_id = ?", (group_id,)),
+            ("DELETE FROM consumer_members WHERE group_id = ?", (group_id,))]
 
 
 _INTEGRITY_PRAGMAS = {"full": "integrity_check", "quick": "quick_check"}
@@ -252,9 +346,17 @@ class GroupStore:
         if integrity_check not in ("full", "quick", "off"):
             raise ValueError(f"integrity_check must be 'full', 'quick' or 'off', not {integrity_check!r}")
         self.path = path
+        self._synchronous = synchronous.upper()
+        # consumer-group membership (written at every heartbeat that changes something) is committed without an
+        # fsync of its own: it survives the process (SIGKILL) but an OS crash or power loss may take the last
+        # ones (the next FULL commit syncs them); a member whose epoch was lost is fenced and rejoins.  Kafka does
+        # not fsync its log at each append either (log.flush.interval.messages is unbounded by default).
+        self._membership_synchronous = "NORMAL" if self._synchronous in ("FULL", "EXTRA") else None
         self._failures: list[tuple[WriteKind, ErrorCode]] = []
         # group id -> member rows as this connection last committed them (store_group writes only changes)
         self._member_rows: dict[str, list[tuple]] = {}
+        # consumer group id -> (group row, member id -> member row) as last committed here (same purpose)
+        self._consumer_rows: dict[str, tuple[tuple, dict[str, tuple]]] = {}
         self._data_version: int | None = None
         created = False
         if path != ":memory:":
@@ -329,7 +431,7 @@ class GroupStore:
             return
         db.execute("BEGIN IMMEDIATE")
         try:
-            for statement in (_SCHEMA + _SCHEMA_V1).split(";"):
+            for statement in (_SCHEMA + _SCHEMA_V1 + _SCHEMA_V2).split(";"):
                 if statement.strip():
                     db.execute(statement)
             columns = {row[1] for row in db.execute("PRAGMA table_info(offsets)")}
@@ -374,9 +476,17 @@ class GroupStore:
         return None
 
     def _transaction(self, kind: WriteKind, statements: Iterable[tuple[str, object]],
-                     body: Callable[[sqlite3.Connection], T] | None = None) -> T | None:
+                     body: Callable[[sqlite3.Connection], T] | None = None, *,
+                     synchronous: str | None = None) -> T | None:
         """Run (sql, params | list of params) pairs, then ``body(db)`` if given, in one transaction; all or
-        nothing.  Returns what ``body`` returned."""
+        nothing.  Returns what ``body`` returned.  ``synchronous``: this transaction's SQLite synchronous level
+        (the store's otherwise)."""
+        if synchronous is not None and synchronous != self._synchronous:
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            try:
+                return self._transaction(kind, statements, body)
+            finally:
+                self._db.execute(f"PRAGMA synchronous={self._synchronous}")
         db = self._db
         result = None
         try:
@@ -430,28 +540,94 @@ class GroupStore:
                 statements.append(("DELETE FROM members WHERE group_id = ? AND position >= ?", (group_id, len(rows))))
         if changed:
             statements.append(("INSERT OR REPLACE INTO members VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", changed))
+        statements += _delete_consumer_rows(group_id)       # the id names one group (a downgrade's record)
+        self._consumer_rows.pop(group_id, None)
         self._member_rows.pop(group_id, None)   # unknown until the transaction has committed
         self._transaction("group", statements)
         self._member_rows[group_id] = rows
 
     def _committed_members(self, group_id: str) -> list[tuple] | None:
         """The member rows this connection last committed for the group, if the file cannot have changed since."""
-        (version,) = self._db.execute("PRAGMA data_version").fetchone()
-        if version != self._data_version:   # another connection committed: forget everything remembered
-            self._member_rows.clear()
-            self._data_version = version
+        if not self._cache_valid():
             return None
         return self._member_rows.get(group_id)
+
+    def _cache_valid(self) -> bool:
+        """False (and every remembered row forgotten) when another connection committed to the file since."""
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        if version != self._data_version:
+            self._member_rows.clear()
+            self._consumer_rows.clear()
+            self._data_version = version
+            return False
+        return True
+
+    # ------------------------------------------------------------ consumer groups (KIP-848)
+
+    def consumer_group_known(self, group_id: str) -> bool:
+        """Whether this connection knows what the file holds for the consumer group (it committed the group's
+        rows and nobody else wrote since): then :meth:`store_consumer_group` may be given only the members that
+        may have changed; otherwise it must be given all of them (``complete``)."""
+        return self._cache_valid() and group_id in self._consumer_rows
+
+    def store_consumer_group(self, record: ConsumerGroupRecord, removed: Iterable[str] = (), *,
+                             complete: bool) -> bool:
+        """Write a consumer group's changes in one transaction; False when nothing differed (no transaction).
+
+        ``record.members``: the members that may have changed (every member when ``complete``, which is needed
+        unless :meth:`consumer_group_known` said True just before); ``removed``: member ids gone since.  Only rows that differ from the ones last committed here are written.  A
+        ``complete`` write replaces everything stored for the id, the classic group's rows included (the id
+        names one group: an upgraded classic group's record goes in the same transaction)."""
+        group_id = record.group_id
+        group_row = (record.partition, record.group_epoch, record.assignment_epoch, record.subscription_metadata)
+        known = None if complete else self._consumer_rows.get(group_id)
+        if not complete and known is None:
+            raise ValueError(f"consumer group {group_id}: rows not known here, a complete write is needed")
+        statements: list[tuple[str, object]] = []
+        if known is None:
+            statements += [(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
+                           for table in ("consumer_members", "groups", "members")]
+            self._member_rows.pop(group_id, None)
+            old_group, old_members = None, {}
+        else:
+            old_group, old_members = known
+        members = dict(old_members)
+        changed = []
+        for m in record.members:
+            row = m.row()
+            if old_members.get(m.member_id) != row:
+                changed.append((group_id, *row))
+            members[m.member_id] = row
+        gone = [(group_id, mid) for mid in removed if members.pop(mid, None) is not None]
+        if group_row != old_group:
+            statements.append(("INSERT OR REPLACE INTO consumer_groups VALUES (?, ?, ?, ?, ?)", (group_id, *group_row)))
+        if gone:
+            statements.append(("DELETE FROM consumer_members WHERE group_id = ? AND member_id = ?", gone))
+        if changed:
+            statements.append((f"INSERT OR REPLACE INTO consumer_members VALUES ({', '.join('?' * 18)})", changed))
+        if not statements:
+            return False
+        self._consumer_rows.pop(group_id, None)     # unknown until the transaction has committed
+        self._transaction("group", statements, synchronous=self._membership_synchronous)
+        self._consumer_rows[group_id] = (group_row, members)
+        return True
+
+    def delete_consumer_group(self, group_id: str) -> None:
+        """Remove a consumer group's rows (its offsets stay): the id became a classic group."""
+        self._consumer_rows.pop(group_id, None)
+        self._transaction("group", _delete_consumer_rows(group_id))
 
     def delete_group(self, group_id: str) -> None:
         """Remove a group's metadata and all its offsets, pending transactional ones included (Kafka's
         tombstones)."""
         self._member_rows.pop(group_id, None)
+        self._consumer_rows.pop(group_id, None)
         self._transaction("group", [
             ("DELETE FROM groups WHERE group_id = ?", (group_id,)),
             ("DELETE FROM members WHERE group_id = ?", (group_id,)),
             ("DELETE FROM offsets WHERE group_id = ?", (group_id,)),
             ("DELETE FROM pending_txn_offsets WHERE group_id = ?", (group_id,)),
+            *_delete_consumer_rows(group_id),
         ])
 
     def store_offsets(self, group_id: str, partition: int,
@@ -527,8 +703,10 @@ class GroupStore:
         ]
         if delete_group:
             self._member_rows.pop(group_id, None)
+            self._consumer_rows.pop(group_id, None)
             statements.append(("DELETE FROM groups WHERE group_id = ?", (group_id,)))
             statements.append(("DELETE FROM members WHERE group_id = ?", (group_id,)))
+            statements += _delete_consumer_rows(group_id)
         self._transaction("offsets", statements)
 
     # ----------------------------------------------------------------------- reads
@@ -568,7 +746,21 @@ class GroupStore:
                               "WHERE partition = ?", (partition,)):
             pending.setdefault(row[0], {}).setdefault(row[1], {})[TopicPartition(row[2], row[3])] = (
                 OffsetAndMetadata(row[4], row[5], row[6], row[7], None, row[8]))
-        return PartitionSnapshot(groups, offsets, pending)
+        self._cache_valid()
+        consumer: dict[str, ConsumerGroupRecord] = {}
+        for row in db.execute("SELECT group_id, partition, group_epoch, assignment_epoch, subscription_metadata "
+                              "FROM consumer_groups WHERE partition = ?", (partition,)):
+            consumer[row[0]] = ConsumerGroupRecord(*row)
+        if consumer:
+            for row in db.execute(
+                    "SELECT m.* FROM consumer_members m JOIN consumer_groups g ON g.group_id = m.group_id "
+                    "WHERE g.partition = ? ORDER BY m.group_id, m.member_id", (partition,)):
+                consumer[row[0]].members.append(ConsumerMemberRecord(*row[1:]))
+        for group_id, record in consumer.items():     # what the file holds: later writes send only changes
+            self._consumer_rows[group_id] = (
+                (record.partition, record.group_epoch, record.assignment_epoch, record.subscription_metadata),
+                {m.member_id: m.row() for m in record.members})
+        return PartitionSnapshot(groups, offsets, pending, consumer)
 
     def close(self) -> None:
         self._db.close()

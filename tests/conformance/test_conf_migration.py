@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from conformance_support import describe_group, plain, settled, wait_group, wait_settled
-from server_support import produce, wait_until
+from server_support import never_two_owners, produce, wait_until
 from server_wire import body
 
 from tests.coordinator.consumer_helpers import needs_server_assignors
@@ -52,20 +52,6 @@ def shared_shape(wire, group) -> dict[str, Any]:
     return {"state": d.group_state, "members": sorted([m.member_type, held(m)] for m in d.members)}
 
 
-def never_two_owners(members) -> bool:
-    """Replay every member's callbacks in the order the clients printed them (their "wall" stamps; one machine,
-    one clock): a partition is assigned only while nobody holds it."""
-    events = sorted([(e.get("wall", e["at"]), m.name, e) for m in members for e in m.events
-                     if e["event"] in ("assigned", "revoked", "lost")], key=lambda x: x[0])
-    holder: dict[tuple, str] = {}
-    for _, name, e in events:
-        for tp in map(tuple, e["partitions"]):
-            if e["event"] == "assigned":
-                assert holder.get(tp, name) == name, f"{tp} assigned to {name} while {holder[tp]} holds it"
-                holder[tp] = name
-            elif holder.get(tp) == name:
-                del holder[tp]
-    return True
 
 
 def ownership_figures(members, partitions: set) -> dict[str, Any]:
@@ -124,7 +110,7 @@ def test_upgrade_share_and_downgrade_with_real_clients(conformance):
         out["after leave"] = {"DescribeGroups": [d["group_state"], d["protocol_type"], d["protocol_data"],
                                                  [m["assigned"] for m in d["members"]]],
                               "ConsumerGroupDescribe": plain(cg_describe(w, g).error_code)}
-        out["never two owners"] = never_two_owners([k, c])
+        out["never two owners"] = never_two_owners([k, c], stamp="wall")
         return out
 
     conformance(scenario)
@@ -184,7 +170,7 @@ def test_a_policy_without_downgrade_keeps_a_consumer_group_of_classic_members(co
         d = wait_until(lambda: (lambda d: d if d.group_state == "Stable" and len(d.members) == 2 else None)(
             cg_describe(w, g)), 60, f"{g} to be Stable with 2 members")
         out["after a join"] = [d.group_state, sorted([m.member_type, held(m)] for m in d.members)]
-        out["never two owners"] = never_two_owners([k, c, j])
+        out["never two owners"] = never_two_owners([k, c, j], stamp="wall")
         return out
 
     check(scenario)
@@ -310,7 +296,7 @@ def test_rolling_upgrade_and_downgrade_of_a_confluent_and_kafka_python_group(con
         members.append(k4)
         stage("c2 -> kafka-python classic", [k3, k4])
         out["every record read"] = set(produced) <= set(keys(members))
-        out["never two owners"] = never_two_owners(members)
+        out["never two owners"] = never_two_owners(members, stamp="wall")
         run.figures.update(ownership_figures(members, every))
         return out
 

@@ -355,6 +355,30 @@ def _connects(port: int) -> bool:
         return False
 
 
+def never_two_owners(members: Iterable["ConsumerProcess"], stamp: str = "at",
+                     killed: Optional[dict[str, float]] = None) -> bool:
+    """Replay every member's assign / revoke / lost callbacks in time order and fail if a partition is assigned
+    while another member holds it.  ``stamp`` orders them: "at" (when this process read the line; monotonic) or
+    "wall" (when the client printed it: one machine, one clock; right for events of several processes that
+    print at once).  ``killed``: member name -> when (in the same clock) it was SIGKILLed: it holds nothing
+    from then on.  True, so that a scenario can record it."""
+    members = list(members)
+    events = sorted([(e[stamp], m.name, e) for m in members for e in m.events
+                     if e["event"] in ("assigned", "revoked", "lost")]
+                    + [(at, name, {"event": "lost", "partitions": sorted(m.owned)})
+                       for name, at in (killed or {}).items() for m in members if m.name == name],
+                    key=lambda x: x[0])
+    holder: dict[tuple, str] = {}
+    for _, name, e in events:
+        for tp in map(tuple, e["partitions"]):
+            if e["event"] == "assigned":
+                assert holder.get(tp, name) == name, f"{tp} assigned to {name} while {holder[tp]} holds it"
+                holder[tp] = name
+            elif holder.get(tp) == name:
+                del holder[tp]
+    return True
+
+
 def produce(bootstrap: str, topic: str, keys: Iterable[str], timeout: float = 30,
             offsets: bool = False) -> dict[str, tuple]:
     """Produce one record per key (value = key) with confluent-kafka, in order; returns where each key landed

@@ -21,12 +21,12 @@ import shutil
 import subprocess
 import time
 import uuid
-from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import pytest
 
-from server_support import (REPO, ConsumerProcess, Consumers, JAVA_SOURCE, produce, thread_server, wait_until)
+from server_support import (REPO, ConsumerProcess, Consumers, JAVA_SOURCE, never_two_owners, produce, thread_server,
+                            wait_until)
 from server_wire import KafkaWire, body
 
 from tests.coordinator.consumer_helpers import needs_server_assignors
@@ -110,22 +110,6 @@ def server() -> Iterator[Any]:
 
 
 # --- what the clients saw ---------------------------------------------------------------------------
-def never_two_owners(members: Iterable[ConsumerProcess], killed: dict[str, float] | None = None) -> None:
-    """Replay every member's callbacks in arrival order: a partition is assigned only while nobody holds it.
-    ``killed``: member name -> when it was SIGKILLed (it holds nothing from then on)."""
-    events = sorted([(e["at"], m.name, e) for m in members for e in m.events
-                     if e["event"] in ("assigned", "revoked", "lost")]
-                    + [(at, name, {"event": "lost", "partitions": sorted(m.owned)})
-                       for name, at in (killed or {}).items() for m in members if m.name == name],
-                    key=lambda x: x[0])
-    holder: dict[TP, str] = {}
-    for _, name, e in events:
-        for tp in map(tuple, e["partitions"]):
-            if e["event"] == "assigned":
-                assert holder.get(tp, name) == name, f"{tp} assigned to {name} while {holder[tp]} holds it"
-                holder[tp] = name
-            elif holder.get(tp) == name:
-                del holder[tp]
 
 
 def settled(members: list[ConsumerProcess], expected: set[TP]) -> bool:

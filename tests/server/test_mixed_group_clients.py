@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from server_support import Consumers, produce, thread_server, wait_until
+from server_support import Consumers, never_two_owners, produce, thread_server, wait_until
 from server_wire import KafkaWire, body
 
 from test_consumer_protocol_clients import CONFIG, SETTLE_S, settled, wait_settled
@@ -40,19 +40,6 @@ def describe(address: Any, group: str) -> Any:
         return wire.request(69, 1, body(69, 1, group_ids=(group,), include_authorized_operations=False)).groups[0]
 
 
-def never_two_owners(members) -> None:
-    """Replay every member's callbacks in the order the clients printed them (their "wall" stamps): a partition
-    is assigned only while nobody holds it."""
-    events = sorted([(e.get("wall", e["at"]), m.name, e) for m in members for e in m.events
-                     if e["event"] in ("assigned", "revoked", "lost")], key=lambda x: x[0])
-    holder: dict[tuple, str] = {}
-    for _, name, e in events:
-        for tp in map(tuple, e["partitions"]):
-            if e["event"] == "assigned":
-                assert holder.get(tp, name) == name, f"{tp} assigned to {name} while {holder[tp]} holds it"
-                holder[tp] = name
-            elif holder.get(tp) == name:
-                del holder[tp]
 
 
 def keys(members) -> Counter:
@@ -88,6 +75,6 @@ def test_classic_and_consumer_protocol_members_share_a_group_then_the_classic_on
         after = [f"a{i}" for i in range(10)]
         produce(srv.bootstrap, "t", after)
         wait_until(lambda: set(after) <= set(keys([k])), SETTLE_S, "the classic member to read what follows")
-        never_two_owners([k, c])
+        never_two_owners([k, c], stamp="wall")
     finally:
         srv.stop()

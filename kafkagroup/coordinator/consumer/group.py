@@ -67,6 +67,8 @@ class ConsumerGroupMember:
     rebalance_timer: Any = None
     join_timer: Any = None
     sync_timer: Any = None
+    # the store's encoding of what it last encoded (consumer/records.py): reused while the same objects are held
+    encoded: Any = None
 
     @property
     def uses_classic_protocol(self) -> bool:
@@ -119,6 +121,11 @@ class ConsumerGroup:
         # classic members: how many, and how many list each protocol name (JoinGroup's protocol check is O(1))
         self.num_classic_members = 0
         self.classic_protocol_counts: Counter[str] = Counter()
+        # what changed since the group was last written to the store (consumer/records.py): member ids whose
+        # row may differ, member ids removed; the subscription metadata last encoded (object, its JSON)
+        self.changed: set[str] = set()
+        self.removed: set[str] = set()
+        self.stored_metadata: tuple[dict, str] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -206,6 +213,7 @@ class ConsumerGroup:
         counted = self.members.get(member.member_id) is member
         if counted:
             self._count_classic(member, -1)
+        self.changed.add(member.member_id)
         member.classic = classic
         if counted:
             self._count_classic(member, +1)
@@ -225,6 +233,7 @@ class ConsumerGroup:
         counted = member.member_id in self.members and self.members[member.member_id] is member
         if counted:
             self._count(member, -1)
+        self.changed.add(member.member_id)
         if names is not None:
             member.subscribed_topic_names = names
         if regex is not None:
@@ -255,6 +264,7 @@ class ConsumerGroup:
         self._count_classic(member, +1)
         self._hold(member.assignment, member.member_id)
         self.unsettled += self._unsettled(member)
+        self.changed.add(member.member_id)
 
     def remove_member(self, member_id: str) -> ConsumerGroupMember:
         """Drop the member, its partitions' epochs and its target (the group epoch is the caller's)."""
@@ -266,6 +276,8 @@ class ConsumerGroup:
         self._release(member.assignment)
         self.target.pop(member_id, None)
         self.unsettled -= self._unsettled(member)
+        self.changed.discard(member_id)
+        self.removed.add(member_id)
         return member
 
     def replace_static_member(self, old: ConsumerGroupMember, new: ConsumerGroupMember) -> None:
@@ -282,6 +294,9 @@ class ConsumerGroup:
         self.static_members[new.instance_id] = new.member_id
         if old.member_id in self.target:
             self.target[new.member_id] = self.target.pop(old.member_id)
+        self.changed.discard(old.member_id)
+        self.removed.add(old.member_id)
+        self.changed.add(new.member_id)
         # same partitions, same epochs: the partition epochs stay as they are
 
     def update_assignment(self, member: ConsumerGroupMember, assignment: MemberAssignment) -> None:
@@ -295,12 +310,15 @@ class ConsumerGroup:
         self.unsettled -= self._unsettled(member)
         member.assignment = assignment
         self.unsettled += self._unsettled(member)
+        self.changed.add(member.member_id)
 
     def bump_epoch(self) -> int:
         self.group_epoch += 1
         return self.group_epoch
 
     def set_target(self, epoch: int, target: dict[str, Assignment]) -> None:
+        previous = self.target
+        self.changed.update(m for m in self.members if previous.get(m) != target.get(m))
         self.target = target
         self.assignment_epoch = epoch
         self.unsettled = sum(self._unsettled(m) for m in self.members.values())

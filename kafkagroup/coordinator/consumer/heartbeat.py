@@ -29,8 +29,11 @@ protocol inside the group are served by :mod:`~kafkagroup.coordinator.consumer.c
 reconciliation, targets and timers of this module.  Leave with epoch -1 removes the member; epoch -2 (static) keeps it and its
 partitions at epoch -2 until the same instance returns or the session expires.
 
-Limits: consumer-group membership lives in memory only (a restarted coordinator keeps the offsets; members
-get UNKNOWN_MEMBER_ID and rejoin); ``group.consumer.assignors`` is fixed to uniform, range.
+Persistence: the coordinator writes what a heartbeat, a classic member's request or a timer changed to its
+store (:mod:`~kafkagroup.coordinator.consumer.records`); a restarted coordinator reloads the group with its
+members, epochs and target, and restarts their sessions.
+
+Limits: ``group.consumer.assignors`` is fixed to uniform, range.
 """
 from __future__ import annotations
 
@@ -155,6 +158,9 @@ class ConsumerGroupHandlers:
         self.topics = topics
         self.registry = registry
         self.new_member_id = member_id_factory or (lambda: str(uuid.uuid4()))
+        # called with a group id after a timer or an offloaded target changed the group outside any request (the
+        # coordinator writes the group's changes to its store then; requests are written by the coordinator)
+        self.on_change: Callable[[str], None] = lambda group_id: None
 
     # ================================================================ heartbeat
 
@@ -410,6 +416,7 @@ class ConsumerGroupHandlers:
             self._apply_target(group, epoch, result)
             log.info("group %s: target assignment at epoch %d (%s, %d members, on a worker thread)",
                      group.group_id, epoch, inputs[0], len(inputs[2]))
+            self.on_change(group.group_id)
 
         self.offload(lambda: compute_target(*inputs), done)
 
@@ -526,6 +533,7 @@ class ConsumerGroupHandlers:
             return
         log.info("group %s: member %s fenced (%s timeout expired)", group_id, member.member_id, which)
         self.fence(group, member)
+        self.on_change(group_id)
 
     @staticmethod
     def cancel_timers(member: ConsumerGroupMember) -> None:
@@ -534,6 +542,15 @@ class ConsumerGroupHandlers:
             if timer is not None:
                 timer.cancel()
                 setattr(member, name, None)
+
+    def on_group_loaded(self, group: ConsumerGroup) -> None:
+        """A group read back from the store: every member's session starts now (Kafka restarts them at load), and
+        a member revoking partitions gets its rebalance timeout again (classic members their session only: they
+        are asked to rejoin at their next heartbeat if behind)."""
+        for member in group.members.values():
+            self.arm_session(group, member)
+            if member.state is MemberState.UNREVOKED_PARTITIONS and member.classic is None:
+                self._arm_rebalance(group, member)
 
     def drop_timers(self, group: ConsumerGroup) -> None:
         """Cancel every timer of ``group`` (it is unloaded or deleted)."""
