@@ -80,4 +80,11 @@ def build_groups(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: 
                  sub_names: NamesArg, owned_offsets: np.ndarray | None, owned_names: NamesArg | None,
                  owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
                  generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool) -> dict[str, Any]: ...
+def plan_batch(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: StringsArg,
+               instance_ids: StringsArg | None, sub_offsets: np.ndarray, sub_valid: np.ndarray | None,
+               sub_names: NamesArg, owned_offsets: np.ndarray | None, owned_names: NamesArg | None,
+               owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
+               generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool, group_ids: StringsArg,
+               skip: np.ndarray | None, strategy: str, threads: int, stop_on_error: bool,
+               chunk_partitions: int) -> dict[str, Any]: ...
 def java_compare(a: str, b: str) -> int: ...

@@ -15,6 +15,7 @@
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/group_builder.hpp"
 #include "kafkagroup/output_rows.hpp"
+#include "kafkagroup/plan_batch.hpp"
 
 namespace py = pybind11;
 using namespace kafkagroup;
@@ -170,6 +171,18 @@ py::array_t<T> owned_array(std::vector<T>&& v, std::vector<py::ssize_t> shape) {
     return py::array_t<T>(shape, heap->data(), owner);
 }
 
+// The [groups, kMetricCount] metrics array over BatchResult's column-major vector (strides, no copy): each
+// metric's column metrics[:, k] is contiguous.
+py::array_t<int64_t> metrics_array(std::vector<int64_t>&& v, py::ssize_t groups) {
+    auto* heap = new std::vector<int64_t>(std::move(v));
+    py::capsule owner(heap, [](void* p) {
+        auto* v = static_cast<std::vector<int64_t>*>(p);
+        free_owned(v, v->capacity() * sizeof(int64_t));
+    });
+    const auto item = static_cast<py::ssize_t>(sizeof(int64_t));
+    return py::array_t<int64_t>({groups, static_cast<py::ssize_t>(kMetricCount)}, {item, item * groups}, heap->data(), owner);
+}
+
 template <class T>
 py::array_t<T> owned_array(std::vector<T>&& v) {
     const auto n = static_cast<py::ssize_t>(v.size());
@@ -204,7 +217,7 @@ py::tuple assign_batch_arrays(const std::string& strategy, const Array<int64_t>&
         errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
     return py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
                           owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
-                          owned_array(std::move(r.metrics), {groups, static_cast<py::ssize_t>(kMetricCount)}),
+                          metrics_array(std::move(r.metrics), groups),
                           owned_array(std::move(r.engine_us)), errors);
 }
 
@@ -224,10 +237,12 @@ void bind_batch(py::module_& m) {
 
 // ---- names -> GroupBatch (csrc/kafkagroup/group_builder.hpp)
 
-// A string column from Python: (offsets int64[n+1], bytes uint8[], valid uint8[n] or None); the arrays are
-// kept here so the views stay valid for the call.
+// A string column from Python: (offsets int64[n+1] or int32[n+1] -- an Arrow string array's own offsets, taken
+// as they are --, bytes uint8[], valid uint8[n] or None); the arrays are kept here so the views stay valid for
+// the call.
 struct StringsArg {
-    Array<int64_t> offsets;
+    std::optional<Array<int64_t>> offsets;
+    std::optional<Array<int32_t>> offsets32;
     Array<uint8_t> bytes;
     std::optional<Array<uint8_t>> valid;
     std::optional<Array<int32_t>> codes;   // dictionary codes (NameColumn) or None
@@ -236,13 +251,18 @@ struct StringsArg {
         const py::tuple t = value.cast<py::tuple>();
         if (t.size() != (with_codes ? 4u : 3u))
             throw std::invalid_argument(std::string(name) + ": expected (offsets, bytes, valid" + (with_codes ? ", codes)" : ")"));
-        StringsArg a{t[0].cast<Array<int64_t>>(), t[1].cast<Array<uint8_t>>(), std::nullopt, std::nullopt};
+        StringsArg a{std::nullopt, std::nullopt, t[1].cast<Array<uint8_t>>(), std::nullopt, std::nullopt};
+        if (py::array_t<int32_t, py::array::c_style>::check_(t[0]))
+            a.offsets32 = t[0].cast<Array<int32_t>>();
+        else
+            a.offsets = t[0].cast<Array<int64_t>>();
         if (!t[2].is_none()) a.valid = t[2].cast<Array<uint8_t>>();
         if (with_codes && !t[3].is_none()) a.codes = t[3].cast<Array<int32_t>>();
         return a;
     }
     StringColumn column(const char* name) const {
-        return StringColumn{view_of<int64_t>(offsets, name), view_of<uint8_t>(bytes, name), view_of(valid, name)};
+        return StringColumn{view_of(offsets, name), view_of<uint8_t>(bytes, name), view_of(valid, name),
+                            view_of(offsets32, name)};
     }
     NameColumn names(const char* name) const { return NameColumn{column(name), view_of(codes, name), codes.has_value()}; }
 };
@@ -261,43 +281,43 @@ std::unique_ptr<TopicCatalog> make_catalog(const py::object& names, const Array<
     return std::make_unique<TopicCatalog>(rows);
 }
 
-py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
-                             const py::object& member_ids, const py::object& instance_ids,
-                             const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
-                             const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
-                             const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
-                             const std::optional<Array<uint8_t>>& owned_partition_valid,
-                             const std::optional<Array<int64_t>>& generation,
-                             const std::optional<Array<int32_t>>& member_rack, bool strict,
-                             const std::optional<Array<uint8_t>>& sub_same) {
-    const StringsArg ids = StringsArg::from(member_ids, "member_ids", false);
-    std::optional<StringsArg> instances;
-    if (!instance_ids.is_none()) instances = StringsArg::from(instance_ids, "instance_ids", false);
-    const StringsArg subs = StringsArg::from(sub_names, "sub_names", true);
-    std::optional<StringsArg> owned;
-    if (!owned_names.is_none()) owned = StringsArg::from(owned_names, "owned_names", true);
+// build_groups' string columns from Python, kept alive for the call, and the NamedGroups viewing them.
+struct NamedGroupsArgs {
+    StringsArg ids;
+    std::optional<StringsArg> instances, owned;
+    StringsArg subs;
     NamedGroups in;
-    in.member_offsets = view_of<int64_t>(member_offsets, "member_offsets");
-    in.member_ids = ids.column("member_ids");
-    if (instances) in.instance_ids = instances->column("instance_ids");
-    in.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
-    in.sub_valid = view_of(sub_valid, "sub_valid");
-    in.sub_same = view_of(sub_same, "sub_same");
-    in.sub_names = subs.names("sub_names");
-    in.owned_offsets = view_of(owned_offsets, "owned_offsets");
-    if (owned) in.owned_names = owned->names("owned_names");
-    in.owned_partition = view_of(owned_partition, "owned_partition");
-    in.owned_partition_valid = view_of(owned_partition_valid, "owned_partition_valid");
-    in.generation = view_of(generation, "generation");
-    in.member_rack = view_of(member_rack, "member_rack");
-    BuiltGroups b;
-    {
-        py::gil_scoped_release release;
-        b = build_groups(catalog, in, strict);
+
+    NamedGroupsArgs(const Array<int64_t>& member_offsets, const py::object& member_ids, const py::object& instance_ids,
+                    const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                    const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                    const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                    const std::optional<Array<uint8_t>>& owned_partition_valid,
+                    const std::optional<Array<int64_t>>& generation, const std::optional<Array<int32_t>>& member_rack,
+                    const std::optional<Array<uint8_t>>& sub_same)
+        : ids(StringsArg::from(member_ids, "member_ids", false)), subs(StringsArg::from(sub_names, "sub_names", true)) {
+        if (!instance_ids.is_none()) instances = StringsArg::from(instance_ids, "instance_ids", false);
+        if (!owned_names.is_none()) owned = StringsArg::from(owned_names, "owned_names", true);
+        in.member_offsets = view_of<int64_t>(member_offsets, "member_offsets");
+        in.member_ids = ids.column("member_ids");
+        if (instances) in.instance_ids = instances->column("instance_ids");
+        in.sub_offsets = view_of<int64_t>(sub_offsets, "sub_offsets");
+        in.sub_valid = view_of(sub_valid, "sub_valid");
+        in.sub_same = view_of(sub_same, "sub_same");
+        in.sub_names = subs.names("sub_names");
+        in.owned_offsets = view_of(owned_offsets, "owned_offsets");
+        if (owned) in.owned_names = owned->names("owned_names");
+        in.owned_partition = view_of(owned_partition, "owned_partition");
+        in.owned_partition_valid = view_of(owned_partition_valid, "owned_partition_valid");
+        in.generation = view_of(generation, "generation");
+        in.member_rack = view_of(member_rack, "member_rack");
     }
+};
+
+// build_groups' result as build_groups_arrays returns it (numpy arrays owning the vectors, 'errors').
+void put_built(py::dict& d, BuiltGroups&& b) {
     py::list errors;
     for (const BuildError& e : b.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
-    py::dict d;
     d["topic_offsets"] = owned_array(std::move(b.topic_offsets));
     d["member_offsets"] = owned_array(std::move(b.member_offsets));
     d["partition_count"] = owned_array(std::move(b.partition_count));
@@ -320,6 +340,26 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     d["rack_codes"] = owned_array(std::move(b.rack_codes));
     d["rack_offsets"] = owned_array(std::move(b.rack_offsets));
     d["errors"] = errors;
+}
+
+py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+                             const py::object& member_ids, const py::object& instance_ids,
+                             const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                             const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                             const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                             const std::optional<Array<uint8_t>>& owned_partition_valid,
+                             const std::optional<Array<int64_t>>& generation,
+                             const std::optional<Array<int32_t>>& member_rack, bool strict,
+                             const std::optional<Array<uint8_t>>& sub_same) {
+    const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
+                               owned_names, owned_partition, owned_partition_valid, generation, member_rack, sub_same);
+    BuiltGroups b;
+    {
+        py::gil_scoped_release release;
+        b = build_groups(catalog, args.in, strict);
+    }
+    py::dict d;
+    put_built(d, std::move(b));
     return d;
 }
 
@@ -394,6 +434,73 @@ void bind_output_rows(py::module_& m) {
           "String columns in are (offsets int64, bytes uint8, valid uint8 or None).");
 }
 
+// ---- build -> assign -> rows in one call (csrc/kafkagroup/plan_batch.hpp)
+
+py::tuple rows_tuple(AssignmentRows&& r) {
+    return py::make_tuple(r.rows, string_out(std::move(r.group_id)), string_out(std::move(r.member_id)),
+                          string_out(std::move(r.topic)), out_array(std::move(r.partition)));
+}
+
+py::dict plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+                           const py::object& member_ids, const py::object& instance_ids,
+                           const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                           const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                           const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                           const std::optional<Array<uint8_t>>& owned_partition_valid,
+                           const std::optional<Array<int64_t>>& generation,
+                           const std::optional<Array<int32_t>>& member_rack, bool strict, const py::object& group_ids,
+                           const std::optional<Array<uint8_t>>& skip, const std::string& strategy, int threads,
+                           bool stop_on_error, int64_t chunk_partitions) {
+    const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
+                               owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
+    const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
+    if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
+    PlanOptions options;
+    options.strategy = strategy;
+    options.strict = strict;
+    options.threads = threads;
+    options.stop_on_error = stop_on_error;
+    options.chunk_partitions = chunk_partitions;
+    PlannedBatch p;
+    {
+        py::gil_scoped_release release;
+        p = plan_batch(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options);
+    }
+    py::dict d;
+    put_built(d, std::move(p.built));
+    d["topic_names"] = string_out(std::move(p.topic_names));
+    d["assigned"] = p.assigned;
+    if (p.assigned) {
+        BatchResult& r = p.result;
+        const auto num_groups = static_cast<py::ssize_t>(r.engine_us.size());
+        py::list errors;
+        for (const GroupError& e : r.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+        d["result"] = py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
+                                     owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
+                                     metrics_array(std::move(r.metrics), num_groups),
+                                     owned_array(std::move(r.engine_us)), errors);
+    }
+    py::list rows;
+    for (AssignmentRows& r : p.rows) rows.append(rows_tuple(std::move(r)));
+    d["rows_written"] = p.rows_written;
+    d["chunk_groups"] = owned_array(std::move(p.chunk_groups));
+    d["rows"] = rows;
+    return d;
+}
+
+void bind_plan_batch(py::module_& m) {
+    m.def("plan_batch", &plan_batch_arrays, py::arg("catalog"), py::arg("member_offsets"), py::arg("member_ids"),
+          py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
+          py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
+          py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
+          py::arg("group_ids"), py::arg("skip"), py::arg("strategy"), py::arg("threads"), py::arg("stop_on_error"),
+          py::arg("chunk_partitions"),
+          "build_groups -> assign_batch -> assignment_rows per output chunk in one call, the GIL released once\n"
+          "(csrc/kafkagroup/plan_batch.hpp). Returns build_groups' dict plus 'topic_names' (offsets int32, bytes),\n"
+          "'assigned' and 'result' (assign_batch's tuple, when assigned), 'rows_written', 'chunk_groups'\n"
+          "int64[C+1] and 'rows': per chunk assignment_rows' tuple.");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -448,4 +555,5 @@ PYBIND11_MODULE(_core, m) {
     bind_batch(m);
     bind_group_builder(m);
     bind_output_rows(m);
+    bind_plan_batch(m);
 }

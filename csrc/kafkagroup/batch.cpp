@@ -45,10 +45,11 @@ View<int64_t> rebased(const View<int64_t>& offsets, int64_t begin, int64_t end, 
     return View<int64_t>{scratch.data(), scratch.size()};
 }
 
-void store_metrics(const Metrics& m, int64_t* row) {
+// A group's metrics into its place of the column-major metrics array: metric k at first[k * groups].
+void store_metrics(const Metrics& m, int64_t* first, std::size_t groups) {
     const int64_t values[kMetricCount] = {m.balance_gap, m.max_load, m.min_load,  m.assigned,
                                           m.unassigned,  m.withheld, m.moved,     m.moved_lower_bound};
-    std::copy(values, values + kMetricCount, row);
+    for (int k = 0; k < kMetricCount; ++k) first[static_cast<std::size_t>(k) * groups] = values[k];
 }
 
 struct Scratch {
@@ -106,7 +107,7 @@ private:
             AssignResult r = assign(strategy_, p);
             // prepare() accepted the counts, so owner[] has exactly the group's p1 - p0 entries
             std::copy(r.owner.begin(), r.owner.end(), out_.owner.begin() + p0);
-            store_metrics(r.metrics, out_.metrics.data() + g * kMetricCount);
+            store_metrics(r.metrics, out_.metrics.data() + g, out_.engine_us.size());
             withheld_[g] = std::move(r.withheld);
         } catch (const std::invalid_argument& e) {   // before logic_error: it is one
             errors.push_back(GroupError{g, GroupError::kInvalidInput, e.what()});

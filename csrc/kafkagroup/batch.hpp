@@ -62,7 +62,8 @@ struct BatchResult {
     std::vector<int32_t> owner;             // [P] group-local member id, kUnassigned (also for failed groups)
     std::vector<int64_t> withheld_offsets;  // [G+1] into `withheld`
     std::vector<int32_t> withheld;          // group-local partition ids, ascending per group
-    std::vector<int64_t> metrics;           // [G * kMetricCount] row-major
+    std::vector<int64_t> metrics;           // [kMetricCount * G] column-major: metric k of group g at k * G + g
+                                            // (a front end hands each metric out as a column without a copy)
     std::vector<double> engine_us;          // [G] wall time of each group's assignment, microseconds
     std::vector<GroupError> errors;         // ascending by group
 };

@@ -17,15 +17,16 @@ namespace {
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
 
 void check_strings(const StringColumn& s, std::size_t rows, const char* what) {
-    if (s.offsets.empty()) {
+    if (s.offset_count() == 0) {
         if (rows) fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got 0");
         return;
     }
-    if (s.offsets.size != rows + 1)
-        fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got " + std::to_string(s.offsets.size));
+    if (s.offset_count() != rows + 1)
+        fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got " + std::to_string(s.offset_count()));
     for (std::size_t i = 0; i < rows; ++i)
-        if (s.offsets[i + 1] < s.offsets[i]) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
-    if (static_cast<uint64_t>(s.offsets[rows] - s.offsets[0]) > s.bytes.size)
+        if (s.offset(i + 1) < s.offset(i)) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
+    if (s.offset(0) < 0) fail(std::string(what) + ": negative first offset");
+    if (static_cast<uint64_t>(s.offset(rows) - s.offset(0)) > s.bytes.size)
         fail(std::string(what) + ": offsets run past the " + std::to_string(s.bytes.size) + " bytes given");
     if (!s.valid.empty() && s.valid.size != rows)
         fail(std::string(what) + ": expected " + std::to_string(rows) + " validity bytes, got " + std::to_string(s.valid.size));
@@ -108,10 +109,10 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
         }
         any_racks_ = std::any_of(has_racks_.begin(), has_racks_.end(), [](uint8_t h) { return h != 0; });
     }
-    const int64_t base = K ? rows.names.offsets[0] : 0;
-    if (K) bytes_.assign(reinterpret_cast<const char*>(rows.names.bytes.data), static_cast<std::size_t>(rows.names.offsets[K] - base));
+    const int64_t base = K ? rows.names.offset(0) : 0;
+    if (K) bytes_.assign(reinterpret_cast<const char*>(rows.names.bytes.data), static_cast<std::size_t>(rows.names.offset(K) - base));
     offsets_.resize(K + 1, 0);
-    for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offsets[k] - base;
+    for (std::size_t k = 0; k <= K && K; ++k) offsets_[k] = rows.names.offset(k) - base;
     names_ = StringTable(K);
     if (per_group_) by_group_.reserve(K);
     else row_of_name_.reserve(K);
@@ -260,9 +261,9 @@ private:
     static bool same_names(const StringColumn& s, std::size_t a, std::size_t b, std::size_t c) {
         if (c - b != b - a || b == a) return false;
         for (std::size_t k = 1; k <= b - a; ++k)
-            if (s.offsets[a + k] - s.offsets[a] != s.offsets[b + k] - s.offsets[b]) return false;
-        return std::memcmp(s.bytes.data + (s.offsets[a] - s.offsets[0]), s.bytes.data + (s.offsets[b] - s.offsets[0]),
-                           static_cast<std::size_t>(s.offsets[b] - s.offsets[a])) == 0;
+            if (s.offset(a + k) - s.offset(a) != s.offset(b + k) - s.offset(b)) return false;
+        return std::memcmp(s.bytes.data + (s.offset(a) - s.offset(0)), s.bytes.data + (s.offset(b) - s.offset(0)),
+                           static_cast<std::size_t>(s.offset(b) - s.offset(a))) == 0;
     }
     int32_t code_of(std::string_view s) {
         bool fresh = false;
@@ -338,7 +339,7 @@ private:
     }
 
     std::string_view member_key(int64_t m, bool& is_static) const {
-        if (!in_.instance_ids.offsets.empty() && !in_.instance_ids.is_null(m)) {
+        if (in_.instance_ids.offset_count() != 0 && !in_.instance_ids.is_null(m)) {
             std::string_view inst = in_.instance_ids.at(static_cast<std::size_t>(m));
             if (!inst.empty()) {
                 is_static = true;
@@ -623,7 +624,7 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
     const std::size_t M = static_cast<std::size_t>(M64);
     check_csr(in.member_offsets, G, M, "member_offsets");
     check_strings(in.member_ids, M, "member_ids");
-    if (!in.instance_ids.offsets.empty()) check_strings(in.instance_ids, M, "instance_ids");
+    if (in.instance_ids.offset_count() != 0) check_strings(in.instance_ids, M, "instance_ids");
     check_csr(in.sub_offsets, M, in.sub_names.size(), "sub_offsets");
     if (!in.sub_valid.empty() && in.sub_valid.size != M) fail("sub_valid: expected one byte per member");
     if (!in.sub_same.empty() && in.sub_same.size != M) fail("sub_same: expected one byte per member");

@@ -34,18 +34,25 @@
 
 namespace kafkagroup {
 
-// n strings in Arrow's layout: string i is bytes[offsets[i] - offsets[0], offsets[i+1] - offsets[0]).
+// n strings in Arrow's layout: string i is bytes[offset(i) - offset(0), offset(i+1) - offset(0)), the offsets
+// either 64-bit (`offsets`) or Arrow's own 32-bit ones (`offsets32`, when set): a front end hands over an Arrow
+// string array's buffers as they are, without widening its offsets first (a copy made under Python's GIL).
 // `valid` (one byte per string, 0 = null) may be empty: no nulls. Bytes are UTF-8 (Java order assumes it).
 struct StringColumn {
-    View<int64_t> offsets;   // [n+1]
+    View<int64_t> offsets;   // [n+1], unless offsets32 is set
     View<uint8_t> bytes;
     View<uint8_t> valid;     // [n] or empty
+    View<int32_t> offsets32; // [n+1] or empty
 
-    std::size_t size() const { return offsets.empty() ? 0 : offsets.size - 1; }
+    bool wide() const { return offsets32.empty(); }
+    std::size_t offset_count() const { return wide() ? offsets.size : offsets32.size; }
+    int64_t offset(std::size_t i) const { return wide() ? offsets[i] : static_cast<int64_t>(offsets32[i]); }
+    std::size_t size() const { return offset_count() == 0 ? 0 : offset_count() - 1; }
     bool is_null(std::size_t i) const { return !valid.empty() && valid[i] == 0; }
     std::string_view at(std::size_t i) const {
-        return std::string_view(reinterpret_cast<const char*>(bytes.data) + (offsets[i] - offsets[0]),
-                                static_cast<std::size_t>(offsets[i + 1] - offsets[i]));
+        const int64_t begin = offset(i);
+        return std::string_view(reinterpret_cast<const char*>(bytes.data) + (begin - offset(0)),
+                                static_cast<std::size_t>(offset(i + 1) - begin));
     }
 };
 

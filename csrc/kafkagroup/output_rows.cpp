@@ -21,12 +21,13 @@ void check_offsets(const View<int64_t>& offsets, std::size_t rows, const char* w
 }
 
 void check_column(const StringColumn& s, const char* what) {
-    if (s.offsets.empty()) fail(std::string(what) + ": no offsets");
+    if (s.offset_count() == 0) fail(std::string(what) + ": no offsets");
     const std::size_t n = s.size();
     if (!s.valid.empty() && s.valid.size != n) fail(std::string(what) + ": expected one validity byte per string");
     for (std::size_t i = 0; i < n; ++i)
-        if (s.offsets[i + 1] < s.offsets[i]) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
-    if (static_cast<uint64_t>(s.offsets[n] - s.offsets[0]) > s.bytes.size) fail(std::string(what) + ": offsets run past the bytes");
+        if (s.offset(i + 1) < s.offset(i)) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
+    if (s.offset(0) < 0) fail(std::string(what) + ": negative first offset");
+    if (static_cast<uint64_t>(s.offset(n) - s.offset(0)) > s.bytes.size) fail(std::string(what) + ": offsets run past the bytes");
 }
 
 [[noreturn]] void null_name(const char* what, int64_t group) {

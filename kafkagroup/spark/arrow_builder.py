@@ -59,6 +59,12 @@ def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.cumsum(out)
 
 
+def as_string(array: pa.Array) -> pa.Array:
+    """`array` as a string array: itself when it is one (Array.cast costs ~10 us of Python even then, under the
+    GIL, and the fleet loop casts a handful of columns per batch)."""
+    return array if array.type == pa.string() else array.cast(pa.string())
+
+
 def offsets_of(lengths: np.ndarray) -> np.ndarray:
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
@@ -79,7 +85,7 @@ def struct_fields(array: pa.Array, names: Sequence[str]) -> dict[str, pa.Array |
     """Children of a struct array by name (respecting slicing and struct-level nulls); None if absent."""
     if not pa.types.is_struct(array.type):
         raise TypeError(f"expected a struct array, got {array.type}")
-    present = {array.type.field(i).name: child for i, child in enumerate(array.flatten())}
+    present = dict(zip(array.type.names, array.flatten()))
     return {name: present.get(name) for name in names}
 
 
@@ -325,8 +331,9 @@ class BatchProblems:
 
 
 def string_arg(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(offsets int64[n+1], bytes uint8[], valid uint8[n] or None): a string array as the native
-    builder reads it (csrc/kafkagroup/group_builder.hpp StringColumn), views where Arrow allows."""
+    """(offsets int32[n+1] or int64[n+1], bytes uint8[], valid uint8[n] or None): a string array as the native
+    builder reads it (csrc/kafkagroup/group_builder.hpp StringColumn), views of Arrow's own buffers (the offsets
+    are not widened: a copy per name, made under the GIL, that the native side does not need)."""
     if not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
         strings = strings.cast(pa.string())
     n = len(strings)
@@ -336,7 +343,6 @@ def string_arg(strings: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray | 
         offsets = np.zeros(n + 1, dtype=np.int64)
     else:
         offsets = np.frombuffer(offsets_buf, dtype=np.int64 if wide else np.int32)[strings.offset:strings.offset + n + 1]
-        offsets = offsets if wide else offsets.astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8)[int(offsets[0]):] if data_buf is not None else np.zeros(0, np.uint8)
     valid = (strings.is_valid().to_numpy(zero_copy_only=False).view(np.uint8) if strings.null_count else None)
     return offsets, data, valid
@@ -354,41 +360,46 @@ def valid_bytes(array: pa.Array) -> np.ndarray | None:
     return array.is_valid().to_numpy(zero_copy_only=False).view(np.uint8) if array.null_count else None
 
 
-def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None, *, strict: bool = True) -> BatchProblems:
-    """Intern every group of `batch` (nested rows, see the module docstring).
+@dataclass
+class BatchInputs:
+    """A batch's arguments of the native builder (:func:`kafkagroup._core.build_groups`, ``_core.plan_batch``),
+    plus what :func:`problems_of` needs to word errors and name results."""
 
-    `meta` is the metadata shared by all groups; without it the batch must carry a ``topic_table``
-    column. `strict` is build_group's: an owned claim on an unknown topic or past the partition count
-    is an error (True) or dropped and counted (False). The rules run natively, for the whole batch in
-    one call (:func:`kafkagroup._core.build_groups`); this function only hands over Arrow's buffers and
-    words the errors.
-    """
-    from kafkagroup import _core
+    args: tuple[Any, ...]          # build_groups' positional arguments, catalog to strict
+    group_ids: pa.Array            # string[G]
+    member_ids: pa.Array           # string[M]
+    sub_names: pa.Array            # string[] flat subscription entries
+    errors: dict[int, str]         # group index -> problem found before the builder (null id, bad topic_table row)
+    words: tuple[Any, ...]         # _ErrorWords' arguments after group_ids and member_ids
 
+
+def batch_inputs(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None, *, strict: bool = True) -> BatchInputs:
+    """Arrow's buffers of `batch` as the native builder takes them (see :func:`build_batch`)."""
     if isinstance(batch, pa.Table):
         batch = batch.combine_chunks()
         batch = pa.RecordBatch.from_arrays([c.chunk(0) if c.num_chunks else pa.array([], c.type) for c in batch.columns],
                                            schema=batch.schema)
     errors: dict[int, str] = {}
-    group_ids = batch.column("group_id").cast(pa.string())
+    group_ids = as_string(batch.column("group_id"))
     num_groups = batch.num_rows
-    for g in np.flatnonzero(np.asarray(group_ids.is_null())).tolist():
-        errors.setdefault(g, "a group row has a null group_id")
+    if group_ids.null_count:
+        for g in np.flatnonzero(np.asarray(group_ids.is_null())).tolist():
+            errors.setdefault(g, "a group row has a null group_id")
 
     member_off, flat_members = flatten_lists(batch.column("members"))
     num_members = int(member_off[-1])
     cols = struct_fields(flat_members, MEMBER_FIELDS)
-    member_ids = (cols["member_id"] if cols["member_id"] is not None else pa.nulls(num_members, pa.string())).cast(pa.string())
+    member_ids = as_string(cols["member_id"] if cols["member_id"] is not None else pa.nulls(num_members, pa.string()))
 
     def optional_string(name: str) -> pa.Array | None:
         col = cols[name]
-        return None if col is None or col.null_count == len(col) else col.cast(pa.string())
+        return None if col is None or col.null_count == len(col) else as_string(col)
 
     instance = optional_string("instance_id")
     rack = optional_string("rack")
     if cols["topics"] is not None:
         sub_off, sub_names = flatten_lists(cols["topics"])
-        sub_names = sub_names.cast(pa.string())
+        sub_names = as_string(sub_names)
         sub_valid = valid_bytes(cols["topics"])
     else:
         sub_off, sub_names, sub_valid = np.zeros(num_members + 1, dtype=np.int64), pa.array([], pa.string()), None
@@ -399,7 +410,7 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
         own_cols = struct_fields(own_structs, ("topic", "partition"))
         own_names = own_cols["topic"] if own_cols["topic"] is not None else pa.nulls(len(own_structs), pa.string())
         own_part_arr = own_cols["partition"] if own_cols["partition"] is not None else pa.nulls(len(own_structs), pa.int64())
-        owned_args = dict(owned_offsets=own_off, owned_names=names_arg(own_names.cast(pa.string())),
+        owned_args = dict(owned_offsets=own_off, owned_names=names_arg(as_string(own_names)),
                           owned_partition=np.asarray(pc.fill_null(own_part_arr.cast(pa.int64()), -1), dtype=np.int64),
                           owned_partition_valid=valid_bytes(own_part_arr))
     generation = None
@@ -426,30 +437,55 @@ def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None,
                                                          pc.if_else(pc.equal(rack, ""), pa.scalar(None, pa.string()), rack)]))
         member_rack = np.asarray(pc.fill_null(encoded.indices, -1), dtype=np.int32)[len(meta.rack_names):]
 
-    built = _core.build_groups(
-        catalog, member_off, string_arg(member_ids), None if instance is None else string_arg(instance),
-        sub_off, sub_valid, names_arg(sub_names), owned_args["owned_offsets"],
-        owned_args["owned_names"], owned_args["owned_partition"], owned_args["owned_partition_valid"],
-        generation, member_rack, strict)
+    args = (catalog, member_off, string_arg(member_ids), None if instance is None else string_arg(instance),
+            sub_off, sub_valid, names_arg(sub_names), owned_args["owned_offsets"],
+            owned_args["owned_names"], owned_args["owned_partition"], owned_args["owned_partition_valid"],
+            generation, member_rack, strict)
+    return BatchInputs(args=args, group_ids=group_ids, member_ids=member_ids, sub_names=sub_names, errors=errors,
+                       words=(instance, cols["topics"], own_names, own_part_arr, generation, meta))
 
+
+def problems_of(inputs: BatchInputs, built: dict[str, Any], topic_names: pa.Array | None = None) -> BatchProblems:
+    """The BatchProblems of a batch from the native builder's arrays (``build_groups`` or ``plan_batch``), the
+    builder's errors worded; `topic_names` when the caller has them already (``plan_batch`` gathers them)."""
+    errors = dict(inputs.errors)
     if built["errors"]:
-        words = _ErrorWords(group_ids, member_ids, instance, cols["topics"], own_names, own_part_arr, generation, meta)
+        words = _ErrorWords(inputs.group_ids, inputs.member_ids, *inputs.words)
         for g, code, a, b, c in built["errors"]:
             errors.setdefault(g, words.message(g, code, a, b, c))
-
-    inputs = built["group_inputs"]
+    inputs_bits = built["group_inputs"]
+    sub_names = inputs.sub_names
+    if topic_names is None:
+        topic_names = sub_names.take(pa.array(built["topic_entries"]))   # batch-local: not the fleet's table
+    unknown = built["unknown_entries"]
     return BatchProblems(
-        group_ids=group_ids, member_off=built["member_offsets"], member_ids=member_ids, member_perm=built["member_perm"],
-        sub_off=built["sub_offsets"], sub_topics=built["sub_topics"], topic_off=built["topic_offsets"],
-        topic_names=sub_names.take(pa.array(built["topic_entries"])),   # batch-local: not the fleet's table
+        group_ids=inputs.group_ids, member_off=built["member_offsets"], member_ids=inputs.member_ids,
+        member_perm=built["member_perm"], sub_off=built["sub_offsets"], sub_topics=built["sub_topics"],
+        topic_off=built["topic_offsets"], topic_names=topic_names,
         topic_count=built["partition_count"], part_off=built["part_offsets"], owned_off=built["owned_offsets"],
-        owned_partitions=built["owned_partitions"], has_owned=(inputs & USES_OWNED) > 0, generation=built["generation"],
-        has_generation=(inputs & USES_GENERATION) > 0, member_rack=built["member_rack"], has_member_racks=(inputs & USES_MEMBER_RACK) > 0,
+        owned_partitions=built["owned_partitions"], has_owned=(inputs_bits & USES_OWNED) > 0, generation=built["generation"],
+        has_generation=(inputs_bits & USES_GENERATION) > 0, member_rack=built["member_rack"],
+        has_member_racks=(inputs_bits & USES_MEMBER_RACK) > 0,
         replica_off=built["replica_offsets"] if len(built["replica_offsets"]) else np.zeros(1, np.int64),
-        replica_racks=built["replica_racks"], has_replica_racks=(inputs & USES_REPLICA_RACKS) > 0,
+        replica_racks=built["replica_racks"], has_replica_racks=(inputs_bits & USES_REPLICA_RACKS) > 0,
         unknown_off=built["unknown_offsets"],
-        unknown_topics=sub_names.take(pa.array(built["unknown_entries"])),
-        dropped_claims=built["dropped_claims"], errors=errors, group_inputs=inputs)
+        unknown_topics=sub_names.take(pa.array(unknown)) if len(unknown) else pa.array([], pa.string()),
+        dropped_claims=built["dropped_claims"], errors=errors, group_inputs=inputs_bits)
+
+
+def build_batch(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None, *, strict: bool = True) -> BatchProblems:
+    """Intern every group of `batch` (nested rows, see the module docstring).
+
+    `meta` is the metadata shared by all groups; without it the batch must carry a ``topic_table``
+    column. `strict` is build_group's: an owned claim on an unknown topic or past the partition count
+    is an error (True) or dropped and counted (False). The rules run natively, for the whole batch in
+    one call (:func:`kafkagroup._core.build_groups`); this function only hands over Arrow's buffers and
+    words the errors.
+    """
+    from kafkagroup import _core
+
+    inputs = batch_inputs(batch, meta, strict=strict)
+    return problems_of(inputs, _core.build_groups(*inputs.args))
 
 
 class _ErrorWords(BuildErrorNames):

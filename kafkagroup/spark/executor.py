@@ -20,6 +20,7 @@ pickled by value and rebuilt for every task).
 """
 from __future__ import annotations
 
+import functools
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -30,11 +31,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkagroup.batch import SKIP_GROUP, GroupBatch, run_group_batch
+from kafkagroup.batch import METRIC_NAMES
 from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
-from kafkagroup.spark.arrow_builder import BatchProblems, TopicMeta, build_batch, string_arg
+from kafkagroup.spark.arrow_builder import (BatchProblems, TopicMeta, as_string, batch_inputs, build_batch, problems_of,
+                                            string_arg)
 from kafkagroup.spark.shared_topics import WORKER_TABLES, SharedTopics
 
 # ---------------------------------------------------------------------------------------------
@@ -163,46 +165,44 @@ class BatchPlan:
     metrics: dict[str, np.ndarray]
     engine_us: np.ndarray        # float64[G]
     errors: dict[int, str]
+    # the assignment rows as plan_batch wrote them, one record batch per output chunk (None: gathered on demand)
+    rows: list[pa.RecordBatch] | None = None
 
 
 def group_error(problems: BatchProblems, g: int, error: Exception | str) -> str:
     return f"group {problems.group_id(g)!r}: {error}"
 
 
-def group_batch_of(problems: BatchProblems) -> GroupBatch:
-    """The batch's compact problems as one native GroupBatch (no copies: the builder's arrays are
-    already laid out group after group). Groups the builder rejected are skipped."""
-    inputs = problems.group_inputs.copy()   # the native builder's USES_* bits (SKIP_GROUP for its own refusals)
-    if problems.errors:
-        inputs[list(problems.errors)] |= SKIP_GROUP
-    racks = bool(problems.has_replica_racks.any())
-    return GroupBatch(
-        topic_offsets=problems.topic_off, member_offsets=problems.member_off, partition_count=problems.topic_count,
-        sub_offsets=problems.sub_off, sub_topics=problems.sub_topics,
-        owned_offsets=problems.owned_off if problems.has_owned.any() else None,
-        owned_partitions=problems.owned_partitions if problems.has_owned.any() else None,
-        generation=problems.generation if problems.has_generation.any() else None,
-        member_rack=problems.member_rack if problems.has_member_racks.any() else None,
-        replica_offsets=problems.replica_off if racks else None, replica_racks=problems.replica_racks if racks else None,
-        group_inputs=inputs)
-
-
 def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1) -> BatchPlan:
-    """Intern the batch, then one native call for all its groups (skipping groups with bad data)."""
-    problems = build_batch(batch, meta, strict=options.strict)
+    """Intern the batch, assign all its groups (skipping groups with bad data) and write their assignment rows:
+    one native call (``_core.plan_batch``: the GIL released once for the three steps), then the results wrapped."""
+    from kafkagroup import _core
+
+    inputs = batch_inputs(batch, meta, strict=options.strict)
+    skip = None
+    if inputs.errors:
+        skip = np.zeros(batch.num_rows, dtype=np.uint8)
+        skip[list(inputs.errors)] = 1
+    raise_errors = options.on_error == "raise"
+    planned = _core.plan_batch(*inputs.args, string_arg(inputs.group_ids), skip, options.strategy, threads,
+                               raise_errors, OUTPUT_BATCH_ROWS)
+    problems = problems_of(inputs, planned, _string_column(*planned["topic_names"]))
     errors = dict(problems.errors)
-    if errors and options.on_error == "raise":
+    if errors and raise_errors:
         raise InvalidGroupError(errors[min(errors)])
-    result, raw = run_group_batch(options.strategy, group_batch_of(problems), threads)
+    part_offsets, owner, withheld_offsets, withheld, metrics, engine_us, raw = planned["result"]
     for g, kind, message in raw:   # the engine validated something the builder let through
-        if options.on_error == "raise":
+        if raise_errors:
             raise batch_group_error(kind, group_error(problems, g, message))
         errors[g] = group_error(problems, g, message)
-    group_part0 = result.part_offsets[:-1]
-    withheld = (np.repeat(group_part0, np.diff(result.withheld_offsets)) + result.withheld).astype(np.int64)
-    metrics = {name: result.metrics[name] for name in _ENGINE_METRICS}
-    return BatchPlan(problems=problems, owner=result.owner, withheld=withheld, metrics=metrics,
-                     engine_us=result.engine_us, errors=errors)
+    withheld = ((np.repeat(part_offsets[:-1], np.diff(withheld_offsets)) + withheld).astype(np.int64) if len(withheld)
+                else np.zeros(0, np.int64))
+    names = METRIC_NAMES
+    return BatchPlan(problems=problems, owner=owner, withheld=withheld,
+                     metrics={name: metrics[:, names.index(name)] for name in _ENGINE_METRICS},
+                     engine_us=engine_us, errors=errors,
+                     rows=[pa.RecordBatch.from_arrays(_row_columns(*rows[1:]), schema=ASSIGNMENT_ARROW_SCHEMA)
+                           for rows in planned["rows"]])
 
 
 def output_chunks(problems: BatchProblems, max_partitions: int | None = None) -> Iterator[tuple[int, int]]:
@@ -278,12 +278,21 @@ def assignment_columns(plan: BatchPlan, g0: int = 0, g1: int | None = None) -> l
     _, group_ids, member_ids, topics, partitions = _core.assignment_rows(
         string_arg(problems.group_ids), string_arg(problems.member_ids), string_arg(problems.topic_names),
         problems.member_off, problems.member_perm, problems.topic_off, problems.part_off, plan.owner, g0, g1)
+    return _row_columns(group_ids, member_ids, topics, partitions)
+
+
+def _row_columns(group_ids: tuple[np.ndarray, np.ndarray], member_ids: tuple[np.ndarray, np.ndarray],
+                 topics: tuple[np.ndarray, np.ndarray], partitions: np.ndarray) -> list[pa.Array]:
+    """Arrow columns over the native row buffers (csrc/kafkagroup/output_rows.hpp), no copies."""
     return [_string_column(*group_ids), _string_column(*member_ids), _string_column(*topics),
             pa.Array.from_buffers(pa.int32(), len(partitions), [None, pa.py_buffer(partitions)])]
 
 
 def assignment_batches_of(plan: BatchPlan) -> Iterator[pa.RecordBatch]:
     """The batch's assignment rows as record batches of whole groups (see :func:`output_chunks`)."""
+    if plan.rows is not None:
+        yield from plan.rows
+        return
     for g0, g1 in output_chunks(plan.problems):
         yield pa.RecordBatch.from_arrays(assignment_columns(plan, g0, g1), schema=ASSIGNMENT_ARROW_SCHEMA)
 
@@ -302,17 +311,29 @@ def _errors_column(errors: dict[int, str], num_groups: int) -> pa.Array:
     return pa.array(column, pa.string())
 
 
+_NUMPY_DTYPES: dict[pa.DataType, np.dtype] = {}   # Arrow type -> its numpy dtype, looked up once
+
+
 def _numeric_column(values: np.ndarray, arrow_type: pa.DataType, null: np.ndarray | None = None) -> pa.Array:
     """A numeric Arrow column over `values` converted to `arrow_type`'s numpy dtype (no copy when it already
     is one, contiguous), null where `null` is True. Built from buffers: pa.array() runs its pandas and
     type-inference checks on every call, a fixed cost held under the GIL that the fleet loop pays ~15 times
     per batch."""
-    data = np.ascontiguousarray(values, dtype=arrow_type.to_pandas_dtype())
+    dtype = _NUMPY_DTYPES.get(arrow_type)
+    if dtype is None:
+        dtype = _NUMPY_DTYPES[arrow_type] = np.dtype(arrow_type.to_pandas_dtype())
+    data = values if values.dtype == dtype and values.flags.c_contiguous else np.ascontiguousarray(values, dtype=dtype)
     if null is None or not null.any():
         return pa.Array.from_buffers(arrow_type, len(data), [None, pa.py_buffer(data)])
     valid = np.packbits(~null, bitorder="little")
     return pa.Array.from_buffers(arrow_type, len(data), [pa.py_buffer(valid), pa.py_buffer(data)],
                                  null_count=int(null.sum()))
+
+
+@functools.lru_cache(maxsize=16)
+def _strategy_scalar(strategy: str) -> pa.Scalar:
+    """The strategy's name as an Arrow scalar, converted once (pa.scalar converts a Python value each call)."""
+    return pa.scalar(strategy, pa.string())
 
 
 def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
@@ -326,13 +347,13 @@ def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
     partitions = problems.part_off[problems.topic_off[1:]] - problems.part_off[problems.topic_off[:-1]]
     types = dict(METRIC_FIELDS)
     columns: dict[str, pa.Array] = {
-        "strategy": pa.repeat(pa.scalar(strategy, pa.string()), num_groups),
+        "strategy": pa.repeat(_strategy_scalar(strategy), num_groups),
         "members": _numeric_column(np.diff(problems.member_off), types["members"]),
         "topics": _numeric_column(np.diff(problems.topic_off), types["topics"]),
         "partitions": _numeric_column(partitions, types["partitions"]),
         "engine_us": _numeric_column(plan.engine_us, types["engine_us"], failed),
         "unknown_topics": pa.ListArray.from_arrays(_numeric_column(problems.unknown_off, pa.int32()),
-                                                   problems.unknown_topics.cast(pa.string()),
+                                                   as_string(problems.unknown_topics),
                                                    type=METRICS_STRUCT.field("unknown_topics").type),
         "dropped_claims": _numeric_column(problems.dropped_claims, types["dropped_claims"]),
         "error": _errors_column(plan.errors, num_groups),
@@ -411,8 +432,8 @@ def plan_record_batches(plan: BatchPlan, strategy: str) -> Iterator[pa.RecordBat
              metrics if metrics is not None else pa.nulls(n, PLAN_ARROW_SCHEMA.field("metrics").type)],
             schema=PLAN_ARROW_SCHEMA)
 
-    for g0, g1 in output_chunks(plan.problems):
-        group_ids, member_ids, topics, partitions = assignment_columns(plan, g0, g1)
+    for rows in assignment_batches_of(plan):
+        group_ids, member_ids, topics, partitions = rows.columns
         yield batch(OUTPUT_ASSIGNMENTS, len(group_ids), group_ids, member_ids, topics, partitions)
     problems = plan.problems
     num_groups = problems.num_groups

@@ -153,9 +153,9 @@ def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch
 # numpy / pyarrow calls, holding the GIL) on top of ~5 us of native work per group, so batches should be
 # large; but every thread needs more than one to stay busy to the end. Measured on the small-group
 # fleet (100,000 groups, one thread, CPU per group): 1,000 per batch 7.2 us, 2,000 6.5, 4,000 6.3. The
-# GIL-held share of the loop's CPU is what caps threads (tools/fleet_gil_share.py; 10,000 groups): 15.0%
-# at 1,250 per batch, 10.3% at 2,500, so two batches per thread (2,500 each at 10,000 groups on 2 threads),
-# not four.
+# GIL-held share of the loop's CPU is what caps threads (tools/fleet_gil_share.py; 10,000 groups; one native
+# call per batch, ~1 ms of Python around it): 9.0% at 1,250 per batch, 4.5% at 2,500, so two batches per
+# thread (2,500 each at 10,000 groups on 2 threads), not four.
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
 BATCHES_PER_THREAD = 2
@@ -175,8 +175,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     Runs the Spark executors' batch code (vectorised interning, then one native call per batch of
     `batch_groups` groups, by default :func:`auto_batch_groups`) on `threads` threads, by default every
     core this process may use: batches are planned concurrently (the interning, the engine and the
-    output gather are native and release the GIL; the ~1 ms of Python around each batch holds it, so
-    the speed-up is below the core count). Rows come out in input order whatever the thread count.
+    output gather are one native call per batch that releases the GIL; the ~1 ms of Python around each
+    batch holds it, so the speed-up is below the core count). Rows come out in input order whatever the thread count.
     This is the single-process baseline of the Spark bench.
 
     `topics` is the metadata every group shares: a table (``topic, partitions``), decoded and hashed
