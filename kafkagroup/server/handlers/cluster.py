@@ -21,7 +21,7 @@ from kafkagroup.server.framing import EncodedBody, Request
 from kafkagroup.server.log import INVALID_TOPIC_EXCEPTION
 from kafkagroup.server.metadata_pieces import ENTRIES, SLICE_WORK, assemble
 from kafkagroup.server.state import (
-    CLUSTER_ID, NODE_ID, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_REFUSED, NodeState,
+    NODE_ID, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONS_REFUSED, NodeState,
 )
 from kafkagroup.server.versions import ADVERTISED, API_VERSIONS
 
