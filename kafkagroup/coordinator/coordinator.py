@@ -156,8 +156,11 @@ class GroupCoordinator:
         # consumer groups (KIP-848), which need the cluster's topics to compute target assignments
         self.registry = GroupRegistry(self.groups, self._new_classic_group)
         self.topics: TopicsView = topics if topics is not None else StaticTopics()
+        # consumer-group member ids have no client-id prefix (Kafka: a bare UUID); one factory serves both kinds
+        # so that a simulation's ids are all deterministic
+        consumer_ids = None if member_id_factory is None else (lambda: member_id_factory("member"))
         self.consumer = ConsumerGroupHandlers(config, self.engine.clock, self.topics, self.registry,
-                                              offload=target_offload)
+                                              member_id_factory=consumer_ids, offload=target_offload)
         self.consumer.on_change = self._persist_consumer_group
         # classic members inside consumer groups, and conversions between the kinds (mixed groups)
         self.classic_members = ClassicMemberHandlers(self.consumer)

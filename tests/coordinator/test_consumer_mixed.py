@@ -584,3 +584,19 @@ def test_an_upgraded_group_is_written_without_members_so_a_restart_does_not_brin
     fresh = Member(again, "g", "C2", topics=["t"])
     assert fresh.heartbeat().error_code == E.NONE        # an empty group changes kind under any policy
     assert again.consumer_group("g") is not None
+
+
+def test_a_classic_member_joining_a_consumer_group_gets_its_id_from_the_coordinators_factory():
+    """A simulation passes a deterministic member-id factory; classic members that join a consumer group took
+    random UUIDs instead, so which member got which range changed from run to run."""
+    from kafkagroup.coordinator import GroupCoordinator, ManualClock
+    from kafkagroup.messages.topics import StaticTopics
+
+    ids = iter(range(1, 100))
+    coord = GroupCoordinator({"group_consumer_assignment_interval_ms": 0}, clock=ManualClock(), store=":memory:",
+                             topics=StaticTopics({"t": 4}), enable_offset_expiration=False,
+                             member_id_factory=lambda prefix: f"{prefix}-{next(ids):03d}")
+    assert Member(coord, "g", "C", topics=["t"]).heartbeat().error_code == E.NONE
+    k = Classic(coord, "g", "K", ["t"])
+    assert k.rejoin() == E.NONE
+    assert k.member_id == "member-001"
