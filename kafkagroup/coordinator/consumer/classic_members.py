@@ -274,18 +274,8 @@ class ClassicMemberHandlers:
         for identity in req.members:
             member_id, instance = identity.member_id, identity.group_instance_id
             try:
-                if instance is None:
-                    member = group.members.get(member_id)
-                    if member is None:
-                        raise ClassicMemberError(_E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
-                                                                       f"group {group.group_id}.")
-                else:
-                    member = group.static_member(instance)
-                    if member is None:
-                        raise ClassicMemberError(_E.UNKNOWN_MEMBER_ID, f"Instance id {instance} is unknown.")
-                    if member_id != "" and member.member_id != member_id:     # "": an admin's removal
-                        raise ClassicMemberError(_E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance "
-                                                 f"id {instance} was fenced by member {member.member_id}.")
+                member = self._find(group, member_id, instance, f"Instance id {instance} is unknown.",
+                                    admin_may_omit_id=True)
                 log.info("group %s: member %s left through LeaveGroup (reason: %s)", group.group_id,
                          member.member_id, identity.reason or "not provided")
                 leaving[member.member_id] = member
@@ -298,23 +288,33 @@ class ClassicMemberHandlers:
 
     # ================================================================= helpers
 
-    def _validate(self, group: ConsumerGroup, member_id: str, instance: str | None,
-                  generation: int) -> ConsumerGroupMember:
-        """Kafka's ``validateConsumerGroupMember`` + the classic checks: UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
-        UNKNOWN_MEMBER_ID for a member on the consumer protocol, ILLEGAL_GENERATION."""
+    @staticmethod
+    def _find(group: ConsumerGroup, member_id: str, instance: str | None, unknown_instance: str,
+              admin_may_omit_id: bool = False) -> ConsumerGroupMember:
+        """The member a request names, by member id or (static) by instance id: UNKNOWN_MEMBER_ID, or
+        FENCED_INSTANCE_ID when the instance belongs to another member id.  ``unknown_instance``: the message for
+        an unknown instance (Kafka's wording differs per API); ``admin_may_omit_id``: LeaveGroup's "" member id
+        (an admin's removal by instance) matches whoever holds the instance."""
         if instance is None:
             member = group.members.get(member_id)
             if member is None:
                 raise ClassicMemberError(_E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                                                f"{group.group_id}.")
-        else:
-            member = group.static_member(instance)
-            if member is None:
-                raise ClassicMemberError(_E.UNKNOWN_MEMBER_ID, f"Member with instance id {instance} is not a member "
-                                                               f"of group {group.group_id}.")
-            if member.member_id != member_id:
-                raise ClassicMemberError(_E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                                         f"{instance} was fenced by member {member.member_id}.")
+            return member
+        member = group.static_member(instance)
+        if member is None:
+            raise ClassicMemberError(_E.UNKNOWN_MEMBER_ID, unknown_instance)
+        if member.member_id != member_id and not (admin_may_omit_id and member_id == ""):
+            raise ClassicMemberError(_E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                                     f"{instance} was fenced by member {member.member_id}.")
+        return member
+
+    def _validate(self, group: ConsumerGroup, member_id: str, instance: str | None,
+                  generation: int) -> ConsumerGroupMember:
+        """Kafka's ``validateConsumerGroupMember`` + the classic checks: UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
+        UNKNOWN_MEMBER_ID for a member on the consumer protocol, ILLEGAL_GENERATION."""
+        member = self._find(group, member_id, instance, f"Member with instance id {instance} is not a member of "
+                                                        f"group {group.group_id}.")
         if not member.uses_classic_protocol:
             raise ClassicMemberError(_E.UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the classic "
                                                            f"protocol.")
