@@ -38,7 +38,7 @@ from server_support import ServeProcess, wait_until  # noqa: E402
 from server_wire import KafkaWire, body, encode_request, nested  # noqa: E402
 from kafka_broker import KAFKA4_VERSION, KafkaBroker, kafka4_lib  # noqa: E402
 from kfake_peer import KfakeProcess, KfakeUnavailable, kfake_binary  # noqa: E402
-from bench_serve import SettleRounds as ServeSettleRounds, _create_topics  # noqa: E402
+from bench_serve import SettleRounds as ServeSettleRounds, ThreadedGroup, _create_topics  # noqa: E402
 
 from kio.index import load_response_schema  # noqa: E402
 from kio.schema.response_header.v1.header import ResponseHeader  # noqa: E402
@@ -102,53 +102,21 @@ def balanced(held: list[set[int]], partitions: int) -> bool:
 
 
 # --- 1. confluent consumers ------------------------------------------------------------------------------
-class ConsumerGroup848:
-    """N confluent-kafka consumers with group.protocol=consumer, each polled by its own thread."""
+class ConsumerGroup848(ThreadedGroup):
+    """bench_serve's N threaded confluent-kafka consumers, with group.protocol=consumer (the broker's heartbeat
+    interval and session; no client-side assignor), settled when every partition is held once and balanced."""
+
+    topic = TOPIC
 
     def __init__(self, bootstrap: str, group: str, n: int) -> None:
-        from confluent_kafka import Consumer
+        super().__init__(bootstrap, group, n, "")
 
-        self.owned: list[set[int]] = [set() for _ in range(n)]
-        self.errors: list[str] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self.consumers = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
-                                    "enable.auto.commit": False, "error_cb": lambda e: self.errors.append(str(e))})
-                          for _ in range(n)]
-        self._threads: list[threading.Thread] = []
-
-    def subscribe(self) -> None:
-        for i, consumer in enumerate(self.consumers):
-            def assigned(_c: Any, tps: list[Any], i: int = i) -> None:
-                with self._lock:
-                    self.owned[i] |= {tp.partition for tp in tps}
-
-            def revoked(_c: Any, tps: list[Any], i: int = i) -> None:
-                with self._lock:
-                    self.owned[i] -= {tp.partition for tp in tps}
-
-            consumer.subscribe([TOPIC], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
-            t = threading.Thread(target=self._poll, args=(consumer,), daemon=True)
-            t.start()
-            self._threads.append(t)
-
-    def _poll(self, consumer: Any) -> None:
-        while not self._stop.is_set():
-            consumer.poll(0.02)
+    def consumer_config(self, bootstrap: str, group: str, strategy: str) -> dict[str, Any]:
+        return {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer"}
 
     def settled(self) -> bool:
         with self._lock:
             return balanced(self.owned, PARTITIONS)
-
-    def close(self) -> None:
-        self._stop.set()
-        for t in self._threads:
-            t.join(10)
-        closers = [threading.Thread(target=c.close, daemon=True) for c in self.consumers]
-        for t in closers:
-            t.start()
-        for t in closers:
-            t.join(30)
 
 
 class SettleRounds(ServeSettleRounds):
@@ -161,7 +129,7 @@ class SettleRounds(ServeSettleRounds):
     def setup(self) -> tuple[tuple, dict]:
         self.close()
         self.group = ConsumerGroup848(self.bootstrap, f"kip848-{self.n}-{time.monotonic_ns()}", self.n)
-        self.group.subscribe()
+        self.group.subscribe_all()
         return (), {}
 
 

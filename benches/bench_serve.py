@@ -174,6 +174,8 @@ def test_start_to_first_answer(benchmark, report, peers):
 class ThreadedGroup:
     """N confluent-kafka consumers of one group, each polled by its own thread; `owned` from callbacks."""
 
+    topic = TOPIC
+
     def __init__(self, bootstrap: str, group: str, n: int, strategy: str) -> None:
         from confluent_kafka import Consumer
 
@@ -181,11 +183,13 @@ class ThreadedGroup:
         self.errors: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self.consumers = [Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "partition.assignment.strategy": strategy,
-            "session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "enable.auto.commit": False,
-            "error_cb": lambda err: self.errors.append(str(err))}) for _ in range(n)]
+        self.consumers = [Consumer({**self.consumer_config(bootstrap, group, strategy), "enable.auto.commit": False,
+                                    "error_cb": lambda err: self.errors.append(str(err))}) for _ in range(n)]
         self._threads: list[threading.Thread] = []
+
+    def consumer_config(self, bootstrap: str, group: str, strategy: str) -> dict[str, Any]:
+        return {"bootstrap.servers": bootstrap, "group.id": group, "partition.assignment.strategy": strategy,
+                "session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
 
     def _callbacks(self, i: int) -> dict[str, Callable[..., None]]:
         def assigned(_c: Any, tps: list[Any]) -> None:
@@ -200,7 +204,7 @@ class ThreadedGroup:
 
     def subscribe_all(self) -> None:
         for i, consumer in enumerate(self.consumers):
-            consumer.subscribe([TOPIC], **self._callbacks(i))
+            consumer.subscribe([self.topic], **self._callbacks(i))
             t = threading.Thread(target=self._poll, args=(consumer,), daemon=True)
             t.start()
             self._threads.append(t)
