@@ -27,33 +27,49 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
 
     const std::vector<char>& topic_subscribed = pr.topic_subscribed;
 
-    // One pass over the partitions: loads, unassigned, moved and previous loads.
+    // One pass over the partitions: loads, unassigned, moved and previous loads. It goes by runs of
+    // partitions with one owner (and one previous owner): a sticky result comes in runs of hundreds, and
+    // counting them in registers, then adding each run once, replaces a per-partition `++load[m]` whose
+    // load waits on the previous partition's store to the same counter (a store-to-load round trip per
+    // partition, the pass's bound at millions of partitions). A run of one costs a compare more.
     const int32_t* const now = owner.data();
     const int32_t* const before = prev_owner.data();
     int64_t unassigned = 0, moved = 0;
     int64_t* const loads = load.data();
     for (int32_t t = 0; t < pr.num_topics; ++t) {
         const bool subscribed = topic_subscribed[t] != 0;
+        const int32_t end = pr.topic_base[t + 1];
         if (!pr.has_owned && is_withheld.empty()) {
             // Nothing was owned (prev_owner is all -1) and nothing withheld: loads and unassigned only.
             int64_t free = 0;
-            for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
+            for (int32_t part = pr.topic_base[t]; part < end;) {
                 const int32_t m = now[part];
-                if (m >= 0) ++loads[m];
-                else ++free;
+                int32_t run = part + 1;
+                while (run < end && now[run] == m) ++run;
+                if (m >= 0) loads[m] += run - part;
+                else free += run - part;
+                part = run;
             }
             if (subscribed) unassigned += free;
             continue;
         }
-        for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
-            const int32_t m = now[part];
-            if (m >= 0) ++load[m];
-            else if (subscribed && (is_withheld.empty() || !is_withheld[part])) ++unassigned;
-            const int32_t prev = before[part];
-            if (prev >= 0) {
-                ++owned[prev];
-                moved += prev != m;
+        for (int32_t part = pr.topic_base[t]; part < end;) {
+            const int32_t m = now[part], prev = before[part];
+            int32_t run = part + 1;
+            while (run < end && now[run] == m && before[run] == prev) ++run;
+            const int64_t n = run - part;
+            if (m >= 0) {
+                loads[m] += n;
+            } else if (subscribed) {
+                if (is_withheld.empty()) unassigned += n;
+                else
+                    for (int32_t k = part; k < run; ++k) unassigned += !is_withheld[k];
             }
+            if (prev >= 0) {
+                owned[prev] += n;
+                if (prev != m) moved += n;
+            }
+            part = run;
         }
     }
     for (int64_t l : load) out.assigned += l;

@@ -34,30 +34,42 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
             for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) sub_by[topics[i]] = m;
         const int32_t key = uniform ? 0 : m;
         const int32_t gen = gen_of[m];
-        // [lo, hi): the partitions of topic t, the topic of the previous claim. Claims usually come sorted,
-        // so the next one is in the same topic or the next one (binary search otherwise; an empty topic
-        // t+1 falls back too).
+        // Claims are read in runs that stay inside one topic: the topic and the subscription test are
+        // settled once per run, and the loop over a run does only what each claim needs (a range test, a
+        // read and usually a write of own[part]). Claims usually come sorted, so a run is a member's whole
+        // share of a topic (hundreds of partitions in large groups); a run of one (unsorted claims) costs
+        // what the per-claim topic test did before. [lo, hi): the partitions of topic t, the topic of the
+        // previous run; the next run is usually in topic t + 1 (binary search otherwise; an empty topic
+        // t + 1 falls back too).
         int32_t t = 0, lo = base[0], hi = base[1];
-        for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) {
-            const int32_t part = claims[i];
-            if (static_cast<uint32_t>(part - lo) >= static_cast<uint32_t>(hi - lo)) {  // part outside [lo, hi)
-                t = part >= hi && t + 2 <= T && part < base[t + 2] ? t + 1 : pr.topic_of(part);
+        for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end;) {
+            const int32_t first = claims[i];
+            if (static_cast<uint32_t>(first - lo) >= static_cast<uint32_t>(hi - lo)) {  // outside [lo, hi)
+                t = first >= hi && t + 2 <= T && first < base[t + 2] ? t + 1 : pr.topic_of(first);
                 lo = base[t];
                 hi = base[t + 1];
             }
-            if (sub_by[t] != key) continue;
-            const int32_t current = own[part];
-            // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
-            if (current == kUnassigned) {
-                own[part] = m;
+            const uint32_t span = static_cast<uint32_t>(hi - lo);
+            if (sub_by[t] != key) {  // not subscribed: skip the run
+                while (i < end && static_cast<uint32_t>(claims[i] - lo) < span) ++i;
                 continue;
             }
-            if (gen > gen_of[current]) {
-                own[part] = m;
-                if (!contested.empty()) contested[part] = 0;
-            } else if (gen == gen_of[current] && current != m) {
-                if (contested.empty()) contested.assign(owner.size(), 0);
-                contested[part] = 1;
+            for (; i < end; ++i) {
+                const int32_t part = claims[i];
+                if (static_cast<uint32_t>(part - lo) >= span) break;
+                const int32_t current = own[part];
+                // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
+                if (current == kUnassigned) {
+                    own[part] = m;
+                    continue;
+                }
+                if (gen > gen_of[current]) {
+                    own[part] = m;
+                    if (!contested.empty()) contested[part] = 0;
+                } else if (gen == gen_of[current] && current != m) {
+                    if (contested.empty()) contested.assign(owner.size(), 0);
+                    contested[part] = 1;
+                }
             }
         }
     }

@@ -62,15 +62,25 @@ void fill_rack_matching(const Input& in, const std::vector<int32_t>& free_parts,
     }
 }
 
+// The end of the run of entries equal to a[begin] in a[begin, end).
+int32_t run_end(const int32_t* a, int32_t begin, int32_t end) {
+    const int32_t v = a[begin];
+    int32_t i = begin + 1;
+    while (i < end && a[i] == v) ++i;
+    return i;
+}
+
 }  // namespace
 
 std::vector<int32_t> build_uniform(const Input& in) {
-    std::vector<int32_t> owner(static_cast<std::size_t>(in.P), kUnassigned);
+    // Without racks owner[] is written once, in partition order, appended run by run (see the two passes
+    // below that do so); the rack-aware paths start from a -1 fill.
+    std::vector<int32_t> owner;
     const int32_t M = in.M;
     int64_t N = 0;
     for (int32_t t = 0; t < in.T; ++t)
         if (in.subscribed(t)) N += in.topic_end(t) - in.topic_begin(t);
-    if (M == 0 || N == 0) return owner;
+    if (M == 0 || N == 0) return std::vector<int32_t>(static_cast<std::size_t>(in.P), kUnassigned);
     const int64_t q = N / M, r = N % M;
 
     // A valid sticky owner subscribes to the partition's topic, so every owned partition is in scope.
@@ -78,10 +88,16 @@ std::vector<int32_t> build_uniform(const Input& in) {
     std::vector<int64_t> owned(static_cast<std::size_t>(M), 0), weak(static_cast<std::size_t>(M), 0);
     const bool any_owned = in.prepared.has_owned;
     if (any_owned) {
+        // Counted by runs of one owner (owned partitions mostly come in runs: a sticky result hands them
+        // out that way): `++owned[sticky_owner[part]]` per partition chains each increment on the last
+        // one's store to the same counter, a store-to-load round trip per partition.
         const int32_t* const sticky_owner = in.sticky_owner;
-        int64_t* const owned_of = owned.data();
-        for (int32_t part = 0; part < in.P; ++part)
-            if (sticky_owner[part] >= 0) ++owned_of[sticky_owner[part]];
+        for (int32_t part = 0; part < in.P;) {
+            const int32_t o = sticky_owner[part];
+            const int32_t end = run_end(sticky_owner, part, in.P);
+            if (o >= 0) owned[o] += end - part;
+            part = end;
+        }
         if (in.weak_owner)
             for (int32_t part = 0; part < in.P; ++part)
                 if (in.weak_owner[part] >= 0) ++weak[in.weak_owner[part]];
@@ -107,30 +123,44 @@ std::vector<int32_t> build_uniform(const Input& in) {
         // partition order, so its load after keeping is known before the pass; a partition not kept goes to
         // the lowest id below quota counting those kept loads, exactly as the two passes below hand it out
         // (free partitions in partition order, the member pointer only moving up).
+        //
+        // The pass goes by runs of one sticky owner (or of none) within a topic, and writes owner[] once,
+        // appending in partition order: no -1 fill of P entries first (at 4M partitions owner[] is 16 MB, a
+        // whole pass of writes), and no per-partition counter increments chained through memory (see the
+        // count above). A run's first min(length, room) partitions stay with its owner, the rest go out in
+        // blocks to the members below quota, as one partition at a time would.
+        owner.reserve(static_cast<std::size_t>(in.P));
         std::vector<int64_t> kept(static_cast<std::size_t>(M), 0);
         for (int32_t k = 0; k < M; ++k) load[k] = std::min(owned[k], quota[k]);
         const int32_t* const sticky_owner = in.sticky_owner;
-        int32_t* const own = owner.data();
-        int64_t* const load_of = load.data();
-        int64_t* const kept_of = kept.data();
-        const int64_t* const quota_of = quota.data();
         int32_t next = 0;  // lowest member that may still be below quota
         for (int32_t t = 0; t < in.T; ++t) {
-            if (!in.subscribed(t)) continue;
-            for (int32_t part = in.topic_begin(t), end = in.topic_end(t); part < end; ++part) {
+            const int32_t end = in.topic_end(t);
+            if (!in.subscribed(t)) {
+                owner.insert(owner.end(), static_cast<std::size_t>(end - in.topic_begin(t)), kUnassigned);
+                continue;
+            }
+            for (int32_t part = in.topic_begin(t); part < end;) {
                 const int32_t o = sticky_owner[part];
-                if (o >= 0 && kept_of[o] < quota_of[o]) {
-                    own[part] = o;
-                    ++kept_of[o];
-                    continue;
+                const int32_t run = run_end(sticky_owner, part, end);
+                if (o >= 0 && kept[o] < quota[o]) {
+                    const int64_t n = std::min<int64_t>(quota[o] - kept[o], run - part);
+                    owner.insert(owner.end(), static_cast<std::size_t>(n), o);
+                    kept[o] += n;
+                    part += static_cast<int32_t>(n);
                 }
-                while (load_of[next] >= quota_of[next]) ++next;  // quotas sum to N: one is below quota
-                own[part] = next;
-                ++load_of[next];
+                while (part < run) {
+                    while (load[next] >= quota[next]) ++next;  // quotas sum to N: one is below quota
+                    const int64_t n = std::min<int64_t>(quota[next] - load[next], run - part);
+                    owner.insert(owner.end(), static_cast<std::size_t>(n), next);
+                    load[next] += n;
+                    part += static_cast<int32_t>(n);
+                }
             }
         }
         return owner;
     }
+    if (in.rack_aware) owner.assign(static_cast<std::size_t>(in.P), kUnassigned);
     if (any_owned) {
         const int32_t* const sticky_owner = in.sticky_owner;
         int32_t* const own = owner.data();
@@ -163,14 +193,18 @@ std::vector<int32_t> build_uniform(const Input& in) {
     int32_t m = 0;
     if (!any_owned && !in.rack_aware) {
         // Nothing kept or placed yet: every partition of a subscribed topic is free, so each member's run
-        // is a plain fill (the same runs as the general loop below, without testing each partition).
-        int32_t* const own = owner.data();
+        // is a plain fill (the same runs as the general loop below, without testing each partition),
+        // appended in partition order: owner[] is written once, with no -1 fill first.
+        owner.reserve(static_cast<std::size_t>(in.P));
         for (int32_t t = 0; t < in.T; ++t) {
-            if (!in.subscribed(t)) continue;
+            if (!in.subscribed(t)) {
+                owner.insert(owner.end(), static_cast<std::size_t>(in.topic_end(t) - in.topic_begin(t)), kUnassigned);
+                continue;
+            }
             for (int32_t part = in.topic_begin(t); part < in.topic_end(t);) {
                 while (load[m] >= quota[m]) ++m;
                 const int64_t n = std::min<int64_t>(quota[m] - load[m], in.topic_end(t) - part);
-                std::fill_n(own + part, n, m);
+                owner.insert(owner.end(), static_cast<std::size_t>(n), m);
                 load[m] += n;
                 part += static_cast<int32_t>(n);
             }
