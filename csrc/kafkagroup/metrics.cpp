@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kafkagroup/runs.hpp"
 #include "kafkagroup/stable_order.hpp"
 #include "kafkagroup/subscriptions.hpp"
 
@@ -28,10 +29,8 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     const std::vector<char>& topic_subscribed = pr.topic_subscribed;
 
     // One pass over the partitions: loads, unassigned, moved and previous loads. It goes by runs of
-    // partitions with one owner (and one previous owner): a sticky result comes in runs of hundreds, and
-    // counting them in registers, then adding each run once, replaces a per-partition `++load[m]` whose
-    // load waits on the previous partition's store to the same counter (a store-to-load round trip per
-    // partition, the pass's bound at millions of partitions). A run of one costs a compare more.
+    // partitions with one owner (and one previous owner), runs.hpp: a sticky result comes in runs of
+    // hundreds, each added once instead of a per-member counter increment per partition.
     const int32_t* const now = owner.data();
     const int32_t* const before = prev_owner.data();
     int64_t unassigned = 0, moved = 0;
@@ -44,8 +43,7 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
             int64_t free = 0;
             for (int32_t part = pr.topic_base[t]; part < end;) {
                 const int32_t m = now[part];
-                int32_t run = part + 1;
-                while (run < end && now[run] == m) ++run;
+                const int32_t run = run_end(now, part, end);
                 if (m >= 0) loads[m] += run - part;
                 else free += run - part;
                 part = run;
@@ -55,8 +53,7 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
         }
         for (int32_t part = pr.topic_base[t]; part < end;) {
             const int32_t m = now[part], prev = before[part];
-            int32_t run = part + 1;
-            while (run < end && now[run] == m && before[run] == prev) ++run;
+            const int32_t run = run_end(now, before, part, end);
             const int64_t n = run - part;
             if (m >= 0) {
                 loads[m] += n;

@@ -112,13 +112,23 @@ Prepared prepare(const Problem& p) {
     out.has_owned = !p.owned_offsets.empty();
     if (out.has_owned) {
         check_offsets(p.owned_offsets, M, p.owned_partitions.size, "owned_offsets", "member");
-        for (std::size_t m = 0; m < M; ++m) {
-            for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
-                int32_t part = p.owned_partitions[i];
-                if (part < 0 || part >= out.num_partitions)
-                    fail("member " + std::to_string(m) + ": owned partition id " + std::to_string(part) +
-                         " is not in 0.." + std::to_string(out.num_partitions - 1));
-            }
+        // The offsets tile owned_partitions in member order, so the first bad claim in member order is the
+        // first bad entry: one branch-free pass over the whole array (vector compares; it was two
+        // branches per claim, 3.6M claims at 4M partitions), then, only on failure, the member that lists it.
+        const int32_t* const claims = p.owned_partitions.data;
+        const std::size_t n = p.owned_partitions.size;
+        const int32_t P = out.num_partitions;
+        int32_t bad = 0;
+        for (std::size_t i = 0; i < n; ++i) bad |= (claims[i] < 0) | (claims[i] >= P);
+        if (bad) {
+            std::size_t i = 0;
+            while (claims[i] >= 0 && claims[i] < P) ++i;
+            // the member whose span [owned_offsets[m], owned_offsets[m + 1]) holds entry i
+            const std::size_t m = static_cast<std::size_t>(
+                std::upper_bound(p.owned_offsets.begin(), p.owned_offsets.end(), static_cast<int64_t>(i)) -
+                p.owned_offsets.begin() - 1);
+            fail("member " + std::to_string(m) + ": owned partition id " + std::to_string(claims[i]) +
+                 " is not in 0.." + std::to_string(P - 1));
         }
     } else if (!p.owned_partitions.empty()) {
         fail("owned_partitions given without owned_offsets");

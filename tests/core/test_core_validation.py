@@ -50,6 +50,10 @@ def test_unknown_strategy():
     (dict(partition_count=[2, 2], sub_offsets=[0, 2, 1], sub_topics=[0, 1]), "sub_offsets: offsets decrease at member 1"),
     (dict(partition_count=[2], sub_offsets=[0, 1], sub_topics=[0], owned_offsets=[0, 1], owned_partitions=[5]),
      "member 0: owned partition id 5 is not in 0..1"),
+    # The first bad claim in member order, named by its member past members with no claims (validate.cpp
+    # finds it from the entry's index): member 3, not the empty members 1 and 2 before it or member 4.
+    (dict(partition_count=[4], sub_offsets=[0, 1, 2, 3, 4, 5], sub_topics=[0] * 5, owned_offsets=[0, 2, 2, 2, 4, 5],
+          owned_partitions=[0, 3, 1, -2, 9]), "member 3: owned partition id -2 is not in 0..3"),
     (dict(partition_count=[2], sub_offsets=[0, 1], sub_topics=[0], generation=[1, 2]), "generation: expected 1 entries"),
     (dict(partition_count=[2], sub_offsets=[0, 1], sub_topics=[0], member_rack=[1], replica_offsets=[0, 1],
           replica_racks=[1]), "replica_offsets: expected 3 offsets"),

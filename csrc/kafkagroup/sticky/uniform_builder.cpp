@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "kafkagroup/rack_ids.hpp"
+#include "kafkagroup/runs.hpp"
 #include "kafkagroup/stable_order.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
 
@@ -62,14 +63,6 @@ void fill_rack_matching(const Input& in, const std::vector<int32_t>& free_parts,
     }
 }
 
-// The end of the run of entries equal to a[begin] in a[begin, end).
-int32_t run_end(const int32_t* a, int32_t begin, int32_t end) {
-    const int32_t v = a[begin];
-    int32_t i = begin + 1;
-    while (i < end && a[i] == v) ++i;
-    return i;
-}
-
 }  // namespace
 
 std::vector<int32_t> build_uniform(const Input& in) {
@@ -88,9 +81,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
     std::vector<int64_t> owned(static_cast<std::size_t>(M), 0), weak(static_cast<std::size_t>(M), 0);
     const bool any_owned = in.prepared.has_owned;
     if (any_owned) {
-        // Counted by runs of one owner (owned partitions mostly come in runs: a sticky result hands them
-        // out that way): `++owned[sticky_owner[part]]` per partition chains each increment on the last
-        // one's store to the same counter, a store-to-load round trip per partition.
+        // Counted by runs of one owner (runs.hpp: no per-partition counter increments).
         const int32_t* const sticky_owner = in.sticky_owner;
         for (int32_t part = 0; part < in.P;) {
             const int32_t o = sticky_owner[part];
@@ -126,8 +117,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
         //
         // The pass goes by runs of one sticky owner (or of none) within a topic, and writes owner[] once,
         // appending in partition order: no -1 fill of P entries first (at 4M partitions owner[] is 16 MB, a
-        // whole pass of writes), and no per-partition counter increments chained through memory (see the
-        // count above). A run's first min(length, room) partitions stay with its owner, the rest go out in
+        // whole pass of writes), and no per-partition counter increments (runs.hpp). A run's first min(length, room) partitions stay with its owner, the rest go out in
         // blocks to the members below quota, as one partition at a time would.
         owner.reserve(static_cast<std::size_t>(in.P));
         std::vector<int64_t> kept(static_cast<std::size_t>(M), 0);
