@@ -6,6 +6,9 @@
 // some partition changes hands without a valid previous owner. The result comes out sorted without a sort.
 #include "kafkagroup/sticky/sticky.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace kafkagroup {
 namespace {
 
@@ -50,15 +53,33 @@ std::vector<int32_t> withhold_transfers(const Problem& p, const Prepared& pr, co
     std::size_t valid = 0;
     const int32_t* const now_of = owner.data();
     const int32_t* const before = prev_owner.data();
-    for (std::size_t part = 0; part < P; ++part) {
-        const int32_t now = now_of[part], prev = before[part];
-        valid += prev >= 0;
-        if (now < 0 || now == prev) continue;
-        if (prev >= 0) {
-            transfer.set(part);
-        } else {
-            unsure.set(part);
-            any_unsure = true;
+    // Eight partitions per step where all eight keep their owner (most of them, in a sticky rebalance): a
+    // 64-bit compare per two entries, and their count of valid owners from the sign bits (-1 has it set).
+    // About 3 instructions per partition there instead of 13; the others go one by one.
+    constexpr uint64_t kLowBits = 0x0000000100000001ull;
+    for (std::size_t part = 0; part < P;) {
+        if (part + 8 <= P) {
+            uint64_t a[4], b[4];
+            std::memcpy(a, now_of + part, sizeof a);
+            std::memcpy(b, before + part, sizeof b);
+            if (((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0) {
+                const uint64_t negative = ((b[0] >> 31) & kLowBits) + ((b[1] >> 31) & kLowBits) +
+                                          ((b[2] >> 31) & kLowBits) + ((b[3] >> 31) & kLowBits);
+                valid += 8 - static_cast<std::size_t>((negative & 0xffffffffu) + (negative >> 32));
+                part += 8;
+                continue;
+            }
+        }
+        for (const std::size_t step_end = std::min(P, part + 8); part < step_end; ++part) {
+            const int32_t now = now_of[part], prev = before[part];
+            valid += prev >= 0;
+            if (now < 0 || now == prev) continue;
+            if (prev >= 0) {
+                transfer.set(part);
+            } else {
+                unsure.set(part);
+                any_unsure = true;
+            }
         }
     }
     if (any_unsure && valid != p.owned_partitions.size) {
