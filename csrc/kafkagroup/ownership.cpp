@@ -1,6 +1,22 @@
 #include "kafkagroup/ownership.hpp"
 
 namespace kafkagroup {
+namespace {
+
+// The claims from i on that lie in [lo, lo + span) on partitions nobody claimed yet: member m takes them.
+// Returns the first claim that is not such. A loop of its own, so that it runs with its handful of values
+// in registers (inside previous_owners' loop the compiler kept the run's end, own and m on the stack).
+int64_t take_unclaimed(const int32_t* claims, int64_t i, int64_t end, int32_t lo, uint32_t span, int32_t* own,
+                       int32_t m) {
+    for (; i < end; ++i) {
+        const int32_t part = claims[i];
+        if (static_cast<uint32_t>(part - lo) >= span || own[part] != kUnassigned) break;
+        own[part] = m;
+    }
+    return i;
+}
+
+}  // namespace
 
 std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
@@ -54,15 +70,14 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
                 while (i < end && static_cast<uint32_t>(claims[i] - lo) < span) ++i;
                 continue;
             }
-            for (; i < end; ++i) {
+            while (i < end) {
+                // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
+                i = take_unclaimed(claims, i, end, lo, span, own, m);
+                if (i == end) break;
                 const int32_t part = claims[i];
                 if (static_cast<uint32_t>(part - lo) >= span) break;
                 const int32_t current = own[part];
-                // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
-                if (current == kUnassigned) {
-                    own[part] = m;
-                    continue;
-                }
+                ++i;
                 if (gen > gen_of[current]) {
                     own[part] = m;
                     if (!contested.empty()) contested[part] = 0;
