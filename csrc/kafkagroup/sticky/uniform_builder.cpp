@@ -117,8 +117,9 @@ std::vector<int32_t> build_uniform(const Input& in) {
         //
         // The pass goes by runs of one sticky owner (or of none) within a topic, and writes owner[] once,
         // appending in partition order: no -1 fill of P entries first (at 4M partitions owner[] is 16 MB, a
-        // whole pass of writes), and no per-partition counter increments (runs.hpp). A run's first min(length, room) partitions stay with its owner, the rest go out in
-        // blocks to the members below quota, as one partition at a time would.
+        // whole pass of writes), and no per-partition counter increments (runs.hpp). A run's first
+        // min(length, room) partitions stay with its owner, the rest go out in blocks to the members below
+        // quota, as one partition at a time would.
         owner.reserve(static_cast<std::size_t>(in.P));
         std::vector<int64_t> kept(static_cast<std::size_t>(M), 0);
         for (int32_t k = 0; k < M; ++k) load[k] = std::min(owned[k], quota[k]);
