@@ -40,23 +40,26 @@ _E = ErrorCode
 
 
 def consumer_commit_error(group: ConsumerGroup, req: OffsetCommitRequest) -> ErrorCode | None:
-    if req.generation_id < 0 and group.is_empty():
-        return None
-    member = group.members.get(req.member_id)
-    if member is None:
-        return _E.UNKNOWN_MEMBER_ID
-    if req.version < 9 and not member.uses_classic_protocol:
-        return _E.UNSUPPORTED_VERSION
-    return _epoch_error(member, req.generation_id)
+    return _commit_error(group, req.member_id, req.generation_id, transactional=False, version=req.version)
 
 
 def consumer_txn_commit_error(group: ConsumerGroup, req: TxnOffsetCommitRequest) -> ErrorCode | None:
-    if req.generation_id < 0 and group.is_empty():
+    return _commit_error(group, req.member_id, req.generation_id, transactional=True, version=None)
+
+
+def _commit_error(group: ConsumerGroup, member_id: str, epoch: int, *, transactional: bool,
+                  version: int | None) -> ErrorCode | None:
+    """Kafka's ``ConsumerGroup.validateOffsetCommit`` (the TxnOffsetCommit caller maps STALE_MEMBER_EPOCH to
+    ILLEGAL_GENERATION)."""
+    if epoch < 0 and group.is_empty():
         return None
-    member = group.members.get(req.member_id)
+    member = group.members.get(member_id)
     if member is None:
         return _E.UNKNOWN_MEMBER_ID
-    return None if _epoch_error(member, req.generation_id) is None else _E.ILLEGAL_GENERATION
+    if not transactional and version is not None and version < 9 and not member.uses_classic_protocol:
+        return _E.UNSUPPORTED_VERSION
+    error = _epoch_error(member, epoch)
+    return _E.ILLEGAL_GENERATION if transactional and error is not None else error
 
 
 def _epoch_error(member: ConsumerGroupMember, epoch: int) -> ErrorCode | None:
