@@ -29,15 +29,16 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     const bool uniform = pr.uniform;
     if (uniform)
         for (int64_t i = p.sub_offsets[0], end = p.sub_offsets[1]; i < end; ++i) sub_by[topics[i]] = 0;
+    // [lo, hi): the partitions of topic t, the topic of the previous claim. Claims usually come sorted,
+    // so the next one is in the same topic or the next one (binary search otherwise; an empty topic
+    // t+1 falls back too). Kept from one member to the next: members' claims usually continue one
+    // another's (a binary search per member was a third of the pass at 1,000 members x 1,000 topics).
+    int32_t t = 0, lo = base[0], hi = base[1];
     for (int32_t m = 0; m < pr.num_members; ++m) {
         if (!uniform)
             for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) sub_by[topics[i]] = m;
         const int32_t key = uniform ? 0 : m;
         const int32_t gen = gen_of[m];
-        // [lo, hi): the partitions of topic t, the topic of the previous claim. Claims usually come sorted,
-        // so the next one is in the same topic or the next one (binary search otherwise; an empty topic
-        // t+1 falls back too).
-        int32_t t = 0, lo = base[0], hi = base[1];
         for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) {
             const int32_t part = claims[i];
             if (static_cast<uint32_t>(part - lo) >= static_cast<uint32_t>(hi - lo)) {  // part outside [lo, hi)
