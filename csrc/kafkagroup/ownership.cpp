@@ -58,14 +58,16 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
             for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) sub_by[topics[i]] = m;
         const int32_t key = uniform ? 0 : m;
         const int32_t gen = gen_of[m];
+        bool in_subscription = sub_by[t] == key;   // m subscribes to t: read when t changes, not per claim
         for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) {
             const int32_t part = claims[i];
             if (static_cast<uint32_t>(part - lo) >= static_cast<uint32_t>(hi - lo)) {  // part outside [lo, hi)
                 t = part >= hi ? topic_after(base, T, t + 1, part) : pr.topic_of(part);
                 lo = base[t];
                 hi = base[t + 1];
+                in_subscription = sub_by[t] == key;
             }
-            if (sub_by[t] != key) continue;
+            if (!in_subscription) continue;
             const int32_t current = own[part];
             // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
             if (current == kUnassigned) {
