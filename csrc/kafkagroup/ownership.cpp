@@ -1,11 +1,26 @@
 #include "kafkagroup/ownership.hpp"
 
+#include <algorithm>
+
 namespace kafkagroup {
 namespace {
 
+// The topic of `part` given base[from] <= part < base[T] (topic_base, non-decreasing): the last u >= from
+// with base[u] <= part, by doubling steps from `from` and a binary search in the last step.
+int32_t topic_after(const int32_t* base, int32_t T, int32_t from, int32_t part) {
+    int32_t step = 1;
+    while (from + step < T && base[from + step] <= part) {
+        from += step;
+        step *= 2;
+    }
+    const int32_t end = std::min(from + step, T);
+    return static_cast<int32_t>(std::upper_bound(base + from, base + end, part) - base) - 1;
+}
+
 // The claims from i on that lie in [lo, lo + span) on partitions nobody claimed yet: member m takes them.
 // Returns the first claim that is not such. A loop of its own, so that it runs with its handful of values
-// in registers (inside previous_owners' loop the compiler kept the run's end, own and m on the stack).
+// in registers (inside previous_owners' loop the compiler kept the claims' end, own and m on the stack:
+// about 17 instructions per claim at 4M partitions, 13 with this loop).
 int64_t take_unclaimed(const int32_t* claims, int64_t i, int64_t end, int32_t lo, uint32_t span, int32_t* own,
                        int32_t m) {
     for (; i < end; ++i) {
@@ -45,46 +60,46 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     const bool uniform = pr.uniform;
     if (uniform)
         for (int64_t i = p.sub_offsets[0], end = p.sub_offsets[1]; i < end; ++i) sub_by[topics[i]] = 0;
+    // [lo, hi): the partitions of topic t, the topic of the previous claim. Claims usually come sorted,
+    // so the next one is in a later topic, found by doubling steps from t (two or three steps when a
+    // member holds one partition of every other topic, as range gives; a binary search over all topics
+    // otherwise). Kept from one member to the next: members' claims usually continue one another's (a
+    // binary search per member was a third of the pass at 1,000 members x 1,000 topics).
+    int32_t t = 0, lo = base[0], hi = base[1];
     for (int32_t m = 0; m < pr.num_members; ++m) {
+        if (p.owned_offsets[m] == p.owned_offsets[m + 1]) continue;   // no claim: its topics need no stamp
         if (!uniform)
             for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) sub_by[topics[i]] = m;
         const int32_t key = uniform ? 0 : m;
         const int32_t gen = gen_of[m];
-        // Claims are read in runs that stay inside one topic: the topic and the subscription test are
-        // settled once per run, and the loop over a run does only what each claim needs (a range test, a
-        // read and usually a write of own[part]). Claims usually come sorted, so a run is a member's whole
-        // share of a topic (hundreds of partitions in large groups); a run of one (unsorted claims) costs
-        // what the per-claim topic test did before. [lo, hi): the partitions of topic t, the topic of the
-        // previous run; the next run is usually in topic t + 1 (binary search otherwise; an empty topic
-        // t + 1 falls back too).
-        int32_t t = 0, lo = base[0], hi = base[1];
+        bool in_subscription = sub_by[t] == key;   // m subscribes to t: read when t changes, not per claim
         for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end;) {
-            const int32_t first = claims[i];
-            if (static_cast<uint32_t>(first - lo) >= static_cast<uint32_t>(hi - lo)) {  // outside [lo, hi)
-                t = first >= hi && t + 2 <= T && first < base[t + 2] ? t + 1 : pr.topic_of(first);
+            const int32_t part = claims[i];
+            if (static_cast<uint32_t>(part - lo) >= static_cast<uint32_t>(hi - lo)) {  // part outside [lo, hi)
+                t = part >= hi ? topic_after(base, T, t + 1, part) : pr.topic_of(part);
                 lo = base[t];
                 hi = base[t + 1];
+                in_subscription = sub_by[t] == key;
             }
-            const uint32_t span = static_cast<uint32_t>(hi - lo);
-            if (sub_by[t] != key) {  // not subscribed: skip the run
-                while (i < end && static_cast<uint32_t>(claims[i] - lo) < span) ++i;
+            if (!in_subscription) {
+                ++i;
                 continue;
             }
-            while (i < end) {
-                // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
-                i = take_unclaimed(claims, i, end, lo, span, own, m);
-                if (i == end) break;
-                const int32_t part = claims[i];
-                if (static_cast<uint32_t>(part - lo) >= span) break;
-                const int32_t current = own[part];
-                ++i;
-                if (gen > gen_of[current]) {
-                    own[part] = m;
-                    if (!contested.empty()) contested[part] = 0;
-                } else if (gen == gen_of[current] && current != m) {
-                    if (contested.empty()) contested.assign(owner.size(), 0);
-                    contested[part] = 1;
-                }
+            // The usual case, first claims on partitions nobody claimed yet (never contested: a tie leaves an
+            // owner), taken as a run within topic t: a member's whole share of a topic when claims are sorted.
+            const int64_t next = take_unclaimed(claims, i, end, lo, static_cast<uint32_t>(hi - lo), own, m);
+            if (next > i) {
+                i = next;
+                continue;
+            }
+            const int32_t current = own[part];
+            ++i;
+            if (gen > gen_of[current]) {
+                own[part] = m;
+                if (!contested.empty()) contested[part] = 0;
+            } else if (gen == gen_of[current] && current != m) {
+                if (contested.empty()) contested.assign(owner.size(), 0);
+                contested[part] = 1;
             }
         }
     }
