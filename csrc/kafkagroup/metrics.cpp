@@ -44,6 +44,13 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
             for (int32_t part = pr.topic_base[t]; part < end;) {
                 const int32_t m = now[part];
                 const int32_t run = run_end(now, part, end);
+                if (run - part == 1) {  // short runs (runs.hpp): a block partition by partition
+                    for (const int32_t stop = std::min(end, part + kShortRunBlock); part < stop; ++part) {
+                        if (now[part] >= 0) ++loads[now[part]];
+                        else ++free;
+                    }
+                    continue;
+                }
                 if (m >= 0) loads[m] += run - part;
                 else free += run - part;
                 part = run;
@@ -54,6 +61,18 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
         for (int32_t part = pr.topic_base[t]; part < end;) {
             const int32_t m = now[part], prev = before[part];
             const int32_t run = run_end(now, before, part, end);
+            if (run - part == 1) {  // short runs (runs.hpp): a block partition by partition
+                for (const int32_t stop = std::min(end, part + kShortRunBlock); part < stop; ++part) {
+                    const int32_t k = now[part], was = before[part];
+                    if (k >= 0) ++loads[k];
+                    else if (subscribed && (is_withheld.empty() || !is_withheld[part])) ++unassigned;
+                    if (was >= 0) {
+                        ++owned[was];
+                        moved += was != k;
+                    }
+                }
+                continue;
+            }
             const int64_t n = run - part;
             if (m >= 0) {
                 loads[m] += n;

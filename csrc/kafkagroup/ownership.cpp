@@ -85,15 +85,18 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
                 ++i;
                 continue;
             }
-            // The usual case, first claims on partitions nobody claimed yet (never contested: a tie leaves an
-            // owner), taken as a run within topic t: a member's whole share of a topic when claims are sorted.
-            const int64_t next = take_unclaimed(claims, i, end, lo, static_cast<uint32_t>(hi - lo), own, m);
-            if (next > i) {
-                i = next;
-                continue;
-            }
             const int32_t current = own[part];
             ++i;
+            // The usual case, the first claim on a partition: never contested (a tie leaves an owner). When
+            // the next claim is in the same topic (sorted claims: a member's whole share of it), the run goes
+            // through take_unclaimed; a claim alone in its topic (range-shaped claims) costs one compare more.
+            if (current == kUnassigned) {
+                own[part] = m;
+                const uint32_t span = static_cast<uint32_t>(hi - lo);
+                if (i < end && static_cast<uint32_t>(claims[i] - lo) < span)
+                    i = take_unclaimed(claims, i, end, lo, span, own, m);
+                continue;
+            }
             if (gen > gen_of[current]) {
                 own[part] = m;
                 if (!contested.empty()) contested[part] = 0;

@@ -5,14 +5,19 @@
 // counted in a register and added once. Sticky results come in runs of hundreds of partitions per member.
 //
 // The scan tests 8 entries per step with one branch (two entries per 64-bit word), then finishes entry by
-// entry: under two instructions per partition on long runs, a few more than a plain loop on runs of one
-// (unsorted or interleaved ownership).
+// entry: under two instructions per partition on long runs; a run of one (interleaved ownership, e.g. a
+// range or round-robin result) is settled by the first compare.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
 namespace kafkagroup {
+
+// Where a run of one is found, the passes go partition by partition for this many partitions before they
+// look for runs again: interleaved ownership (a range or round-robin result, Java leaders' assignments)
+// then costs what the per-partition loop costs, plus one run test per block.
+constexpr int32_t kShortRunBlock = 64;
 
 namespace runs_detail {
 // Entries i..i+7 XOR-ed with v in each 32-bit half (v2 is v in both halves), OR-ed together: 0 when all
@@ -34,6 +39,7 @@ inline int32_t run_end(const int32_t* a, int32_t begin, int32_t end) {
     const int32_t v = a[begin];
     const uint64_t v2 = runs_detail::twice(v);
     int32_t i = begin + 1;
+    if (i < end && a[i] != v) return i;  // a run of one: one compare (interleaved ownership)
     while (end - i >= 8 && runs_detail::differs8(a + i, v2) == 0) i += 8;
     while (i < end && a[i] == v) ++i;
     return i;
@@ -44,6 +50,7 @@ inline int32_t run_end(const int32_t* a, const int32_t* b, int32_t begin, int32_
     const int32_t va = a[begin], vb = b[begin];
     const uint64_t va2 = runs_detail::twice(va), vb2 = runs_detail::twice(vb);
     int32_t i = begin + 1;
+    if (i < end && (a[i] != va || b[i] != vb)) return i;  // a run of one
     while (end - i >= 8 && (runs_detail::differs8(a + i, va2) | runs_detail::differs8(b + i, vb2)) == 0) i += 8;
     while (i < end && a[i] == va && b[i] == vb) ++i;
     return i;

@@ -63,6 +63,12 @@ void fill_rack_matching(const Input& in, const std::vector<int32_t>& free_parts,
     }
 }
 
+// Appends n copies of v; a single entry (runs of one: interleaved ownership) without insert's call.
+void append(std::vector<int32_t>& v, int64_t n, int32_t value) {
+    if (n == 1) v.push_back(value);
+    else v.insert(v.end(), static_cast<std::size_t>(n), value);
+}
+
 }  // namespace
 
 std::vector<int32_t> build_uniform(const Input& in) {
@@ -86,6 +92,11 @@ std::vector<int32_t> build_uniform(const Input& in) {
         for (int32_t part = 0; part < in.P;) {
             const int32_t o = sticky_owner[part];
             const int32_t end = run_end(sticky_owner, part, in.P);
+            if (end - part == 1) {  // short runs: a block partition by partition
+                for (const int32_t stop = std::min(in.P, part + kShortRunBlock); part < stop; ++part)
+                    if (sticky_owner[part] >= 0) ++owned[sticky_owner[part]];
+                continue;
+            }
             if (o >= 0) owned[o] += end - part;
             part = end;
         }
@@ -128,22 +139,36 @@ std::vector<int32_t> build_uniform(const Input& in) {
         for (int32_t t = 0; t < in.T; ++t) {
             const int32_t end = in.topic_end(t);
             if (!in.subscribed(t)) {
-                owner.insert(owner.end(), static_cast<std::size_t>(end - in.topic_begin(t)), kUnassigned);
+                append(owner, end - in.topic_begin(t), kUnassigned);
                 continue;
             }
             for (int32_t part = in.topic_begin(t); part < end;) {
                 const int32_t o = sticky_owner[part];
                 const int32_t run = run_end(sticky_owner, part, end);
+                if (run - part == 1) {  // short runs: a block partition by partition, as one run each
+                    for (const int32_t stop = std::min(end, part + kShortRunBlock); part < stop; ++part) {
+                        const int32_t k = sticky_owner[part];
+                        if (k >= 0 && kept[k] < quota[k]) {
+                            owner.push_back(k);
+                            ++kept[k];
+                            continue;
+                        }
+                        while (load[next] >= quota[next]) ++next;
+                        owner.push_back(next);
+                        ++load[next];
+                    }
+                    continue;
+                }
                 if (o >= 0 && kept[o] < quota[o]) {
                     const int64_t n = std::min<int64_t>(quota[o] - kept[o], run - part);
-                    owner.insert(owner.end(), static_cast<std::size_t>(n), o);
+                    append(owner, n, o);
                     kept[o] += n;
                     part += static_cast<int32_t>(n);
                 }
                 while (part < run) {
                     while (load[next] >= quota[next]) ++next;  // quotas sum to N: one is below quota
                     const int64_t n = std::min<int64_t>(quota[next] - load[next], run - part);
-                    owner.insert(owner.end(), static_cast<std::size_t>(n), next);
+                    append(owner, n, next);
                     load[next] += n;
                     part += static_cast<int32_t>(n);
                 }
@@ -189,13 +214,13 @@ std::vector<int32_t> build_uniform(const Input& in) {
         owner.reserve(static_cast<std::size_t>(in.P));
         for (int32_t t = 0; t < in.T; ++t) {
             if (!in.subscribed(t)) {
-                owner.insert(owner.end(), static_cast<std::size_t>(in.topic_end(t) - in.topic_begin(t)), kUnassigned);
+                append(owner, in.topic_end(t) - in.topic_begin(t), kUnassigned);
                 continue;
             }
             for (int32_t part = in.topic_begin(t); part < in.topic_end(t);) {
                 while (load[m] >= quota[m]) ++m;
                 const int64_t n = std::min<int64_t>(quota[m] - load[m], in.topic_end(t) - part);
-                owner.insert(owner.end(), static_cast<std::size_t>(n), m);
+                append(owner, n, m);
                 load[m] += n;
                 part += static_cast<int32_t>(n);
             }
