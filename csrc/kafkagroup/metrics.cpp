@@ -7,6 +7,32 @@
 #include "kafkagroup/subscriptions.hpp"
 
 namespace kafkagroup {
+namespace {
+
+// The end of the run from `from` on (before `end`) of entries equal to m in `a` and, when given, in `b`.
+// Compared kScan at a time without a branch per entry (vectorised), the last block one by one; the
+// next entry is looked at first, so a run of one (roundrobin) costs no block.
+std::size_t run_end(const int32_t* a, const int32_t* b, std::size_t from, std::size_t end, int32_t m) {
+    constexpr std::size_t kScan = 16;
+    std::size_t i = from;
+    if (i < end && a[i] == m && (!b || b[i] == m)) {
+        for (++i; i < end;) {
+            const std::size_t n = std::min(kScan, end - i);  // (a runtime bound keeps the loop vectorised)
+            uint32_t differ = 0;
+            if (b)
+                for (std::size_t k = 0; k < n; ++k)
+                    differ |= static_cast<uint32_t>(a[i + k] ^ m) | static_cast<uint32_t>(b[i + k] ^ m);
+            else
+                for (std::size_t k = 0; k < n; ++k) differ |= static_cast<uint32_t>(a[i + k] ^ m);
+            if (differ != 0) break;
+            i += n;
+        }
+        while (i < end && a[i] == m && (!b || b[i] == m)) ++i;
+    }
+    return i;
+}
+
+}  // namespace
 
 Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<int32_t>& owner,
                         const std::vector<int32_t>& withheld, const std::vector<int32_t>& prev_owner) {
@@ -16,46 +42,46 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     // owned[m]: partitions m validly owned before (prev_owner), counted in the same pass for both bounds.
     std::vector<int64_t> owned(M, 0);
     int64_t total_owned = 0;
-    // is_withheld only when something is withheld (cooperative-sticky moving partitions): no
-    // per-partition array for the other strategies.
-    std::vector<char> is_withheld;
-    if (!withheld.empty()) {
-        is_withheld.assign(owner.size(), 0);
-        for (int32_t part : withheld) is_withheld[part] = 1;
-    }
     out.withheld = static_cast<int64_t>(withheld.size());
-
     const std::vector<char>& topic_subscribed = pr.topic_subscribed;
 
-    // One pass over the partitions: loads, unassigned, moved and previous loads.
+    // One pass over the partitions: loads, moved and previous loads. Assignors hand out runs of
+    // consecutive partitions, and a sticky one keeps runs: a run of one member (held by it before too,
+    // when anything was owned) is counted at once.
+    const std::size_t P = owner.size();
     const int32_t* const now = owner.data();
-    const int32_t* const before = prev_owner.data();
-    int64_t unassigned = 0, moved = 0;
+    const int32_t* const before = pr.has_owned ? prev_owner.data() : nullptr;  // (all -1 when nothing was)
+    int64_t moved = 0;
     int64_t* const loads = load.data();
-    for (int32_t t = 0; t < pr.num_topics; ++t) {
-        const bool subscribed = topic_subscribed[t] != 0;
-        if (!pr.has_owned && is_withheld.empty()) {
-            // Nothing was owned (prev_owner is all -1) and nothing withheld: loads and unassigned only.
-            int64_t free = 0;
-            for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
-                const int32_t m = now[part];
-                if (m >= 0) ++loads[m];
-                else ++free;
-            }
-            if (subscribed) unassigned += free;
+    int64_t* const owned_of = owned.data();
+    for (std::size_t part = 0; part < P;) {
+        const int32_t m = now[part];
+        if (before && before[part] != m) {
+            if (m >= 0) ++loads[m];
+            if (before[part] >= 0) ++owned_of[before[part]], ++moved;
+            ++part;
             continue;
         }
-        for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) {
-            const int32_t m = now[part];
-            if (m >= 0) ++load[m];
-            else if (subscribed && (is_withheld.empty() || !is_withheld[part])) ++unassigned;
-            const int32_t prev = before[part];
-            if (prev >= 0) {
-                ++owned[prev];
-                moved += prev != m;
-            }
+        const std::size_t end = run_end(now, before, part + 1, P, m);
+        if (m >= 0) {
+            loads[m] += static_cast<int64_t>(end - part);
+            if (before) owned_of[m] += static_cast<int64_t>(end - part);
         }
+        part = end;
     }
+    // Unassigned: partitions of subscribed topics with no owner that are not withheld (a withheld
+    // partition has no owner in owner[]). A count per subscribed topic (vectorised), less the withheld.
+    int64_t unassigned = 0;
+    for (int32_t t = 0; t < pr.num_topics; ++t) {
+        if (!topic_subscribed[t]) continue;
+        uint32_t free = 0;  // (a topic has at most 2^28 partitions)
+        for (std::size_t i = static_cast<std::size_t>(pr.topic_base[t]), end = static_cast<std::size_t>(pr.topic_base[t + 1]);
+             i < end; ++i)
+            free += static_cast<uint32_t>(now[i]) >> 31;  // 1 when unassigned (negative)
+        unassigned += free;
+    }
+    for (int32_t w : withheld)
+        if (now[w] < 0 && topic_subscribed[pr.topic_of(w)]) --unassigned;
     for (int64_t l : load) out.assigned += l;
     for (int64_t o : owned) total_owned += o;
     out.unassigned = unassigned;

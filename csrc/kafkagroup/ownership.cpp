@@ -24,40 +24,51 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     const int32_t* const claims = p.owned_partitions.data;
     const int32_t* const topics = p.sub_topics.data;
     const int32_t T = pr.num_topics;
+    // One counted claim of member m (generation gen) on `part`: rules 2-4.
+    const auto claim = [&](int32_t m, int32_t gen, int32_t part) {
+        const int32_t current = own[part];
+        // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
+        if (current == kUnassigned) {
+            own[part] = m;
+        } else if (gen > gen_of[current]) {
+            own[part] = m;
+            if (!contested.empty()) contested[part] = 0;
+        } else if (gen == gen_of[current] && current != m) {
+            if (contested.empty()) contested.assign(owner.size(), 0);
+            contested[part] = 1;
+        }
+    };
     // Equal subscriptions: member 0's topics are everyone's, stamped once (key 0 for every member) instead
     // of once per member (at 8,000 members x 2,000 topics that was 16M stores for 4M partitions).
     const bool uniform = pr.uniform;
-    if (uniform)
-        for (int64_t i = p.sub_offsets[0], end = p.sub_offsets[1]; i < end; ++i) sub_by[topics[i]] = 0;
-    for (int32_t m = 0; m < pr.num_members; ++m) {
-        if (!uniform)
-            for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) sub_by[topics[i]] = m;
-        const int32_t key = uniform ? 0 : m;
-        const int32_t gen = gen_of[m];
-        // [lo, hi): the partitions of topic t, the topic of the previous claim. Claims usually come sorted,
-        // so the next one is in the same topic or the next one (binary search otherwise; an empty topic
-        // t+1 falls back too).
-        int32_t t = 0, lo = base[0], hi = base[1];
-        for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) {
-            const int32_t part = claims[i];
-            if (static_cast<uint32_t>(part - lo) >= static_cast<uint32_t>(hi - lo)) {  // part outside [lo, hi)
-                t = part >= hi && t + 2 <= T && part < base[t + 2] ? t + 1 : pr.topic_of(part);
-                lo = base[t];
-                hi = base[t + 1];
-            }
-            if (sub_by[t] != key) continue;
-            const int32_t current = own[part];
-            // The usual case, the first claim on a partition: never contested (a tie leaves an owner).
-            if (current == kUnassigned) {
-                own[part] = m;
-                continue;
-            }
-            if (gen > gen_of[current]) {
-                own[part] = m;
-                if (!contested.empty()) contested[part] = 0;
-            } else if (gen == gen_of[current] && current != m) {
-                if (contested.empty()) contested.assign(owner.size(), 0);
-                contested[part] = 1;
+    // Equal subscriptions covering every topic that has partitions (the usual group): rule 1 holds for
+    // every claim, so no claim needs its topic (finding it was most of the per-claim cost).
+    bool every_claim_counts = uniform;
+    for (int32_t t = 0; every_claim_counts && t < T; ++t)
+        every_claim_counts = pr.topic_subscribed[t] || base[t] == base[t + 1];
+    if (every_claim_counts) {
+        for (int32_t m = 0; m < pr.num_members; ++m)
+            for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) claim(m, gen_of[m], claims[i]);
+    } else {
+        if (uniform)
+            for (int64_t i = p.sub_offsets[0], end = p.sub_offsets[1]; i < end; ++i) sub_by[topics[i]] = 0;
+        for (int32_t m = 0; m < pr.num_members; ++m) {
+            if (!uniform)
+                for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) sub_by[topics[i]] = m;
+            const int32_t key = uniform ? 0 : m;
+            const int32_t gen = gen_of[m];
+            // [lo, hi): the partitions of topic t, the topic of the previous claim. Claims usually come sorted,
+            // so the next one is in the same topic or the next one (binary search otherwise; an empty topic
+            // t+1 falls back too).
+            int32_t t = 0, lo = base[0], hi = base[1];
+            for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) {
+                const int32_t part = claims[i];
+                if (static_cast<uint32_t>(part - lo) >= static_cast<uint32_t>(hi - lo)) {  // part outside [lo, hi)
+                    t = part >= hi && t + 2 <= T && part < base[t + 2] ? t + 1 : pr.topic_of(part);
+                    lo = base[t];
+                    hi = base[t + 1];
+                }
+                if (sub_by[t] == key) claim(m, gen, part);
             }
         }
     }

@@ -112,12 +112,21 @@ Prepared prepare(const Problem& p) {
     out.has_owned = !p.owned_offsets.empty();
     if (out.has_owned) {
         check_offsets(p.owned_offsets, M, p.owned_partitions.size, "owned_offsets", "member");
-        for (std::size_t m = 0; m < M; ++m) {
-            for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
-                int32_t part = p.owned_partitions[i];
-                if (part < 0 || part >= out.num_partitions)
-                    fail("member " + std::to_string(m) + ": owned partition id " + std::to_string(part) +
-                         " is not in 0.." + std::to_string(out.num_partitions - 1));
+        // The offsets cover owned_partitions exactly, so one branch-free pass (vectorised) over the flat
+        // array decides; only a group with a bad claim walks the members to name the first one.
+        int32_t lowest = std::numeric_limits<int32_t>::max(), highest = std::numeric_limits<int32_t>::min();
+        for (const int32_t part : p.owned_partitions) {
+            lowest = std::min(lowest, part);
+            highest = std::max(highest, part);
+        }
+        if (lowest < 0 || highest >= out.num_partitions) {
+            for (std::size_t m = 0; m < M; ++m) {
+                for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
+                    int32_t part = p.owned_partitions[i];
+                    if (part < 0 || part >= out.num_partitions)
+                        fail("member " + std::to_string(m) + ": owned partition id " + std::to_string(part) +
+                             " is not in 0.." + std::to_string(out.num_partitions - 1));
+                }
             }
         }
     } else if (!p.owned_partitions.empty()) {
