@@ -9,25 +9,22 @@
 namespace kafkagroup {
 namespace {
 
-// The end of the run from `from` on (before `end`) of entries equal to m in `a` and, when given, in `b`.
+// The end of the run from `from` on (before `end`) of entries equal to m in `a` and, with kBoth, in `b`.
 // Compared kScan at a time without a branch per entry (vectorised), the last block one by one; the
 // next entry is looked at first, so a run of one (roundrobin) costs no block.
+template <bool kBoth>
 std::size_t run_end(const int32_t* a, const int32_t* b, std::size_t from, std::size_t end, int32_t m) {
-    constexpr std::size_t kScan = 16;
+    constexpr std::size_t kScan = 32;
+    const auto same = [&](std::size_t i) { return a[i] == m && (!kBoth || b[i] == m); };
     std::size_t i = from;
-    if (i < end && a[i] == m && (!b || b[i] == m)) {
-        for (++i; i < end;) {
-            const std::size_t n = std::min(kScan, end - i);  // (a runtime bound keeps the loop vectorised)
+    if (i < end && same(i)) {
+        for (++i; end - i >= kScan; i += kScan) {
             uint32_t differ = 0;
-            if (b)
-                for (std::size_t k = 0; k < n; ++k)
-                    differ |= static_cast<uint32_t>(a[i + k] ^ m) | static_cast<uint32_t>(b[i + k] ^ m);
-            else
-                for (std::size_t k = 0; k < n; ++k) differ |= static_cast<uint32_t>(a[i + k] ^ m);
+            for (std::size_t k = 0; k < kScan; ++k)
+                differ |= static_cast<uint32_t>(a[i + k] ^ m) | (kBoth ? static_cast<uint32_t>(b[i + k] ^ m) : 0u);
             if (differ != 0) break;
-            i += n;
         }
-        while (i < end && a[i] == m && (!b || b[i] == m)) ++i;
+        while (i < end && same(i)) ++i;
     }
     return i;
 }
@@ -45,41 +42,46 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     out.withheld = static_cast<int64_t>(withheld.size());
     const std::vector<char>& topic_subscribed = pr.topic_subscribed;
 
-    // One pass over the partitions: loads, moved and previous loads. Assignors hand out runs of
-    // consecutive partitions, and a sticky one keeps runs: a run of one member (held by it before too,
+    // One pass over the partitions: loads, moved, previous loads and unassigned. Assignors hand out runs
+    // of consecutive partitions, and a sticky one keeps runs: a run of one member (held by it before too,
     // when anything was owned) is counted at once.
     const std::size_t P = owner.size();
     const int32_t* const now = owner.data();
     const int32_t* const before = pr.has_owned ? prev_owner.data() : nullptr;  // (all -1 when nothing was)
-    int64_t moved = 0;
+    int64_t moved = 0, unassigned = 0;
     int64_t* const loads = load.data();
     int64_t* const owned_of = owned.data();
+    // Unassigned partitions of [a, b) in subscribed topics; t, the topic holding a, only moves forward
+    // (the runs come in partition order): O(T) over the pass.
+    const int32_t* const base = pr.topic_base.data();
+    int32_t t = 0;
+    const auto subscribed_in = [&](int64_t a, int64_t b) {
+        while (base[t + 1] <= a) ++t;
+        int64_t n = 0;
+        for (int32_t u = t; u < pr.num_topics && base[u] < b; ++u)
+            if (topic_subscribed[u]) n += std::min<int64_t>(b, base[u + 1]) - std::max<int64_t>(a, base[u]);
+        return n;
+    };
     for (std::size_t part = 0; part < P;) {
         const int32_t m = now[part];
         if (before && before[part] != m) {
             if (m >= 0) ++loads[m];
+            else unassigned += subscribed_in(static_cast<int64_t>(part), static_cast<int64_t>(part) + 1);
             if (before[part] >= 0) ++owned_of[before[part]], ++moved;
             ++part;
             continue;
         }
-        const std::size_t end = run_end(now, before, part + 1, P, m);
+        const std::size_t end = before ? run_end<true>(now, before, part + 1, P, m) : run_end<false>(now, nullptr, part + 1, P, m);
+        const auto length = static_cast<int64_t>(end - part);
         if (m >= 0) {
-            loads[m] += static_cast<int64_t>(end - part);
-            if (before) owned_of[m] += static_cast<int64_t>(end - part);
+            loads[m] += length;
+            if (before) owned_of[m] += length;
+        } else {
+            unassigned += subscribed_in(static_cast<int64_t>(part), static_cast<int64_t>(end));
         }
         part = end;
     }
-    // Unassigned: partitions of subscribed topics with no owner that are not withheld (a withheld
-    // partition has no owner in owner[]). A count per subscribed topic (vectorised), less the withheld.
-    int64_t unassigned = 0;
-    for (int32_t t = 0; t < pr.num_topics; ++t) {
-        if (!topic_subscribed[t]) continue;
-        uint32_t free = 0;  // (a topic has at most 2^28 partitions)
-        for (std::size_t i = static_cast<std::size_t>(pr.topic_base[t]), end = static_cast<std::size_t>(pr.topic_base[t + 1]);
-             i < end; ++i)
-            free += static_cast<uint32_t>(now[i]) >> 31;  // 1 when unassigned (negative)
-        unassigned += free;
-    }
+    // A withheld partition has no owner in owner[] but is not unassigned.
     for (int32_t w : withheld)
         if (now[w] < 0 && topic_subscribed[pr.topic_of(w)]) --unassigned;
     for (int64_t l : load) out.assigned += l;
