@@ -9,22 +9,19 @@
 namespace kafkagroup {
 namespace {
 
-// The end of the run from `from` on (before `end`) of entries equal to m in `a` and, with kBoth, in `b`.
-// Compared kScan at a time without a branch per entry (vectorised), the last block one by one; the
-// next entry is looked at first, so a run of one (roundrobin) costs no block.
-template <bool kBoth>
-std::size_t run_end(const int32_t* a, const int32_t* b, std::size_t from, std::size_t end, int32_t m) {
+// The end of the run of entries equal to m in a[from, end). Compared kScan at a time without a branch
+// per entry (vectorised), the last block one by one; the next entry is looked at first, so a run of one
+// (roundrobin) costs no block.
+std::size_t run_end(const int32_t* a, std::size_t from, std::size_t end, int32_t m) {
     constexpr std::size_t kScan = 32;
-    const auto same = [&](std::size_t i) { return a[i] == m && (!kBoth || b[i] == m); };
     std::size_t i = from;
-    if (i < end && same(i)) {
+    if (i < end && a[i] == m) {
         for (++i; end - i >= kScan; i += kScan) {
             uint32_t differ = 0;
-            for (std::size_t k = 0; k < kScan; ++k)
-                differ |= static_cast<uint32_t>(a[i + k] ^ m) | (kBoth ? static_cast<uint32_t>(b[i + k] ^ m) : 0u);
+            for (std::size_t k = 0; k < kScan; ++k) differ |= static_cast<uint32_t>(a[i + k] ^ m);
             if (differ != 0) break;
         }
-        while (i < end && same(i)) ++i;
+        while (i < end && a[i] == m) ++i;
     }
     return i;
 }
@@ -43,8 +40,8 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     const std::vector<char>& topic_subscribed = pr.topic_subscribed;
 
     // One pass over the partitions: loads, moved, previous loads and unassigned. Assignors hand out runs
-    // of consecutive partitions, and a sticky one keeps runs: a run of one member (held by it before too,
-    // when anything was owned) is counted at once.
+    // of consecutive partitions and a sticky one keeps runs, so each run of one member, and within it each
+    // run of one previous owner, is counted at once (no per-partition increments of one counter).
     const std::size_t P = owner.size();
     const int32_t* const now = owner.data();
     const int32_t* const before = pr.has_owned ? prev_owner.data() : nullptr;  // (all -1 when nothing was)
@@ -64,20 +61,19 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     };
     for (std::size_t part = 0; part < P;) {
         const int32_t m = now[part];
-        if (before && before[part] != m) {
-            if (m >= 0) ++loads[m];
-            else unassigned += subscribed_in(static_cast<int64_t>(part), static_cast<int64_t>(part) + 1);
-            if (before[part] >= 0) ++owned_of[before[part]], ++moved;
-            ++part;
-            continue;
-        }
-        const std::size_t end = before ? run_end<true>(now, before, part + 1, P, m) : run_end<false>(now, nullptr, part + 1, P, m);
+        const std::size_t end = run_end(now, part + 1, P, m);
         const auto length = static_cast<int64_t>(end - part);
-        if (m >= 0) {
-            loads[m] += length;
-            if (before) owned_of[m] += length;
-        } else {
-            unassigned += subscribed_in(static_cast<int64_t>(part), static_cast<int64_t>(end));
+        if (m >= 0) loads[m] += length;
+        else unassigned += subscribed_in(static_cast<int64_t>(part), static_cast<int64_t>(end));
+        // Within the run, runs of previous owners: kept (v == m), moved (another v), or none (-1).
+        for (std::size_t i = part; before && i < end;) {
+            const int32_t v = before[i];
+            const std::size_t stop = run_end(before, i + 1, end, v);
+            if (v >= 0) {
+                owned_of[v] += static_cast<int64_t>(stop - i);
+                if (v != m) moved += static_cast<int64_t>(stop - i);
+            }
+            i = stop;
         }
         part = end;
     }
