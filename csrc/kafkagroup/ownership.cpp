@@ -1,5 +1,7 @@
 #include "kafkagroup/ownership.hpp"
 
+#include <algorithm>
+
 namespace kafkagroup {
 
 std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
@@ -47,8 +49,29 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     for (int32_t t = 0; every_claim_counts && t < T; ++t)
         every_claim_counts = pr.topic_subscribed[t] || base[t] == base[t + 1];
     if (every_claim_counts) {
-        for (int32_t m = 0; m < pr.num_members; ++m)
-            for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end; ++i) claim(m, gen_of[m], claims[i]);
+        // Members list their partitions in order, so a claim list is mostly runs of consecutive partitions
+        // nobody claimed yet: kBlock of them at once is kBlock first claims, stored without a test each (the
+        // test for the block is branch-free, vectorised). A block that is not one is claimed one by one.
+        constexpr int64_t kBlock = 32;
+        const int64_t P = pr.num_partitions;
+        for (int32_t m = 0; m < pr.num_members; ++m) {
+            const int32_t gen = gen_of[m];
+            for (int64_t i = p.owned_offsets[m], end = p.owned_offsets[m + 1]; i < end;) {
+                const int32_t first = claims[i];
+                if (end - i >= kBlock && first <= P - kBlock) {  // (claims are in [0, P): prepare())
+                    uint32_t differ = 0;
+                    for (int64_t k = 0; k < kBlock; ++k)
+                        differ |= static_cast<uint32_t>((claims[i + k] - static_cast<int32_t>(k)) ^ first) |
+                                  static_cast<uint32_t>(own[first + k] ^ kUnassigned);
+                    if (differ == 0) {
+                        std::fill_n(own + first, kBlock, m);
+                        i += kBlock;
+                        continue;
+                    }
+                }
+                for (const int64_t stop = std::min(end, i + kBlock); i < stop; ++i) claim(m, gen, claims[i]);
+            }
+        }
     } else {
         if (uniform)
             for (int64_t i = p.sub_offsets[0], end = p.sub_offsets[1]; i < end; ++i) sub_by[topics[i]] = 0;
