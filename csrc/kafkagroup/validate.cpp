@@ -113,13 +113,13 @@ Prepared prepare(const Problem& p) {
     if (out.has_owned) {
         check_offsets(p.owned_offsets, M, p.owned_partitions.size, "owned_offsets", "member");
         // The offsets cover owned_partitions exactly, so one branch-free pass (vectorised) over the flat
-        // array decides; only a group with a bad claim walks the members to name the first one.
-        int32_t lowest = std::numeric_limits<int32_t>::max(), highest = std::numeric_limits<int32_t>::min();
-        for (const int32_t part : p.owned_partitions) {
-            lowest = std::min(lowest, part);
-            highest = std::max(highest, part);
-        }
-        if (lowest < 0 || highest >= out.num_partitions) {
+        // array decides; only a group with a bad claim walks the members to name the first one. In uint32,
+        // a claim in [0, P) has the top bit clear both in itself and in P - 1 - claim; any other has it set
+        // in one of them (P <= 2^28).
+        const uint32_t last = static_cast<uint32_t>(out.num_partitions) - 1u;
+        uint32_t any = 0;
+        for (const int32_t part : p.owned_partitions) any |= static_cast<uint32_t>(part) | (last - static_cast<uint32_t>(part));
+        if (any >> 31) {
             for (std::size_t m = 0; m < M; ++m) {
                 for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
                     int32_t part = p.owned_partitions[i];

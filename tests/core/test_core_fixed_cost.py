@@ -106,3 +106,20 @@ def test_metrics_pass_agrees_with_numpy(strategy, seed):
     got = r.metrics
     assert (got.assigned, got.unassigned, got.withheld, got.max_load, got.min_load) == \
         (want["assigned"], want["unassigned"], want["withheld"], want["max_load"], want["min_load"])
+
+
+@pytest.mark.parametrize("bad", [-1, 12, 13, 2**31 - 1, -2**31, 2**28])
+def test_a_claim_out_of_range_is_named_whatever_its_value(bad):
+    a = uniform_group(3, 4, 3).arrays()     # 12 partitions
+    claims = [0, 1, 2, 3, 11, 5, 6, 7, 8]
+    claims[7] = bad                          # member 2's second claim
+    a.update(owned_offsets=np.array([0, 4, 6, 9], dtype=np.int64), owned_partitions=np.array(claims, dtype=np.int32))
+    with pytest.raises(InvalidGroupError, match=f"member 2: owned partition id {bad} is not in 0..11"):
+        kafkagroup.assign_arrays("sticky", **a)
+    claims[7] = 11 - 4                       # every claim in range: accepted
+    a["owned_partitions"] = np.array(claims, dtype=np.int32)
+    assert kafkagroup.assign_arrays("sticky", **a).metrics.unassigned == 0
+    empty = dict(uniform_group(3, 0, 3).arrays(), owned_offsets=np.array([0, 0, 0, 1], dtype=np.int64),
+                 owned_partitions=np.array([0], dtype=np.int32))   # no partitions: no claim is valid
+    with pytest.raises(InvalidGroupError, match="member 2: owned partition id 0 is not in 0..-1"):
+        kafkagroup.assign_arrays("range", **empty)
