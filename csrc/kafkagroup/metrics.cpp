@@ -12,8 +12,9 @@ namespace {
 // The end of the run of entries equal to m in a[from, end). Compared kScan at a time without a branch
 // per entry (vectorised), the last block one by one; the next entry is looked at first, so a run of one
 // (roundrobin) costs no block.
+constexpr std::size_t kScan = 32;
+
 std::size_t run_end(const int32_t* a, std::size_t from, std::size_t end, int32_t m) {
-    constexpr std::size_t kScan = 32;
     std::size_t i = from;
     if (i < end && a[i] == m) {
         for (++i; end - i >= kScan; i += kScan) {
@@ -61,6 +62,24 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     };
     for (std::size_t part = 0; part < P;) {
         const int32_t m = now[part];
+        if (part + 1 < P && now[part + 1] != m) {
+            // No run here (range or roundrobin over many members): the next kScan one by one, no run looked for.
+            const std::size_t stop = std::min(P, part + kScan);
+            if (!before) {
+                for (; part < stop; ++part) {
+                    if (now[part] >= 0) ++loads[now[part]];
+                    else unassigned += subscribed_in(static_cast<int64_t>(part), static_cast<int64_t>(part) + 1);
+                }
+                continue;
+            }
+            for (; part < stop; ++part) {
+                const int32_t now_m = now[part], v = before[part];
+                if (now_m >= 0) ++loads[now_m];
+                else unassigned += subscribed_in(static_cast<int64_t>(part), static_cast<int64_t>(part) + 1);
+                if (v >= 0) ++owned_of[v], moved += v != now_m;
+            }
+            continue;
+        }
         const std::size_t end = run_end(now, part + 1, P, m);
         const auto length = static_cast<int64_t>(end - part);
         if (m >= 0) loads[m] += length;
