@@ -6,7 +6,8 @@ pages are reused or faulted in as for the engine's own arrays); no assignor can 
 same run.
 
 Shapes (uniform subscriptions, every member on every topic; ANCHORS.md's rows where they exist):
-10k = 100 topics x 100 partitions, 100 members; 100k = 100 x 1,000, 1,000 members; 1M = 500 x 2,000,
+100 = 10 topics x 10 partitions, 10 members (most real groups: the per-call fixed cost); 1k = 10 x 100,
+20 members; 10k = 100 topics x 100 partitions, 100 members; 100k = 100 x 1,000, 1,000 members; 1M = 500 x 2,000,
 2,000 members; 4M = 2,000 x 2,000, 8,000 members; 16M = 8,000 x 2,000, 8,000 members (16M only with
 KAFKAGROUP_BENCH_16M=1: ~1.5 GB of inputs). "fresh": nobody owns anything; "churn": 10% of the members
 left after a settled sticky generation, the rest claim what they were given (generation 1).
@@ -35,13 +36,13 @@ from kafkagroup.scenarios import next_generation, uniform_group
 CAP_S = float(os.environ.get("KAFKAGROUP_PEER_CAP_S", "20"))
 FRANZ = os.environ.get("KAFKAGROUP_FRANZ_BENCH")
 # name -> (topics, partitions per topic, members)
-SHAPES = {"10k": (100, 100, 100), "100k": (100, 1000, 1000), "1M": (500, 2000, 2000), "4M": (2000, 2000, 8000)}
+SHAPES = {"100": (10, 10, 10), "1k": (10, 100, 20), "10k": (100, 100, 100), "100k": (100, 1000, 1000), "1M": (500, 2000, 2000), "4M": (2000, 2000, 8000)}
 if os.environ.get("KAFKAGROUP_BENCH_16M") == "1":
     SHAPES["16M"] = (8000, 2000, 8000)
 # ANCHORS.md (2026-11-23, sticky): (franz-go ms, Java ms) per (shape, kind); None where it has no row
 ANCHOR = {("10k", "fresh"): ("0.84", "1.46"), ("1M", "fresh"): ("157", "150"), ("4M", "fresh"): ("1,963", "2,191"),
           ("4M", "churn"): ("14,781", "5,570")}
-ROUNDS = {"10k": 51, "100k": 21, "1M": 7, "4M": 5, "16M": 3}
+ROUNDS = {"100": 501, "1k": 201, "10k": 51, "100k": 21, "1M": 7, "4M": 5, "16M": 3}
 
 
 def _group(shape: str, kind: str):

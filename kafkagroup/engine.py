@@ -29,7 +29,6 @@ A broken engine invariant (a kafkagroup defect, never bad input) raises
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -68,24 +67,16 @@ class Metrics:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-_METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
-
-
-def _frozen(cls: type, values: dict[str, Any]) -> Any:
-    """An instance of the frozen dataclass `cls` with its fields set from `values`, without the generated
-    __init__ (which sets each field through object.__setattr__: ~3 us for Metrics' eight, a tenth of a
-    10k-partition call)."""
-    obj = object.__new__(cls)
-    obj.__dict__.update(values)
-    return obj
-
-
 @dataclass(frozen=True)
 class ArrayResult:
     owner: np.ndarray      # int32[P]: member id per partition, -1 = unassigned (or withheld)
     withheld: np.ndarray   # int32[W]: global ids withheld this round, ascending
     metrics: Metrics
-    engine_us: float       # wall time of the native call, microseconds
+    engine_us: float       # wall time of the engine (the native call without its glue), microseconds
+
+
+# assign_exact returns these two, filled natively without their generated __init__.
+_core.set_result_types(ArrayResult, Metrics)
 
 
 #: The largest total partition count one call accepts (the engine's kMaxPartitions, csrc/kafkagroup/problem.hpp).
@@ -131,6 +122,12 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
     and replica racks are both given: server-range then splits as the classic range does with racks
     (KIP-881), server-uniform balances as the classic sticky does with racks, keeping previous targets.
     The classic strategies follow Kafka: rack-aware whenever racks are given, whatever this says."""
+    if num_members is None and not rack_aware:
+        # The usual call, arrays already in the engine's layout: checked, run and wrapped natively.
+        result = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets,
+                                    owned_partitions, generation, member_rack, replica_offsets, replica_racks)
+        if result is not None:
+            return result
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a name, got {strategy!r}")
     if rack_aware and not strategy.startswith("server-"):
@@ -148,20 +145,15 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
         sub_offsets = np.array([0, sub_topics.size], dtype=np.int64)
     # Arrays already in the engine's layout (1-d, C-contiguous, these dtypes) go straight in; anything
     # else is converted (and range-checked) below and passed again.
-    start = time.perf_counter()
-    out = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
-                             generation, member_rack, replica_offsets, replica_racks, shared, rack_aware)
-    if out is None:
+    result = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
+                                generation, member_rack, replica_offsets, replica_racks, shared, rack_aware)
+    if result is None:
         args = _converted(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
                           member_rack, replica_offsets, replica_racks)
-        start = time.perf_counter()
-        out = _core.assign_exact(strategy, *args, shared, rack_aware)
-        if out is None:  # as_index_array returns exact arrays; anything else is a kafkagroup defect
+        result = _core.assign_exact(strategy, *args, shared, rack_aware)
+        if result is None:  # as_index_array returns exact arrays; anything else is a kafkagroup defect
             raise InvariantError("assign_arrays: a converted argument is still not an exact array")
-    engine_us = (time.perf_counter() - start) * 1e6
-    owner, withheld, metrics = out
-    return _frozen(ArrayResult, {"owner": owner, "withheld": withheld,
-                                 "metrics": _frozen(Metrics, dict(zip(_METRIC_FIELDS, metrics))), "engine_us": engine_us})
+    return result
 
 
 def _converted(*values: Any) -> list[np.ndarray | None]:

@@ -7,6 +7,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -130,18 +132,73 @@ bool exact_view(py::handle h, View<T>& out) {
     return true;
 }
 
-// assign() for arrays already in the engine's layout: the per-call fixed cost of kafkagroup.assign_arrays.
-// Positional arguments (no keyword matching), no forcecast conversion, the metrics as a tuple (no dict).
-// Returns None when some argument is not an exact array (engine.assign_arrays converts it, with its
-// range checks, and calls again).
-py::object assign_exact(const std::string& strategy, py::handle partition_count, py::handle sub_offsets,
+// kafkagroup.engine's ArrayResult and Metrics (frozen dataclasses), registered by engine.py when it is
+// imported (set_result_types); assign_exact fills them without calling their generated __init__, which
+// sets each field through object.__setattr__. Never released: they live as long as the interpreter.
+struct ResultTypes {
+    PyTypeObject* array_result = nullptr;
+    PyTypeObject* metrics = nullptr;
+    PyObject* empty_args = nullptr;
+    PyObject* result_keys[4] = {};   // ArrayResult's fields, in declaration order
+    PyObject* metric_keys[kMetricCount] = {};
+};
+ResultTypes g_types;
+
+void set_result_types(py::handle array_result, py::handle metrics) {
+    if (!PyType_Check(array_result.ptr()) || !PyType_Check(metrics.ptr()))
+        throw py::type_error("set_result_types: expected the ArrayResult and Metrics classes");
+    const auto names = [](py::handle cls) {
+        std::vector<std::string> out;
+        for (py::handle f : py::module_::import("dataclasses").attr("fields")(cls)) out.push_back(py::str(f.attr("name")));
+        return out;
+    };
+    const std::vector<std::string> result_fields = names(array_result), metric_fields = names(metrics),
+                                   expected = {"owner", "withheld", "metrics", "engine_us"};
+    if (result_fields != expected || metric_fields != metric_names())
+        throw py::type_error("set_result_types: ArrayResult or Metrics fields differ from the engine's");
+    for (std::size_t i = 0; i < 4; ++i) g_types.result_keys[i] = PyUnicode_InternFromString(expected[i].c_str());
+    for (std::size_t i = 0; i < kMetricCount; ++i) g_types.metric_keys[i] = PyUnicode_InternFromString(metric_fields[i].c_str());
+    g_types.empty_args = PyTuple_New(0);
+    Py_INCREF(array_result.ptr());
+    Py_INCREF(metrics.ptr());
+    g_types.array_result = reinterpret_cast<PyTypeObject*>(array_result.ptr());
+    g_types.metrics = reinterpret_cast<PyTypeObject*>(metrics.ptr());
+}
+
+// An instance of the frozen dataclass `type` with fields keys[i] = values[i], made as object.__new__ does,
+// its __dict__ filled directly (the values are stolen references).
+py::object frozen_instance(PyTypeObject* type, PyObject* const* keys, std::initializer_list<PyObject*> values) {
+    std::vector<py::object> owned;
+    owned.reserve(values.size());
+    for (PyObject* v : values) owned.push_back(py::reinterpret_steal<py::object>(v));
+    for (const py::object& v : owned)
+        if (!v) throw py::error_already_set();
+    auto obj = py::reinterpret_steal<py::object>(type->tp_new(type, g_types.empty_args, nullptr));
+    if (!obj) throw py::error_already_set();
+    auto dict = py::reinterpret_steal<py::object>(PyObject_GenericGetDict(obj.ptr(), nullptr));
+    if (!dict) throw py::error_already_set();
+    for (std::size_t i = 0; i < owned.size(); ++i)
+        if (PyDict_SetItem(dict.ptr(), keys[i], owned[i].ptr()) != 0) throw py::error_already_set();
+    return obj;
+}
+
+// assign() for arrays already in the engine's layout: the whole of kafkagroup.assign_arrays' usual call.
+// Positional arguments (no keyword matching), no forcecast conversion, the result objects made here.
+// Returns None when the strategy is not a str or some argument is not an exact array (engine.assign_arrays
+// then checks and converts, with its range checks and messages, and calls again).
+py::object assign_exact(py::handle strategy, py::handle partition_count, py::handle sub_offsets,
                         py::handle sub_topics, py::handle owned_offsets, py::handle owned_partitions,
                         py::handle generation, py::handle member_rack, py::handle replica_offsets,
                         py::handle replica_racks, int64_t shared_members, bool server_racks) {
+    if (!g_types.array_result) throw std::logic_error("assign_exact: kafkagroup.engine has not registered its result types");
     Problem problem;
     problem.shared_members = shared_members;
     AssignOptions options;
     options.server_racks = server_racks;
+    if (!PyUnicode_Check(strategy.ptr())) return py::none();
+    Py_ssize_t name_size = 0;
+    const char* name = PyUnicode_AsUTF8AndSize(strategy.ptr(), &name_size);  // cached in the str, no copy
+    if (!name) throw py::error_already_set();
     if (partition_count.is_none() || sub_offsets.is_none() || sub_topics.is_none()) return py::none();
     if (!exact_view(partition_count, problem.partition_count) || !exact_view(sub_offsets, problem.sub_offsets) ||
         !exact_view(sub_topics, problem.sub_topics) || !exact_view(owned_offsets, problem.owned_offsets) ||
@@ -150,14 +207,23 @@ py::object assign_exact(const std::string& strategy, py::handle partition_count,
         !exact_view(replica_racks, problem.replica_racks))
         return py::none();
     AssignResult result;
+    double engine_us = 0;
     {
         py::gil_scoped_release release;
-        result = assign(strategy, problem, options);
+        const auto start = std::chrono::steady_clock::now();
+        result = assign(std::string(name, static_cast<std::size_t>(name_size)), problem, options);
+        engine_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     }
     const Metrics& m = result.metrics;
-    return py::make_tuple(to_numpy(std::move(result.owner)), to_numpy(std::move(result.withheld)),
-                          py::make_tuple(m.balance_gap, m.max_load, m.min_load, m.assigned, m.unassigned, m.withheld,
-                                         m.moved, m.moved_lower_bound));
+    py::object metrics = frozen_instance(
+        g_types.metrics, g_types.metric_keys,
+        {PyLong_FromLongLong(m.balance_gap), PyLong_FromLongLong(m.max_load), PyLong_FromLongLong(m.min_load),
+         PyLong_FromLongLong(m.assigned), PyLong_FromLongLong(m.unassigned), PyLong_FromLongLong(m.withheld),
+         PyLong_FromLongLong(m.moved), PyLong_FromLongLong(m.moved_lower_bound)});
+    return frozen_instance(g_types.array_result, g_types.result_keys,
+                           {to_numpy(std::move(result.owner)).release().ptr(),
+                            to_numpy(std::move(result.withheld)).release().ptr(), metrics.release().ptr(),
+                            PyFloat_FromDouble(engine_us)});
 }
 
 // ---- many groups per call (csrc/kafkagroup/batch.hpp)
@@ -655,8 +721,10 @@ PYBIND11_MODULE(_core, m) {
           "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None, all ten positional,\n"
           "and shared_members: -1, or the member count of the homogeneous form (Problem::shared_members);\n"
           "server_racks: AssignOptions::server_racks.\n"
-          "Returns (owner, withheld, metrics tuple in Metrics' field order), or None when some argument is not\n"
-          "an exact array (nothing was run: convert and call again).");
+          "Returns kafkagroup.engine.ArrayResult (engine_us: the engine alone), or None when the strategy is not\n"
+          "a str or some argument is not an exact array (nothing was run: convert and call again).");
+    m.def("set_result_types", &set_result_types, py::arg("array_result"), py::arg("metrics"),
+          "Registers kafkagroup.engine's ArrayResult and Metrics classes, which assign_exact returns.");
     bind_batch(m);
     bind_group_builder(m);
     bind_output_rows(m);

@@ -1,0 +1,125 @@
+"""The per-call fixed cost work (issue 26 item 1) changes no answer:
+
+- `_core.assign_exact` returns the ArrayResult itself (made natively) and declines a non-str strategy;
+- previous owners of a group whose equal subscriptions cover every topic skip the topic lookup: the same
+  claims with one more topic nobody subscribes to (the lookup path) give the same owners and metrics;
+- the metrics pass counts runs: checked against numpy on owners with runs, single partitions, unassigned
+  partitions of subscribed and unsubscribed topics and withheld partitions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kafkagroup
+from kafkagroup import _core
+from kafkagroup.engine import ArrayResult, Metrics
+from kafkagroup.errors import InvalidGroupError
+from kafkagroup.scenarios import next_generation, random_group, uniform_group
+
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+ARGS = ("partition_count", "sub_offsets", "sub_topics", "owned_offsets", "owned_partitions", "generation",
+        "member_rack", "replica_offsets", "replica_racks")
+
+
+def test_assign_exact_returns_the_result_object():
+    a = uniform_group(3, 4, 2).arrays()
+    r = _core.assign_exact("sticky", *(a[k] for k in ARGS))
+    assert type(r) is ArrayResult and type(r.metrics) is Metrics
+    assert r.owner.tolist() == [0] * 6 + [1] * 6 and r.withheld.tolist() == [] and r.engine_us >= 0
+    assert r.metrics == Metrics(balance_gap=0, max_load=6, min_load=6, assigned=12, unassigned=0, withheld=0,
+                                moved=0, moved_lower_bound=0)
+    assert r == kafkagroup.assign_arrays("sticky", **a).__class__(r.owner, r.withheld, r.metrics, r.engine_us)
+    assert _core.assign_exact(3, *(a[k] for k in ARGS)) is None   # assign_arrays then names the fault
+    with pytest.raises(InvalidGroupError, match="strategy must be a name"):
+        kafkagroup.assign_arrays(b"sticky", **a)
+
+
+def _claims(seed: int, topics: int = 6, partitions: int = 7, members: int = 9):
+    """A uniform group after churn, with duplicated, stale and contested claims and random generations."""
+    rng = np.random.default_rng(seed)
+    g = uniform_group(topics, partitions, members)
+    settled = kafkagroup.assign_arrays("sticky", **g.arrays())
+    g = next_generation(g, settled.owner, remove=2, add=1, seed=seed)
+    a = g.arrays()
+    P = int(a["partition_count"].sum())
+    claims = [list(a["owned_partitions"][a["owned_offsets"][m]:a["owned_offsets"][m + 1]])
+              for m in range(len(g.members))]
+    for c in claims:
+        c.extend(rng.integers(0, P, size=int(rng.integers(0, 4))).tolist())   # contested or repeated claims
+        if c and rng.random() < 0.3:
+            c.append(c[0])                                                    # one partition listed twice
+    if len(claims) > 2 and claims[0]:
+        claims[2][:0] = range(claims[0][0], min(claims[0][0] + 40, P))        # a run someone already claimed
+    offsets = np.zeros(len(claims) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in claims], out=offsets[1:])
+    a["owned_offsets"] = offsets
+    a["owned_partitions"] = np.array([p for c in claims for p in c], dtype=np.int32)
+    a["generation"] = rng.integers(-1, 3, size=len(claims)).astype(np.int32)
+    return a
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_claims_without_topic_lookup_agree_with_the_lookup_path(strategy, seed):
+    # Small groups, and groups whose members claim runs long enough to be taken a block at a time.
+    a = _claims(seed) if seed % 2 else _claims(seed, topics=12, partitions=40, members=7)
+    P = int(a["partition_count"].sum())
+    fast = kafkagroup.assign_arrays(strategy, **a)
+    # One more topic, subscribed by nobody: partition ids and subscriptions unchanged, the claims now go
+    # through the per-claim topic test.
+    b = dict(a, partition_count=np.append(a["partition_count"], np.int32(5)))
+    slow = kafkagroup.assign_arrays(strategy, **b)
+    assert fast.owner.tolist() == slow.owner[:P].tolist() and (slow.owner[P:] == -1).all()
+    assert fast.withheld.tolist() == slow.withheld.tolist()
+    assert fast.metrics == slow.metrics
+
+
+def _numpy_metrics(a, r):
+    """assigned / unassigned / withheld / moved / loads recomputed with numpy from the arrays alone."""
+    count = a["partition_count"]
+    base = np.concatenate([[0], np.cumsum(count)])
+    M = len(a["sub_offsets"]) - 1
+    subscribed = np.zeros(len(count), dtype=bool)
+    subscribed[a["sub_topics"]] = True
+    topic = np.repeat(np.arange(len(count)), count)
+    owner = r.owner
+    load = np.bincount(owner[owner >= 0], minlength=M)
+    free = (owner < 0) & subscribed[topic]
+    free[r.withheld] = False
+    return {"assigned": int(load.sum()), "unassigned": int(free.sum()), "withheld": len(r.withheld),
+            "max_load": int(load.max()), "min_load": int(load.min()), "base": base}
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_metrics_pass_agrees_with_numpy(strategy, seed):
+    # Random subscriptions leave topics unsubscribed (unassigned there does not count); churned groups give
+    # long kept runs, single moved partitions and, for cooperative-sticky, withheld ones.
+    g = random_group(topics=9, partitions=int(3 + seed * 5), members=6 + seed, fraction=0.4, seed=seed)
+    if seed % 2:
+        first = kafkagroup.assign_arrays("sticky", **g.arrays())
+        g = next_generation(g, first.owner, remove=2, add=2, seed=seed)
+    a = g.arrays()
+    r = kafkagroup.assign_arrays(strategy, **a)
+    want = _numpy_metrics(a, r)
+    got = r.metrics
+    assert (got.assigned, got.unassigned, got.withheld, got.max_load, got.min_load) == \
+        (want["assigned"], want["unassigned"], want["withheld"], want["max_load"], want["min_load"])
+
+
+@pytest.mark.parametrize("bad", [-1, 12, 13, 2**31 - 1, -2**31, 2**28])
+def test_a_claim_out_of_range_is_named_whatever_its_value(bad):
+    a = uniform_group(3, 4, 3).arrays()     # 12 partitions
+    claims = [0, 1, 2, 3, 11, 5, 6, 7, 8]
+    claims[7] = bad                          # member 2's second claim
+    a.update(owned_offsets=np.array([0, 4, 6, 9], dtype=np.int64), owned_partitions=np.array(claims, dtype=np.int32))
+    with pytest.raises(InvalidGroupError, match=f"member 2: owned partition id {bad} is not in 0..11"):
+        kafkagroup.assign_arrays("sticky", **a)
+    claims[7] = 11 - 4                       # every claim in range: accepted
+    a["owned_partitions"] = np.array(claims, dtype=np.int32)
+    assert kafkagroup.assign_arrays("sticky", **a).metrics.unassigned == 0
+    empty = dict(uniform_group(3, 0, 3).arrays(), owned_offsets=np.array([0, 0, 0, 1], dtype=np.int64),
+                 owned_partitions=np.array([0], dtype=np.int32))   # no partitions: no claim is valid
+    with pytest.raises(InvalidGroupError, match="member 2: owned partition id 0 is not in 0..-1"):
+        kafkagroup.assign_arrays("range", **empty)
