@@ -250,6 +250,11 @@ TEST_CASE("server-uniform, equal subscriptions: the builder's definition whateve
         }
         std::vector<int32_t> owner(static_cast<std::size_t>(g.partitions()), kUnassigned);
         for (int step = 0; step < 4; ++step) {
+            if (step % 2 == 1) {   // a member joins: members that held more than the new quota give some up
+                const std::vector<int32_t> row(g.sub_topics.begin(), g.sub_topics.begin() + g.sub_offsets[1]);
+                g.sub_topics.insert(g.sub_topics.end(), row.begin(), row.end());
+                g.sub_offsets.push_back(static_cast<int64_t>(g.sub_topics.size()));
+            }
             g.previous(owner);
             // Claims as a coordinator may list them: in any order, a partition listed twice by its member,
             // a claim on a topic nobody subscribes to (ignored).
