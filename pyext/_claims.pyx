@@ -92,10 +92,10 @@ cdef inline bint _partition_value(object partition, long long* value):
 
 
 cdef object _compact_parts(object parts):
-    """A compact topic's partitions as something read without per-item Python calls: an int64 array (numpy
-    integer arrays, ranges), a list or tuple (read item by item), or a list of the iterable's items; None
-    when they are not a collection of items."""
-    if type(parts) is list or type(parts) is tuple:
+    """A compact topic's partitions in a shape pass 2 reads: an int64 array (numpy integer arrays, ranges), a
+    list, tuple, set or frozenset as it is, or a list of the iterable's items; None when they are not a
+    collection of items."""
+    if type(parts) is list or type(parts) is tuple or type(parts) is frozenset or type(parts) is set:
         return parts
     if type(parts) is range:
         return np.arange((<range>parts).start, (<range>parts).stop, (<range>parts).step, dtype=np.int64) \
@@ -135,17 +135,27 @@ def intern_claims(list owned, dict slot):
         elif isinstance(claims, dict) or isinstance(claims, Mapping):
             if type(claims) is not dict:
                 claims = owned[m] = dict(claims.items())
-            compact = []
+            # read as it is when every topic's partitions are a list, tuple, set or frozenset (the usual case:
+            # no object made per topic, which would also wake the cyclic collector on a large group)
             size = 0
-            for topic, parts in (<dict>claims).items():
-                parts = _compact_parts(parts)
-                compact.append((topic, parts))
-                if parts is None:
-                    size += 1      # stands for one (bad) claim: the flat index of the error
-                    break
-                size += len(parts)
-            claims = compact
             is_compact[m] = 1
+            for topic, parts in (<dict>claims).items():
+                if type(parts) is list or type(parts) is tuple or type(parts) is frozenset or type(parts) is set:
+                    size += len(parts)
+                else:
+                    is_compact[m] = 2
+                    break
+            if is_compact[m] == 2:
+                compact = []
+                size = 0
+                for topic, parts in (<dict>claims).items():
+                    parts = _compact_parts(parts)
+                    compact.append((topic, parts))
+                    if parts is None:
+                        size += 1      # stands for one (bad) claim: the flat index of the error
+                        break
+                    size += len(parts)
+                claims = compact
         else:
             claims = owned[m] = () if claims is None else tuple(claims)
             size = len(claims)
@@ -245,33 +255,64 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t[::1] is_compact, PyObje
                 slot_view[i] = c
                 part_view[i] = value
                 i += 1
+        elif is_compact[m] == 1:
+            for topic, parts in (<dict>claims).items():
+                i = _topic_claims(topic, parts, i, slot, by_address, slot_view, part_view)
+                if i < 0:
+                    return -i - 2
         else:
             for topic, parts in <list>claims:
-                if parts is None:
-                    return i
-                count = len(parts)
-                if count == 0:
-                    continue
-                if type(topic) is not str:
-                    return i
-                found = PyDict_GetItem(slot, topic)
-                topic_slot = -1 if found is NULL else <int32_t><object>found
-                if isinstance(parts, np.ndarray):
-                    arr = parts
-                    for k in range(count):
-                        slot_view[i] = topic_slot
-                        part_view[i] = arr[k]
-                        i += 1
-                    continue
-                for k in range(count):
-                    if k + AHEAD < count:
-                        KG_PREFETCH(PyList_GET_ITEM(parts, k + AHEAD) if type(parts) is list
-                                    else PyTuple_GET_ITEM(parts, k + AHEAD))
-                    partition = <object>(PyList_GET_ITEM(parts, k) if type(parts) is list else PyTuple_GET_ITEM(parts, k))
-                    if not _partition_value(partition, &value):
-                        return i
-                    slot_view[i] = topic_slot
-                    part_view[i] = value
-                    i += 1
+                i = _topic_claims(topic, parts, i, slot, by_address, slot_view, part_view)
+                if i < 0:
+                    return -i - 2
         off[m + 1] = i
     return -1
+
+
+cdef Py_ssize_t _topic_claims(object topic, object parts, Py_ssize_t i, dict slot, _ByAddress by_address,
+                              int32_t[::1] slot_view, int64_t[::1] part_view) except? -1:
+    """One compact topic's claims from flat index i on: the index after them, or -(bad index) - 2."""
+    cdef Py_ssize_t count, k
+    cdef PyObject* found
+    cdef int32_t topic_slot
+    cdef long long value
+    cdef int64_t[::1] arr
+    cdef object partition
+    if parts is None:
+        return -i - 2
+    count = len(parts)
+    if count == 0:
+        return i
+    if type(topic) is not str:
+        return -i - 2
+    # (the topic is cached by address: the member's dict holds the str for the whole call)
+    topic_slot = by_address.find(<PyObject*>topic)
+    if topic_slot == ABSENT:
+        found = PyDict_GetItem(slot, topic)
+        topic_slot = -1 if found is NULL else <int32_t><object>found
+        by_address.put(<PyObject*>topic, topic_slot)
+    if type(parts) is frozenset or type(parts) is set:
+        for partition in parts:
+            if not _partition_value(partition, &value):
+                return -i - 2
+            slot_view[i] = topic_slot
+            part_view[i] = value
+            i += 1
+        return i
+    if isinstance(parts, np.ndarray):
+        arr = parts
+        for k in range(count):
+            slot_view[i] = topic_slot
+            part_view[i] = arr[k]
+            i += 1
+        return i
+    for k in range(count):
+        if k + AHEAD < count:
+            KG_PREFETCH(PyList_GET_ITEM(parts, k + AHEAD) if type(parts) is list else PyTuple_GET_ITEM(parts, k + AHEAD))
+        partition = <object>(PyList_GET_ITEM(parts, k) if type(parts) is list else PyTuple_GET_ITEM(parts, k))
+        if not _partition_value(partition, &value):
+            return -i - 2
+        slot_view[i] = topic_slot
+        part_view[i] = value
+        i += 1
+    return i
