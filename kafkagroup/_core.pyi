@@ -86,5 +86,12 @@ def plan_batch(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: St
                owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
                generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool, group_ids: StringsArg,
                skip: np.ndarray | None, strategy: str, threads: int, stop_on_error: bool,
-               chunk_partitions: int) -> dict[str, Any]: ...
+               chunk_partitions: int, arrow: bool = False) -> Any:
+    """dict of arrays; with arrow=True (build errors, engine errors, [ArrowExport per rows chunk], ArrowExport | None)."""
+class ArrowExport:
+    """A record batch in Arrow's C data interface; ``pyarrow.record_batch(it)`` imports it once."""
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...
+def metrics_rows(group_ids: StringsArg, strategy: str, member_offsets: np.ndarray, topic_offsets: np.ndarray,
+                 part_offsets: np.ndarray, metrics: np.ndarray, engine_us: np.ndarray, failed: np.ndarray | None,
+                 unknown_offsets: np.ndarray, unknown_names: StringsArg, dropped_claims: np.ndarray) -> ArrowExport: ...
 def java_compare(a: str, b: str) -> int: ...

@@ -13,7 +13,9 @@
 
 #include "kafkagroup/batch.hpp"
 #include "kafkagroup/engine.hpp"
+#include "kafkagroup/arrow_export.hpp"
 #include "kafkagroup/group_builder.hpp"
+#include "kafkagroup/metrics_rows.hpp"
 #include "kafkagroup/output_rows.hpp"
 #include "kafkagroup/plan_batch.hpp"
 
@@ -441,16 +443,68 @@ py::tuple rows_tuple(AssignmentRows&& r) {
                           string_out(std::move(r.topic)), out_array(std::move(r.partition)));
 }
 
-py::dict plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
-                           const py::object& member_ids, const py::object& instance_ids,
-                           const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
-                           const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
-                           const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
-                           const std::optional<Array<uint8_t>>& owned_partition_valid,
-                           const std::optional<Array<int64_t>>& generation,
-                           const std::optional<Array<int32_t>>& member_rack, bool strict, const py::object& group_ids,
-                           const std::optional<Array<uint8_t>>& skip, const std::string& strategy, int threads,
-                           bool stop_on_error, int64_t chunk_partitions) {
+// A record batch exported through Arrow's C data interface (csrc/kafkagroup/arrow_export.hpp), handed to
+// Python as the Arrow PyCapsule interface's `__arrow_c_array__` (pyarrow.record_batch(obj) imports it
+// without a copy). The batch's memory is freed when the consumer releases the last array over it: with
+// the GIL released when it is large (free_owned).
+struct ArrowExport {
+    ArrowSchema* schema = new ArrowSchema{};
+    ArrowArray* array = new ArrowArray{};
+
+    ArrowExport() = default;
+    ArrowExport(const ArrowExport&) = delete;
+    ArrowExport& operator=(const ArrowExport&) = delete;
+    ~ArrowExport() {   // what was never handed out
+        if (schema && schema->release) schema->release(schema);
+        if (array && array->release) array->release(array);
+        delete schema;
+        delete array;
+    }
+
+    // Exports `batch` (no GIL needed).
+    static std::unique_ptr<ArrowExport> of(ArrowRecordBatch&& batch) {
+        auto out = std::make_unique<ArrowExport>();
+        auto* buffers = new ArrowBuffers(std::move(batch.buffers));
+        const std::shared_ptr<const void> owner(buffers, [](const ArrowBuffers* b) {
+            free_owned(const_cast<ArrowBuffers*>(b), b->bytes());
+        });
+        export_record_batch(std::move(batch.columns), batch.length, owner, out->array, out->schema);
+        return out;
+    }
+
+    // (schema capsule, array capsule), once: each capsule releases its struct unless a consumer moved it out.
+    py::tuple capsules(const py::object& requested_schema) {
+        if (!requested_schema.is_none())
+            throw std::invalid_argument("__arrow_c_array__: the batch is exported in its own schema only");
+        if (!schema) throw std::invalid_argument("__arrow_c_array__: this batch was imported already");
+        py::capsule s(schema, "arrow_schema", [](PyObject* c) {
+            auto* p = static_cast<ArrowSchema*>(PyCapsule_GetPointer(c, "arrow_schema"));
+            if (p->release) p->release(p);
+            delete p;
+        });
+        schema = nullptr;
+        py::capsule a(array, "arrow_array", [](PyObject* c) {
+            auto* p = static_cast<ArrowArray*>(PyCapsule_GetPointer(c, "arrow_array"));
+            if (p->release) p->release(p);
+            delete p;
+        });
+        array = nullptr;
+        return py::make_tuple(s, a);
+    }
+};
+
+py::object arrow_export(std::unique_ptr<ArrowExport>&& e) { return py::cast(std::move(e)); }
+
+py::object plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+                             const py::object& member_ids, const py::object& instance_ids,
+                             const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                             const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                             const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                             const std::optional<Array<uint8_t>>& owned_partition_valid,
+                             const std::optional<Array<int64_t>>& generation,
+                             const std::optional<Array<int32_t>>& member_rack, bool strict, const py::object& group_ids,
+                             const std::optional<Array<uint8_t>>& skip, const std::string& strategy, int threads,
+                             bool stop_on_error, int64_t chunk_partitions, bool arrow) {
     const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
                                owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
     const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
@@ -461,10 +515,30 @@ py::dict plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& me
     options.threads = threads;
     options.stop_on_error = stop_on_error;
     options.chunk_partitions = chunk_partitions;
+    options.arrow = arrow;
     PlannedBatch p;
+    std::vector<std::unique_ptr<ArrowExport>> row_batches;
+    std::unique_ptr<ArrowExport> metrics;
     {
         py::gil_scoped_release release;
         p = plan_batch(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options);
+        if (arrow && p.rows_written) {
+            for (ArrowRecordBatch& b : p.row_batches) row_batches.push_back(ArrowExport::of(std::move(b)));
+            metrics = ArrowExport::of(std::move(p.metrics));
+        }
+    }
+    py::list build_errors, engine_errors;
+    for (const BuildError& e : p.built.errors)
+        build_errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
+    for (const GroupError& e : p.result.errors) engine_errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+    if (arrow) {
+        py::list rows;
+        for (auto& e : row_batches) rows.append(arrow_export(std::move(e)));
+        {   // the batch's intermediate arrays are freed with the GIL released
+            py::gil_scoped_release release;
+            const PlannedBatch drop = std::move(p);
+        }
+        return py::make_tuple(build_errors, engine_errors, rows, metrics ? arrow_export(std::move(metrics)) : py::none());
     }
     py::dict d;
     put_built(d, std::move(p.built));
@@ -473,12 +547,10 @@ py::dict plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& me
     if (p.assigned) {
         BatchResult& r = p.result;
         const auto num_groups = static_cast<py::ssize_t>(r.engine_us.size());
-        py::list errors;
-        for (const GroupError& e : r.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
         d["result"] = py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
                                      owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
                                      metrics_array(std::move(r.metrics), num_groups),
-                                     owned_array(std::move(r.engine_us)), errors);
+                                     owned_array(std::move(r.engine_us)), engine_errors);
     }
     py::list rows;
     for (AssignmentRows& r : p.rows) rows.append(rows_tuple(std::move(r)));
@@ -488,17 +560,50 @@ py::dict plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& me
     return d;
 }
 
+// metrics_rows() of a batch planned elsewhere (kafkagroup.spark.executor.metrics_columns).
+py::object metrics_rows_arrays(const py::object& group_ids, const std::string& strategy, const Array<int64_t>& member_offsets,
+                               const Array<int64_t>& topic_offsets, const Array<int64_t>& part_offsets,
+                               const Array<int64_t>& metrics, const Array<double>& engine_us,
+                               const std::optional<Array<uint8_t>>& failed, const Array<int64_t>& unknown_offsets,
+                               const py::object& unknown_names, const Array<int64_t>& dropped_claims) {
+    const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
+    const StringsArg unknown = StringsArg::from(unknown_names, "unknown_names", false);
+    NameColumn names;
+    names.strings = unknown.column("unknown_names");
+    const MetricsRowsView in{groups.column("group_ids"), strategy, view_of<int64_t>(member_offsets, "member_offsets"),
+                             view_of<int64_t>(topic_offsets, "topic_offsets"), view_of<int64_t>(part_offsets, "part_offsets"),
+                             view_of<int64_t>(metrics, "metrics"), view_of<double>(engine_us, "engine_us"),
+                             view_of(failed, "failed"), view_of<int64_t>(unknown_offsets, "unknown_offsets"), names,
+                             View<int64_t>{}, view_of<int64_t>(dropped_claims, "dropped_claims")};
+    std::unique_ptr<ArrowExport> out;
+    {
+        py::gil_scoped_release release;
+        out = ArrowExport::of(metrics_rows(in));
+    }
+    return arrow_export(std::move(out));
+}
+
 void bind_plan_batch(py::module_& m) {
+    py::class_<ArrowExport>(m, "ArrowExport",
+                            "A record batch in Arrow's C data interface: pyarrow.record_batch(it) imports it (once).")
+        .def("__arrow_c_array__", &ArrowExport::capsules, py::arg("requested_schema") = py::none());
     m.def("plan_batch", &plan_batch_arrays, py::arg("catalog"), py::arg("member_offsets"), py::arg("member_ids"),
           py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
           py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
           py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
           py::arg("group_ids"), py::arg("skip"), py::arg("strategy"), py::arg("threads"), py::arg("stop_on_error"),
-          py::arg("chunk_partitions"),
+          py::arg("chunk_partitions"), py::arg("arrow") = false,
           "build_groups -> assign_batch -> assignment_rows per output chunk in one call, the GIL released once\n"
           "(csrc/kafkagroup/plan_batch.hpp). Returns build_groups' dict plus 'topic_names' (offsets int32, bytes),\n"
           "'assigned' and 'result' (assign_batch's tuple, when assigned), 'rows_written', 'chunk_groups'\n"
-          "int64[C+1] and 'rows': per chunk assignment_rows' tuple.");
+          "int64[C+1] and 'rows': per chunk assignment_rows' tuple.\n"
+          "arrow=True: returns (build errors [(group, code, a, b, c)], engine errors [(group, kind, message)],\n"
+          "[ArrowExport of each chunk's assignment rows], ArrowExport of the metrics rows or None when stopped).");
+    m.def("metrics_rows", &metrics_rows_arrays, py::arg("group_ids"), py::arg("strategy"), py::arg("member_offsets"),
+          py::arg("topic_offsets"), py::arg("part_offsets"), py::arg("metrics"), py::arg("engine_us"), py::arg("failed"),
+          py::arg("unknown_offsets"), py::arg("unknown_names"), py::arg("dropped_claims"),
+          "The metrics rows of a batch (csrc/kafkagroup/metrics_rows.hpp) as an ArrowExport. metrics int64\n"
+          "[kMetricCount * G] column-major in metric_names() order; failed uint8[G] or None.");
 }
 
 }  // namespace

@@ -10,8 +10,12 @@ before and after mean equal outputs.
   benches/bench_protocol.py, smaller).
 - fleet: the fleet loop's Arrow tables (assignment and metrics rows without timings) on 2,000 small
   groups, 1 and 2 threads, range and cooperative-sticky.
+- server: owner and metrics of server-uniform and server-range on generated groups (uniform, random and
+  quarter-overlapping subscriptions, one member on one topic), fresh and over four rounds of churn
+  (members leaving and joining, subscriptions changed under previous claims), homogeneous ones also in
+  the shared form (one subscription row).
 
-Usage: .venv/bin/python tools/engine_digest.py [arrays|leader|fleet ...]   (all three: ~1 minute)
+Usage: .venv/bin/python tools/engine_digest.py [arrays|leader|fleet|server ...]   (all four: ~1 minute)
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
 
 import kafkagroup  # noqa: E402
+from kafkagroup.model import CompactGroup  # noqa: E402
 from kafkagroup.scenarios import last_member_on_one_topic, next_generation, random_group, uniform_group  # noqa: E402
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -114,7 +119,57 @@ def fleet_digest() -> str:
     return h.hexdigest()
 
 
-SECTIONS = {"arrays": arrays_digest, "leader": leader_digest, "fleet": fleet_digest}
+def quarter_group(topics: int, partitions: int, members: int) -> CompactGroup:
+    """benches/bench_server_assignors.py's heterogeneous shape: member i subscribes to t with t % 4 != i % 4."""
+    g = uniform_group(topics, partitions, members)
+    rows = [np.array([t for t in range(topics) if t % 4 != i % 4], dtype=np.int32) for i in range(members)]
+    offsets = np.zeros(members + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in rows], out=offsets[1:])
+    g.sub_offsets, g.sub_topics = offsets, np.concatenate(rows)
+    return g
+
+
+def server_digest() -> str:
+    h = hashlib.sha256()
+
+    def add(r):
+        h.update(r.owner.tobytes())
+        h.update(repr(r.metrics).encode())
+
+    def shared_arrays(g: CompactGroup) -> dict | None:
+        rows = {g.sub_topics[g.sub_offsets[i]:g.sub_offsets[i + 1]].tobytes() for i in range(len(g.members))}
+        if len(rows) != 1:
+            return None
+        a = g.arrays()
+        a.update(sub_offsets=None, sub_topics=g.sub_topics[g.sub_offsets[0]:g.sub_offsets[1]],
+                 num_members=len(g.members))
+        return a
+
+    cases = []
+    for seed in range(4):
+        cases += [(seed, uniform_group(7, 13, 5)), (seed, uniform_group(50, 40, 37)),
+                  (seed, random_group(30, 20, 40, seed=seed)), (seed, random_group(200, 50, 500, seed=seed)),
+                  (seed, last_member_on_one_topic(20, 30, 11)), (seed, random_group(5, 3, 9, fraction=0.3, seed=seed)),
+                  (seed, quarter_group(40, 25, 300)), (seed, uniform_group(100, 100, 1000))]
+    cases.append((0, quarter_group(1000, 10, 1000)))
+    for strategy in ("server-uniform", "server-range"):
+        for seed, g in cases:
+            for step, (remove, add_members) in enumerate(((0, 0), (len(g.members) // 10, 0), (0, 3), (2, 2), (1, 1))):
+                a = g.arrays()
+                r = kafkagroup.assign_arrays(strategy, **a)
+                add(r)
+                shared = shared_arrays(g)
+                if shared is not None:
+                    add(kafkagroup.assign_arrays(strategy, **shared))
+                if step == 3 and len(g.members) > 1:
+                    # Subscriptions change under the claims: the previous owner of another subscription pattern.
+                    other = random_group(len(g.topics), g.partition_count, len(g.members), fraction=0.6, seed=seed + 9)
+                    add(kafkagroup.assign_arrays(strategy, **next_generation(other, r.owner, seed=seed).arrays()))
+                g = next_generation(g, r.owner, remove=remove, add=add_members, seed=seed + step)
+    return h.hexdigest()
+
+
+SECTIONS = {"arrays": arrays_digest, "leader": leader_digest, "fleet": fleet_digest, "server": server_digest}
 
 if __name__ == "__main__":
     for section in sys.argv[1:] or list(SECTIONS):

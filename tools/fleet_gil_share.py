@@ -10,7 +10,7 @@ other load; the 1-vs-2-thread wall-clock ratio follows from it (Amdahl: 1 / (hel
 only on idle cores.
 
 Usage: .venv/bin/python tools/fleet_gil_share.py [--groups 10000] [--batch-groups 1250] [--strategy range]
-(1,250 is the batch size the loop picks for 10,000 groups on 2 threads; needs perf and about a minute).
+(the loop picks 2,500 per batch for 10,000 groups on 2 threads, 1,250 on 4; needs perf and about a minute).
 """
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ AssignResult run_server_range(const Problem& p, const Prepared& pr, const std::v
 }
 AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
                                 const AssignOptions& options) {
-    server::check_single_owner(p, pr);
+    server::check_single_owner(p, pr, prev_owner);
     if (options.server_racks && pr.has_racks) return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
     return AssignResult{server::assign_uniform(p, pr, prev_owner), {}, {}};
 }

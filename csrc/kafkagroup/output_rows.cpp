@@ -172,4 +172,20 @@ AssignmentRows assignment_rows(const BatchNamesView& in, View<int32_t> owner, in
     return out;
 }
 
+ArrowRecordBatch assignment_rows_batch(AssignmentRows&& rows) {
+    ArrowRecordBatch out;
+    out.length = static_cast<int64_t>(rows.rows);
+    auto strings = [&](const char* name, StringOut&& s) {
+        const int32_t* offsets = out.buffers.keep(std::move(s.offsets.data), s.offsets.size);
+        const uint8_t* bytes = out.buffers.keep(std::move(s.bytes.data), s.bytes.size);
+        out.columns.push_back(ArrowColumn{name, "u", out.length, 0, {nullptr, offsets, bytes}, {}});
+    };
+    strings("group_id", std::move(rows.group_id));
+    strings("member_id", std::move(rows.member_id));
+    strings("topic", std::move(rows.topic));
+    const int32_t* partition = out.buffers.keep(std::move(rows.partition.data), rows.partition.size);
+    out.columns.push_back(ArrowColumn{"partition", "i", out.length, 0, {nullptr, partition}, {}});
+    return out;
+}
+
 }  // namespace kafkagroup

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kafkagroup/arrow_export.hpp"
 #include "kafkagroup/group_builder.hpp"
 #include "kafkagroup/problem.hpp"
 
@@ -57,5 +58,9 @@ struct BatchNamesView {
 // std::logic_error if an assigned row would name a null group, member or topic (the builder refuses
 // such groups, so they can have no assigned partitions).
 AssignmentRows assignment_rows(const BatchNamesView& names, View<int32_t> owner, int64_t g0, int64_t g1);
+
+// The rows as one Arrow record batch (group_id, member_id, topic utf8, partition int32: the layout of
+// kafkagroup.spark.executor.ASSIGNMENT_ARROW_SCHEMA), taking over their buffers without a copy.
+ArrowRecordBatch assignment_rows_batch(AssignmentRows&& rows);
 
 }  // namespace kafkagroup

@@ -84,11 +84,29 @@ PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, 
         const int64_t start = part_offsets[static_cast<std::size_t>(topic_offsets[g0])];
         const auto past = std::upper_bound(group_end.begin(), group_end.end(), start + limit);
         const std::size_t g1 = std::max(static_cast<std::size_t>(past - group_end.begin()), g0 + 1);
-        out.rows.push_back(assignment_rows(names, owner, static_cast<int64_t>(g0), static_cast<int64_t>(g1)));
+        AssignmentRows rows = assignment_rows(names, owner, static_cast<int64_t>(g0), static_cast<int64_t>(g1));
+        if (options.arrow)
+            out.row_batches.push_back(assignment_rows_batch(std::move(rows)));
+        else
+            out.rows.push_back(std::move(rows));
         out.chunk_groups.push_back(static_cast<int64_t>(g1));
         g0 = g1;
     }
     out.rows_written = true;
+    if (options.arrow) {
+        std::vector<uint8_t> failed(G, 0);
+        for (std::size_t g = 0; g < G; ++g) failed[g] = (built.group_inputs[g] & kSkipGroup) != 0;
+        for (const GroupError& e : out.result.errors) failed[static_cast<std::size_t>(e.group)] = 1;
+        const BatchResult& r = out.result;
+        out.metrics = metrics_rows(MetricsRowsView{
+            group_ids, options.strategy, View<int64_t>{built.member_offsets.data(), built.member_offsets.size()},
+            View<int64_t>{topic_offsets.data(), topic_offsets.size()}, View<int64_t>{part_offsets.data(), part_offsets.size()},
+            View<int64_t>{r.metrics.data(), r.metrics.size()}, View<double>{r.engine_us.data(), r.engine_us.size()},
+            View<uint8_t>{failed.data(), failed.size()},
+            View<int64_t>{built.unknown_offsets.data(), built.unknown_offsets.size()}, groups.sub_names,
+            View<int64_t>{built.unknown_entries.data(), built.unknown_entries.size()},
+            View<int64_t>{built.dropped_claims.data(), built.dropped_claims.size()}});
+    }
     return out;
 }
 

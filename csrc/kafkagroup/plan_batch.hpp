@@ -14,6 +14,7 @@
 
 #include "kafkagroup/batch.hpp"
 #include "kafkagroup/group_builder.hpp"
+#include "kafkagroup/metrics_rows.hpp"
 #include "kafkagroup/output_rows.hpp"
 
 namespace kafkagroup {
@@ -24,6 +25,7 @@ struct PlanOptions {
     int threads = 1;               // assign_batch's threads
     bool stop_on_error = false;    // stop after the first step that finds a bad group (the caller raises)
     int64_t chunk_partitions = 1 << 18;   // batch partitions per output chunk, at most (a bigger group: alone)
+    bool arrow = false;            // rows as Arrow record batches (row_batches) plus the metrics rows (metrics)
 };
 
 struct PlannedBatch {
@@ -33,10 +35,13 @@ struct PlannedBatch {
     StringOut topic_names;          // [TU] each batch topic's name (built.topic_entries of the sub_names)
     bool rows_written = false;      // false: stopped (stop_on_error) after assigning; rows empty
     std::vector<int64_t> chunk_groups;   // output chunk c holds groups chunk_groups[c]..chunk_groups[c+1]
-    std::vector<AssignmentRows> rows;    // per chunk
+    std::vector<AssignmentRows> rows;    // per chunk (unless options.arrow)
+    std::vector<ArrowRecordBatch> row_batches;   // per chunk (options.arrow): assignment_rows_batch()
+    ArrowRecordBatch metrics;            // options.arrow, once rows are written: metrics_rows() of the batch
 };
 
-// `group_ids` [G] names the groups in the rows; `skip` [G] (or empty) marks groups the caller refuses on its
+// `group_ids` [G] names the groups in the rows; with options.arrow a group failed (metrics_rows) when it was
+// refused (by the builder or `skip`) or the engine reported it; `skip` [G] (or empty) marks groups the caller refuses on its
 // own (kSkipGroup, as the builder's own refusals). Throws what the three steps throw for a malformed layout.
 PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, const StringColumn& group_ids,
                         View<uint8_t> skip, const PlanOptions& options);

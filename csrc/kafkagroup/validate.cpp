@@ -79,40 +79,61 @@ Prepared prepare(const Problem& p) {
     if (!shared) check_offsets(p.sub_offsets, M, p.sub_topics.size, "sub_offsets", "member");
     // last_member_of[t]: the last member seen subscribing to t, to reject a topic listed twice.
     std::vector<int32_t> last_member_of(static_cast<std::size_t>(out.num_topics), -1);
+    // topic_subscribed: the topics some member lists, marked while some topic is still unmarked.
+    out.topic_subscribed.assign(static_cast<std::size_t>(out.num_topics), 0);
+    char* const subscribed = out.topic_subscribed.data();
+    int64_t unmarked = out.num_topics;
     // A list equal to member 0's, entry for entry, was checked with member 0's (the usual case: members
     // of one application list the same topics in the same order): one memcmp instead of a pass. The
-    // homogeneous form is that case without the memcmps: one row, checked once.
+    // homogeneous form is that case without the memcmps: one row, checked once. A list in ascending order
+    // (clients list their subscription sorted) is valid when its first and last ids are in range: one
+    // vectorised pass, no per-topic stamp (7.5M entries at 10,000 members x 750 different topics); any
+    // other list is checked entry by entry, which also names what is wrong.
     const int32_t* const first = M > 0 ? p.sub_topics.data + p.sub_offsets[0] : nullptr;
     const int64_t first_size = M > 0 ? p.sub_offsets[1] - p.sub_offsets[0] : 0;
     std::size_t same_as_first = 0;
     const std::size_t rows = shared ? std::min<std::size_t>(M, 1) : M;
     for (std::size_t m = 0; m < rows; ++m) {
-        if (m > 0 && p.sub_offsets[m + 1] - p.sub_offsets[m] == first_size &&
-            std::memcmp(p.sub_topics.data + p.sub_offsets[m], first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0) {
+        const int32_t* const list = p.sub_topics.data + p.sub_offsets[m];
+        const int64_t size = p.sub_offsets[m + 1] - p.sub_offsets[m];
+        if (m > 0 && size == first_size &&
+            std::memcmp(list, first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0) {
             ++same_as_first;
             continue;
         }
-        for (int64_t i = p.sub_offsets[m]; i < p.sub_offsets[m + 1]; ++i) {
-            int32_t t = p.sub_topics[i];
-            if (t < 0 || t >= out.num_topics)
-                fail("member " + std::to_string(m) + ": subscribed topic id " + std::to_string(t) +
-                     " is not in 0.." + std::to_string(out.num_topics - 1));
-            if (last_member_of[t] == static_cast<int32_t>(m))
-                fail("member " + std::to_string(m) + ": subscribes to topic " + std::to_string(t) + " twice");
-            last_member_of[t] = static_cast<int32_t>(m);
+        int32_t descending = 0;
+        for (int64_t i = 1; i < size; ++i) descending |= list[i - 1] >= list[i];
+        const bool ascending_in_range = descending == 0 && (size == 0 || (list[0] >= 0 && list[size - 1] < out.num_topics));
+        if (!ascending_in_range) {
+            for (int64_t i = 0; i < size; ++i) {
+                int32_t t = list[i];
+                if (t < 0 || t >= out.num_topics)
+                    fail("member " + std::to_string(m) + ": subscribed topic id " + std::to_string(t) +
+                         " is not in 0.." + std::to_string(out.num_topics - 1));
+                if (last_member_of[t] == static_cast<int32_t>(m))
+                    fail("member " + std::to_string(m) + ": subscribes to topic " + std::to_string(t) + " twice");
+                last_member_of[t] = static_cast<int32_t>(m);
+            }
         }
+        if (unmarked > 0)
+            for (int64_t i = 0; i < size; ++i) {
+                unmarked -= subscribed[list[i]] == 0;
+                subscribed[list[i]] = 1;
+            }
     }
     if (shared) same_as_first = M > 0 ? M - 1 : 0;
 
     out.uniform = M > 0 && (same_as_first + 1 == M || subscriptions_uniform(p, out));
-    // (a homogeneous form with no member subscribes to nothing; its row was not read, nor is it here)
-    out.topic_subscribed = shared && M == 0 ? std::vector<char>(static_cast<std::size_t>(out.num_topics), 0)
-                                            : subscribed_topics(p, out, out.uniform);
 
     out.has_owned = !p.owned_offsets.empty();
     if (out.has_owned) {
         check_offsets(p.owned_offsets, M, p.owned_partitions.size, "owned_offsets", "member");
-        for (std::size_t m = 0; m < M; ++m) {
+        // One vectorised pass over all the claims; the per-member pass below runs only to name a bad one.
+        uint32_t out_of_range = 0;
+        const uint32_t limit = static_cast<uint32_t>(out.num_partitions);
+        for (std::size_t i = 0; i < p.owned_partitions.size; ++i)
+            out_of_range |= static_cast<uint32_t>(p.owned_partitions[i]) >= limit;
+        for (std::size_t m = 0; m < M && out_of_range; ++m) {
             for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
                 int32_t part = p.owned_partitions[i];
                 if (part < 0 || part >= out.num_partitions)

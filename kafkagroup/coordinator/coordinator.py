@@ -60,7 +60,8 @@ from kafkagroup.coordinator.consumer.classic_members import ClassicMemberHandler
 from kafkagroup.coordinator.consumer.heartbeat import ConsumerGroupHandlers
 from kafkagroup.coordinator.migration import Migration
 from kafkagroup.coordinator.consumer.offsets import (
-    consumer_commit_error, consumer_fetch_error, describe_consumer_group, expired_offsets, list_entry,
+    consumer_commit_error, consumer_fetch_error, consumer_txn_commit_error, describe_consumer_group, expired_offsets,
+    list_entry,
 )
 from kafkagroup.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
 from kafkagroup.coordinator.groups import GroupRegistry
@@ -151,10 +152,11 @@ class GroupCoordinator:
                                              member_id_factory)
         self.offsets = OffsetHandlers(clock, config, self.engine, self.store, self.groups, self._create_group,
                                       self.partition_for)
-        self.txn = TxnOffsetHandlers(clock, config, self.store, self.groups, self._create_group, self.partition_for)
         # one group-id namespace: classic groups (self.groups, shared with the classic handlers) and
         # consumer groups (KIP-848), which need the cluster's topics to compute target assignments
         self.registry = GroupRegistry(self.groups, self._new_classic_group)
+        self.txn = TxnOffsetHandlers(clock, config, self.store, self.groups, self._create_group, self.partition_for,
+                                     self._offsets_of)
         self.topics: TopicsView = topics if topics is not None else StaticTopics()
         # consumer-group member ids have no client-id prefix (Kafka: a bare UUID); one factory serves both kinds
         # so that a simulation's ids are all deterministic
@@ -235,6 +237,11 @@ class GroupCoordinator:
 
     def _new_classic_group(self, group_id: str, offsets: GroupOffsets) -> ClassicGroup:
         return ClassicGroup(group_id, now_ms=self.clock.now_ms(), offsets=offsets)
+
+    def _offsets_of(self, group_id: str) -> GroupOffsets | None:
+        """The offsets of the loaded group holding ``group_id``, of either kind."""
+        group = self.registry.get(group_id)
+        return None if group is None else group.offset_state
 
     def _consumer_group_holds(self, group_id: str) -> ConsumerGroup | None:
         """Before a JoinGroup: the consumer group with members that holds the id (its classic members are served
@@ -419,6 +426,12 @@ class GroupCoordinator:
         error = self._gate(request.group_id, allow_empty=False)
         if error is not None:
             return TxnOffsetCommitResponse(uniform_commit_topics(request.topics, error))
+        consumer_group = self.registry.consumer.get(request.group_id)
+        if consumer_group is not None:
+            error = consumer_txn_commit_error(consumer_group, request)
+            if error is not None:
+                return TxnOffsetCommitResponse(uniform_commit_topics(request.topics, error))
+            return self.txn.store_pending(request.group_id, consumer_group.offset_state, request)
         try:
             return self.txn.txn_offset_commit(request)
         except IllegalGroupStateError:
@@ -716,13 +729,13 @@ class GroupCoordinator:
             for producer_id, pending in snapshot.pending.get(group.group_id, {}).items():
                 group.add_pending_txn_offsets(producer_id, pending.items())
             self.groups[group.group_id] = group
-            self.txn.on_group_loaded(partition, group)
+            self.txn.on_group_loaded(partition, group.group_id, group.offset_state)
             self.engine.on_group_loaded(group)
         for consumer_group in consumer_groups:
             for producer_id, pending in snapshot.pending.get(consumer_group.group_id, {}).items():
                 consumer_group.offset_state.add_pending_txn_offsets(producer_id, pending.items())
             self.registry.consumer[consumer_group.group_id] = consumer_group
-            self.txn.on_group_loaded(partition, consumer_group)
+            self.txn.on_group_loaded(partition, consumer_group.group_id, consumer_group.offset_state)
             self.consumer.on_group_loaded(consumer_group)
 
     @staticmethod

@@ -9,6 +9,12 @@ transactional path does not touch the heartbeat).  The accepted offsets are then
 *pending* for ``(group, producer id)`` -- durable before the answer, invisible to OffsetFetch -- exactly as
 Kafka appends them to ``__consumer_offsets`` inside the producer's transaction.
 
+The pending offsets live in the group id's :class:`~kafkagroup.coordinator.offset_state.GroupOffsets`, which
+groups of both kinds hold (one group-id namespace) and which an upgrade or downgrade hands on, so a marker
+completes them in whichever group holds the id when it arrives.  Member checks are the kind's: this module
+checks a classic group's; the coordinator checks a consumer group's (KIP-848) and then calls
+:meth:`TxnOffsetHandlers.store_pending` here.
+
 A transaction marker (Kafka: WriteTxnMarkers on an offsets-topic partition, then
 ``GroupCoordinator.scheduleHandleTxnCompletion`` / the Java shard's ``replayEndTransactionMarker``) reaches
 :meth:`TxnOffsetHandlers.complete_transaction` per offsets-topic partition: on COMMIT every pending offset of
@@ -39,6 +45,7 @@ from kafkagroup.messages.api import TxnOffsetCommitRequest, TxnOffsetCommitRespo
 from kafkagroup.coordinator.offsets import (
     commit_response_topics, response_topics, uniform_commit_topics, validate_offset_commit,
 )
+from kafkagroup.coordinator.offset_state import GroupOffsets
 from kafkagroup.coordinator.store import GroupStore
 
 __all__ = ["TxnOffsetHandlers"]
@@ -53,11 +60,14 @@ class TxnOffsetHandlers:
 
     def __init__(self, clock: Clock, config: CoordinatorConfig, store: GroupStore,
                  groups: dict[str, ClassicGroup], create_group: Callable[[str], ClassicGroup],
-                 partition_for: Callable[[str], int]) -> None:
+                 partition_for: Callable[[str], int], offsets_of: Callable[[str], GroupOffsets | None]) -> None:
+        """``groups``: the classic groups; ``offsets_of(group_id)``: the offsets of the loaded group of that id,
+        of either kind (None when no group holds it)."""
         self.clock = clock
         self.config = config
         self.store = store
         self.groups = groups
+        self.offsets_of = offsets_of
         self.create_group = create_group
         self.partition_for = partition_for
         # (offsets-topic partition, producer id) -> ids of loaded groups that got pending offsets from it
@@ -68,7 +78,7 @@ class TxnOffsetHandlers:
     # ============================================================ TxnOffsetCommit
 
     def txn_offset_commit(self, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
-        """After the gate: validate, then store the offsets as pending for the producer."""
+        """After the gate, to a classic group id (or one no group holds): validate, then store as pending."""
         group = self.groups.get(req.group_id)
         if group is None:
             if req.generation_id >= 0:
@@ -79,7 +89,13 @@ class TxnOffsetHandlers:
                                        transactional=True)
         if error is not None:
             return TxnOffsetCommitResponse(uniform_commit_topics(req.topics, error))
-        partition = self.partition_for(group.group_id)
+        return self.store_pending(group.group_id, group.offset_state, req)
+
+    def store_pending(self, group_id: str, state: GroupOffsets, req: TxnOffsetCommitRequest
+                      ) -> TxnOffsetCommitResponse:
+        """Write a validated TxnOffsetCommit's offsets durably as pending for its producer, then into ``state``
+        (the group id's offsets, of either kind)."""
+        partition = self.partition_for(group_id)
         accepted, codes = commit_response_topics(req.topics, self.clock.now_ms(), None,
                                                  self.config.offset_metadata_max_bytes)
         write_error = _E.NONE
@@ -88,14 +104,14 @@ class TxnOffsetHandlers:
                 write_error = _E.INVALID_PRODUCER_EPOCH
             else:
                 try:
-                    self.store.store_pending_offsets(group.group_id, partition, req.producer_id,
+                    self.store.store_pending_offsets(group_id, partition, req.producer_id,
                                                      req.producer_epoch, accepted)
                 except StoreWriteError as exc:
                     write_error = offset_commit_write_error(exc.code)
-                    log.warning("transactional offset commit of group %s failed: %s", group.group_id, exc)
+                    log.warning("transactional offset commit of group %s failed: %s", group_id, exc)
                 else:
-                    group.add_pending_txn_offsets(req.producer_id, accepted)
-                    self._producer_groups.setdefault((partition, req.producer_id), set()).add(group.group_id)
+                    state.add_pending_txn_offsets(req.producer_id, accepted)
+                    self._producer_groups.setdefault((partition, req.producer_id), set()).add(group_id)
         return TxnOffsetCommitResponse(response_topics(req.topics, codes, write_error))
 
     def _fenced(self, partition: int, producer_id: int, producer_epoch: int) -> bool:
@@ -119,20 +135,20 @@ class TxnOffsetHandlers:
             log.warning("transaction marker of producer %d on partition %d failed: %s", producer_id, partition, exc)
             return exc.code
         for group_id in self._producer_groups.pop((partition, producer_id), ()):
-            group = self.groups.get(group_id)
-            if group is not None:
-                group.take_pending_txn_offsets(producer_id)
+            state = self.offsets_of(group_id)
+            if state is not None:
+                state.take_pending_txn_offsets(producer_id)
         for group_id, tp, value in materialized:
-            group = self.groups.get(group_id)
-            if group is not None:
-                group.offsets[tp] = value
+            state = self.offsets_of(group_id)
+            if state is not None:
+                state.committed[tp] = value
         return _E.NONE
 
     # ====================================================== partition moves
 
-    def on_group_loaded(self, partition: int, group: ClassicGroup) -> None:
-        for producer_id in group.offset_state.pending_txn_offsets:
-            self._producer_groups.setdefault((partition, producer_id), set()).add(group.group_id)
+    def on_group_loaded(self, partition: int, group_id: str, state: GroupOffsets) -> None:
+        for producer_id in state.pending_txn_offsets:
+            self._producer_groups.setdefault((partition, producer_id), set()).add(group_id)
 
     def on_partition_unloaded(self, partition: int) -> None:
         for key in [k for k in self._producer_groups if k[0] == partition]:

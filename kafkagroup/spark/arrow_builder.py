@@ -445,14 +445,21 @@ def batch_inputs(batch: pa.RecordBatch | pa.Table, meta: TopicMeta | None = None
                        words=(instance, cols["topics"], own_names, own_part_arr, generation, meta))
 
 
+def build_errors(inputs: BatchInputs, native: list[tuple[int, int, int, int, int]]) -> dict[int, str]:
+    """Group index -> message of every group refused before or by the native builder (its errors `native`:
+    ``(group, code, a, b, c)``, worded with the batch's own names)."""
+    errors = dict(inputs.errors)
+    if native:
+        words = _ErrorWords(inputs.group_ids, inputs.member_ids, *inputs.words)
+        for g, code, a, b, c in native:
+            errors.setdefault(g, words.message(g, code, a, b, c))
+    return errors
+
+
 def problems_of(inputs: BatchInputs, built: dict[str, Any], topic_names: pa.Array | None = None) -> BatchProblems:
     """The BatchProblems of a batch from the native builder's arrays (``build_groups`` or ``plan_batch``), the
     builder's errors worded; `topic_names` when the caller has them already (``plan_batch`` gathers them)."""
-    errors = dict(inputs.errors)
-    if built["errors"]:
-        words = _ErrorWords(inputs.group_ids, inputs.member_ids, *inputs.words)
-        for g, code, a, b, c in built["errors"]:
-            errors.setdefault(g, words.message(g, code, a, b, c))
+    errors = build_errors(inputs, built["errors"])
     inputs_bits = built["group_inputs"]
     sub_names = inputs.sub_names
     if topic_names is None:

@@ -20,7 +20,6 @@ pickled by value and rebuilt for every task).
 """
 from __future__ import annotations
 
-import functools
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -35,8 +34,8 @@ from kafkagroup.batch import METRIC_NAMES
 from kafkagroup.batch import group_error as batch_group_error
 from kafkagroup.engine import assign_arrays
 from kafkagroup.errors import InvalidGroupError, KafkaGroupError
-from kafkagroup.spark.arrow_builder import (BatchProblems, TopicMeta, as_string, batch_inputs, build_batch, problems_of,
-                                            string_arg)
+from kafkagroup.spark.arrow_builder import (BatchInputs, BatchProblems, TopicMeta, batch_inputs, build_batch, build_errors,
+                                            problems_of, string_arg)
 from kafkagroup.spark.shared_topics import WORKER_TABLES, SharedTopics
 
 # ---------------------------------------------------------------------------------------------
@@ -169,8 +168,17 @@ class BatchPlan:
     rows: list[pa.RecordBatch] | None = None
 
 
-def group_error(problems: BatchProblems, g: int, error: Exception | str) -> str:
-    return f"group {problems.group_id(g)!r}: {error}"
+def group_error(problems: BatchProblems | BatchInputs, g: int, error: Exception | str) -> str:
+    return f"group {problems.group_ids[g].as_py()!r}: {error}"
+
+
+def _skip(inputs: BatchInputs, num_groups: int) -> np.ndarray | None:
+    """uint8[G] marking the groups refused before the native builder (plan_batch's `skip`), or None."""
+    if not inputs.errors:
+        return None
+    skip = np.zeros(num_groups, dtype=np.uint8)
+    skip[list(inputs.errors)] = 1
+    return skip
 
 
 def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1) -> BatchPlan:
@@ -179,13 +187,9 @@ def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOpti
     from kafkagroup import _core
 
     inputs = batch_inputs(batch, meta, strict=options.strict)
-    skip = None
-    if inputs.errors:
-        skip = np.zeros(batch.num_rows, dtype=np.uint8)
-        skip[list(inputs.errors)] = 1
     raise_errors = options.on_error == "raise"
-    planned = _core.plan_batch(*inputs.args, string_arg(inputs.group_ids), skip, options.strategy, threads,
-                               raise_errors, OUTPUT_BATCH_ROWS)
+    planned = _core.plan_batch(*inputs.args, string_arg(inputs.group_ids), _skip(inputs, batch.num_rows),
+                               options.strategy, threads, raise_errors, OUTPUT_BATCH_ROWS)
     problems = problems_of(inputs, planned, _string_column(*planned["topic_names"]))
     errors = dict(problems.errors)
     if errors and raise_errors:
@@ -311,70 +315,67 @@ def _errors_column(errors: dict[int, str], num_groups: int) -> pa.Array:
     return pa.array(column, pa.string())
 
 
-_NUMPY_DTYPES: dict[pa.DataType, np.dtype] = {}   # Arrow type -> its numpy dtype, looked up once
+_ERROR_COLUMN = METRICS_ARROW_SCHEMA.get_field_index("error")
 
 
-def _numeric_column(values: np.ndarray, arrow_type: pa.DataType, null: np.ndarray | None = None) -> pa.Array:
-    """A numeric Arrow column over `values` converted to `arrow_type`'s numpy dtype (no copy when it already
-    is one, contiguous), null where `null` is True. Built from buffers: pa.array() runs its pandas and
-    type-inference checks on every call, a fixed cost held under the GIL that the fleet loop pays ~15 times
-    per batch."""
-    dtype = _NUMPY_DTYPES.get(arrow_type)
-    if dtype is None:
-        dtype = _NUMPY_DTYPES[arrow_type] = np.dtype(arrow_type.to_pandas_dtype())
-    data = values if values.dtype == dtype and values.flags.c_contiguous else np.ascontiguousarray(values, dtype=dtype)
-    if null is None or not null.any():
-        return pa.Array.from_buffers(arrow_type, len(data), [None, pa.py_buffer(data)])
-    valid = np.packbits(~null, bitorder="little")
-    return pa.Array.from_buffers(arrow_type, len(data), [pa.py_buffer(valid), pa.py_buffer(data)],
-                                 null_count=int(null.sum()))
-
-
-@functools.lru_cache(maxsize=16)
-def _strategy_scalar(strategy: str) -> pa.Scalar:
-    """The strategy's name as an Arrow scalar, converted once (pa.scalar converts a Python value each call)."""
-    return pa.scalar(strategy, pa.string())
+def _metrics_batch(native: Any, errors: dict[int, str]) -> pa.RecordBatch:
+    """The metrics rows the native side wrote (csrc/kafkagroup/metrics_rows.hpp: every rule of a metrics row
+    but the error's wording) with the error messages of the failed groups."""
+    metrics = pa.record_batch(native)
+    if errors:
+        columns = metrics.columns
+        columns[_ERROR_COLUMN] = _errors_column(errors, metrics.num_rows)
+        metrics = pa.RecordBatch.from_arrays(columns, schema=METRICS_ARROW_SCHEMA)
+    return metrics
 
 
 def metrics_columns(plan: BatchPlan, strategy: str) -> list[pa.Array]:
-    """One value per group for each of METRIC_FIELDS (strategy first)."""
+    """One value per group for each of METRIC_FIELDS (strategy first), written natively (_core.metrics_rows)."""
+    from kafkagroup import _core
+
     problems = plan.problems
-    num_groups = problems.num_groups
     failed = None
     if plan.errors:
-        failed = np.zeros(num_groups, dtype=bool)
-        failed[list(plan.errors)] = True
-    partitions = problems.part_off[problems.topic_off[1:]] - problems.part_off[problems.topic_off[:-1]]
-    types = dict(METRIC_FIELDS)
-    columns: dict[str, pa.Array] = {
-        "strategy": pa.repeat(_strategy_scalar(strategy), num_groups),
-        "members": _numeric_column(np.diff(problems.member_off), types["members"]),
-        "topics": _numeric_column(np.diff(problems.topic_off), types["topics"]),
-        "partitions": _numeric_column(partitions, types["partitions"]),
-        "engine_us": _numeric_column(plan.engine_us, types["engine_us"], failed),
-        "unknown_topics": pa.ListArray.from_arrays(_numeric_column(problems.unknown_off, pa.int32()),
-                                                   as_string(problems.unknown_topics),
-                                                   type=METRICS_STRUCT.field("unknown_topics").type),
-        "dropped_claims": _numeric_column(problems.dropped_claims, types["dropped_claims"]),
-        "error": _errors_column(plan.errors, num_groups),
-    }
-    for name in _ENGINE_METRICS:
-        columns[name] = _numeric_column(plan.metrics[name], types[name], failed)
-    # the engine says -1 for "no bound known": null, so that a Spark sum() skips it instead of adding -1
-    lower_bound = plan.metrics["moved_lower_bound"]
-    columns["moved_lower_bound"] = _numeric_column(lower_bound, types["moved_lower_bound"],
-                                                   lower_bound < 0 if failed is None else failed | (lower_bound < 0))
-    return [columns[name] if columns[name].type == dtype else columns[name].cast(dtype) for name, dtype in METRIC_FIELDS]
+        failed = np.zeros(problems.num_groups, dtype=np.uint8)
+        failed[list(plan.errors)] = 1
+    metrics = np.concatenate([np.asarray(plan.metrics[name], dtype=np.int64) for name in METRIC_NAMES])
+    native = _core.metrics_rows(string_arg(problems.group_ids), strategy, problems.member_off, problems.topic_off,
+                                problems.part_off, metrics, plan.engine_us, failed, problems.unknown_off,
+                                string_arg(problems.unknown_topics), problems.dropped_claims)
+    return _metrics_batch(native, plan.errors).columns[1:]
+
+
+def plan_outputs(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1
+                 ) -> tuple[list[pa.RecordBatch], pa.RecordBatch]:
+    """(assignment rows in record batches of whole groups, metrics rows) of one batch (the local loop's step);
+    `threads` run its groups.
+
+    One native call interns, assigns and writes both outputs as Arrow record batches (``_core.plan_batch``
+    with arrow=True, the GIL released throughout); Python imports each as it is (one call per record batch)
+    and words error messages, so the Python work per batch does not grow with its groups (the fleet loop's
+    GIL-held share, issue 26)."""
+    from kafkagroup import _core
+
+    inputs = batch_inputs(batch, meta, strict=options.strict)
+    raise_errors = options.on_error == "raise"
+    refused, engine_errors, rows, metrics = _core.plan_batch(
+        *inputs.args, string_arg(inputs.group_ids), _skip(inputs, batch.num_rows), options.strategy, threads,
+        raise_errors, OUTPUT_BATCH_ROWS, True)
+    errors = build_errors(inputs, refused)
+    if errors and raise_errors:
+        raise InvalidGroupError(errors[min(errors)])
+    for g, kind, message in engine_errors:   # the engine validated something the builder let through
+        if raise_errors:
+            raise batch_group_error(kind, group_error(inputs, g, message))
+        errors[g] = group_error(inputs, g, message)
+    return [pa.record_batch(chunk) for chunk in rows], _metrics_batch(metrics, errors)
 
 
 def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1
                ) -> tuple[pa.Table, pa.RecordBatch]:
-    """(assignment rows, metrics rows) of one batch (used by the local loop); `threads` run its groups."""
-    plan = run_batch(batch, meta, options, threads)
-    rows = pa.Table.from_batches(list(assignment_batches_of(plan)), schema=ASSIGNMENT_ARROW_SCHEMA)
-    metrics = pa.RecordBatch.from_arrays([plan.problems.group_ids] + metrics_columns(plan, options.strategy),
-                                         schema=METRICS_ARROW_SCHEMA)
-    return rows, metrics
+    """(assignment rows, metrics rows) of one batch: :func:`plan_outputs` with the rows as one table."""
+    rows, metrics = plan_outputs(batch, meta, options, threads)
+    return pa.Table.from_batches(rows, schema=ASSIGNMENT_ARROW_SCHEMA), metrics
 
 
 # ---------------------------------------------------------------------------------------------

@@ -149,13 +149,14 @@ def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch
         yield batch
 
 
-# Groups per batch when the caller does not say: each batch costs a fixed ~1 ms of Python (a few dozen
-# numpy / pyarrow calls, holding the GIL) on top of ~5 us of native work per group, so batches should be
-# large; but every thread needs more than one to stay busy to the end. Measured on the small-group
+# Groups per batch when the caller does not say: each batch costs a fixed share of Python (a few dozen
+# numpy / pyarrow calls reading the input's buffers, one import per output record batch; ~0.2 ms on a
+# warm cache, more in the loop, all holding the GIL) on top of ~5-10 us of native work per group, so batches
+# should be large; but every thread needs more than one to stay busy to the end. Measured on the small-group
 # fleet (100,000 groups, one thread, CPU per group): 1,000 per batch 7.2 us, 2,000 6.5, 4,000 6.3. The
-# GIL-held share of the loop's CPU is what caps threads (tools/fleet_gil_share.py; 10,000 groups; one native
-# call per batch, ~1 ms of Python around it): 9.0% at 1,250 per batch, 4.5% at 2,500, so two batches per
-# thread (2,500 each at 10,000 groups on 2 threads), not four.
+# GIL-held share of the loop's CPU is what caps threads (tools/fleet_gil_share.py, 10,000 groups, range):
+# with the outputs built natively (executor.plan_outputs) 4.7% at 1,250 per batch and 3.3% at 2,500 (it was
+# 9.0% and 4.5% with the output columns wrapped in Python), so two batches per thread.
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
 BATCHES_PER_THREAD = 2
@@ -174,9 +175,10 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
 
     Runs the Spark executors' batch code (vectorised interning, then one native call per batch of
     `batch_groups` groups, by default :func:`auto_batch_groups`) on `threads` threads, by default every
-    core this process may use: batches are planned concurrently (the interning, the engine and the
-    output gather are one native call per batch that releases the GIL; the ~1 ms of Python around each
-    batch holds it, so the speed-up is below the core count). Rows come out in input order whatever the thread count.
+    core this process may use: batches are planned concurrently (the interning, the engine and both
+    outputs, written as Arrow record batches, are one native call per batch that releases the GIL; the
+    Python around each batch -- reading the input's buffers, importing the outputs -- holds it, so the
+    speed-up is a little below the core count). Rows come out in input order whatever the thread count.
     This is the single-process baseline of the Spark bench.
 
     `topics` is the metadata every group shares: a table (``topic, partitions``), decoded and hashed
@@ -199,8 +201,7 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
 
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.arrow_builder import TopicMeta
-    from kafkagroup.spark.executor import (ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions,
-                                           plan_batch)
+    from kafkagroup.spark.executor import ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs
 
     threads = available_cores() if threads is None else int(threads)
     if threads < 1:
@@ -220,11 +221,11 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
              len(batches), min(threads, max(len(batches), 1)) if engine_threads == 1 else threads, available_cores(),
              ", threads inside the one native call" if engine_threads > 1 else "")
     if threads == 1 or len(batches) == 1:
-        planned = [plan_batch(batch, meta, options, engine_threads) for batch in batches]
+        planned = [plan_outputs(batch, meta, options, engine_threads) for batch in batches]
     else:
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            planned = list(pool.map(lambda batch: plan_batch(batch, meta, options), batches))
-    assigned = [b for rows, _ in planned for b in rows.to_batches()]
+            planned = list(pool.map(lambda batch: plan_outputs(batch, meta, options), batches))
+    assigned = [b for rows, _ in planned for b in rows]
     metrics = [group_metrics for _, group_metrics in planned]
     return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
             pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))

@@ -13,8 +13,11 @@
 namespace kafkagroup {
 namespace server {
 
-void check_single_owner(const Problem& p, const Prepared& pr) {
-    if (!pr.has_owned || pr.num_partitions == 0) return;
+namespace {
+
+// The exact check: a holder per partition, claims in member order; the first partition two members claim is
+// named. O(P + claims).
+void find_second_owner(const Problem& p, const Prepared& pr) {
     std::vector<int32_t> holder(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
     for (int32_t m = 0; m < pr.num_members; ++m)
         for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
@@ -30,6 +33,23 @@ void check_single_owner(const Problem& p, const Prepared& pr) {
                 " both hold partition " + std::to_string(part - pr.topic_base[t]) + " of topic " + std::to_string(t) +
                 " in their previous target assignment (a partition has at most one owner)");
         }
+}
+
+}  // namespace
+
+int64_t recorded_claims(const std::vector<int32_t>& prev_owner) {
+    int64_t n = 0;
+    for (const int32_t m : prev_owner) n += m >= 0;   // vectorised
+    return n;
+}
+
+void check_single_owner(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
+    if (!pr.has_owned || pr.num_partitions == 0) return;
+    // previous_owners() records at most one claim per partition, so when as many partitions have a previous
+    // owner as there are claims, no two claims name one partition. Otherwise (a claim on a topic its member
+    // does not subscribe to, a member listing a partition twice, or two members) the exact check decides.
+    if (recorded_claims(prev_owner) == static_cast<int64_t>(p.owned_partitions.size)) return;
+    find_second_owner(p, pr);
 }
 
 std::vector<int32_t> assign_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {

@@ -11,28 +11,84 @@
 // keeps min(held, quota) of its previous partitions, so moves = sum(max(0, held - quota)): the minimum
 // over all assignments whose loads differ by at most one (all of which have these quota sizes). The
 // freed and new partitions go to members below quota in member order, each a run of ascending ids.
-// O(P + M), no sort.
+// O(P + M) (the claims of a member over quota are sorted when not listed ascending).
+//
+// The usual incremental call (a member joined or left; every previous claim recorded, the subscription
+// listed in ascending topic order) does not visit the partitions one by one: held counts are the members'
+// claim counts, the previous owners are copied as they are, only members over quota give up their highest
+// partitions, and the free partitions are found by a scan that skips blocks with none. At 10,000 members x
+// 500,000 partitions that is a copy and a scan instead of two passes of per-partition branches.
+#include <algorithm>
+#include <utility>
+
 #include "kafkagroup/server/server_assignors.hpp"
 
 namespace kafkagroup {
 namespace server {
+namespace {
+
+using Span = std::pair<int32_t, int32_t>;   // [first, last) partition ids
+
+// The subscribed partitions in the order Kafka's builder visits them (the row's topics in row order,
+// ascending ids within each), adjacent topics merged: one span when every topic is subscribed in order.
+std::vector<Span> row_spans(const Problem& p, const Prepared& pr) {
+    std::vector<Span> spans;
+    for (int64_t i = p.sub_offsets[0]; i < p.sub_offsets[1]; ++i) {
+        const int32_t t = p.sub_topics[i], lo = pr.topic_base[t], hi = pr.topic_base[t + 1];
+        if (lo == hi) continue;
+        if (!spans.empty() && spans.back().second == lo) spans.back().second = hi;
+        else spans.emplace_back(lo, hi);
+    }
+    return spans;
+}
+
+bool ascending(const std::vector<Span>& spans) {
+    for (std::size_t i = 1; i < spans.size(); ++i)
+        if (spans[i].first < spans[i - 1].second) return false;
+    return true;
+}
+
+// Appends the partitions of [lo, hi) without an owner, ascending. Blocks of 16 with an owner each are
+// passed over with one test (the sign bit of their OR).
+void collect_free(const int32_t* owner, int32_t lo, int32_t hi, std::vector<int32_t>& out) {
+    constexpr int32_t kBlock = 16;
+    int32_t part = lo;
+    for (; hi - part >= kBlock; part += kBlock) {
+        int32_t any = 0;
+        for (int32_t k = 0; k < kBlock; ++k) any |= owner[part + k];
+        if (any >= 0) continue;
+        for (int32_t k = 0; k < kBlock; ++k)
+            if (owner[part + k] < 0) out.push_back(part + k);
+    }
+    for (; part < hi; ++part)
+        if (owner[part] < 0) out.push_back(part);
+}
+
+}  // namespace
 
 std::vector<int32_t> uniform_homogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
     const int32_t M = pr.num_members;
     std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
     // Every member's list is member 0's; topics are unique within it (validated).
-    const int32_t* topics = p.sub_topics.data + p.sub_offsets[0];
-    const int64_t num_topics = p.sub_offsets[1] - p.sub_offsets[0];
+    const std::vector<Span> spans = row_spans(p, pr);
     int64_t total = 0;
-    for (int64_t i = 0; i < num_topics; ++i) total += pr.topic_base[topics[i] + 1] - pr.topic_base[topics[i]];
+    for (const Span& s : spans) total += s.second - s.first;
     if (total == 0) return owner;
 
     const int64_t base_quota = total / M;
     int64_t extra = total % M;
+    // Every claim recorded: each is a distinct partition of a subscribed topic owned by its member, so a
+    // member holds exactly its claims.
+    const bool all_recorded =
+        pr.has_owned && recorded_claims(prev_owner) == static_cast<int64_t>(p.owned_partitions.size);
     std::vector<int64_t> held(static_cast<std::size_t>(M), 0);
-    for (int64_t i = 0; i < num_topics; ++i)
-        for (int32_t part = pr.topic_base[topics[i]]; part < pr.topic_base[topics[i] + 1]; ++part)
-            if (prev_owner[part] >= 0) ++held[prev_owner[part]];
+    if (all_recorded) {
+        for (int32_t m = 0; m < M; ++m) held[m] = p.owned_offsets[m + 1] - p.owned_offsets[m];
+    } else if (pr.has_owned) {
+        for (const Span& s : spans)
+            for (int32_t part = s.first; part < s.second; ++part)
+                if (prev_owner[part] >= 0) ++held[prev_owner[part]];
+    }
 
     std::vector<int64_t> quota(static_cast<std::size_t>(M), base_quota);
     for (int32_t m = 0; m < M && extra > 0; ++m)
@@ -40,20 +96,35 @@ std::vector<int32_t> uniform_homogeneous(const Problem& p, const Prepared& pr, c
     for (int32_t m = 0; m < M && extra > 0; ++m)
         if (quota[m] == base_quota) ++quota[m], --extra;
 
-    // Keep up to quota (a member over quota keeps its lowest ids), free the rest.
+    // Keep up to quota (a member over quota keeps its lowest ids, in visiting order), free the rest.
     std::vector<int32_t> free_parts;
-    std::vector<int64_t>& used = held;   // reused: held[] is no longer needed once quotas are set
-    std::fill(used.begin(), used.end(), 0);
-    for (int64_t i = 0; i < num_topics; ++i)
-        for (int32_t part = pr.topic_base[topics[i]]; part < pr.topic_base[topics[i] + 1]; ++part) {
-            const int32_t m = prev_owner[part];
-            if (m >= 0 && used[m] < quota[m]) {
-                owner[part] = m;
-                ++used[m];
-            } else {
-                free_parts.push_back(part);
-            }
+    std::vector<int64_t>& used = held;   // reused: held[] becomes what each member keeps
+    if (all_recorded && ascending(spans)) {
+        // Visiting order is ascending ids: a member over quota keeps its quota lowest claims.
+        for (const Span& s : spans)
+            std::copy(prev_owner.begin() + s.first, prev_owner.begin() + s.second, owner.begin() + s.first);
+        std::vector<int32_t> claims;
+        for (int32_t m = 0; m < M; ++m) {
+            if (held[m] <= quota[m]) continue;
+            claims.assign(p.owned_partitions.data + p.owned_offsets[m], p.owned_partitions.data + p.owned_offsets[m + 1]);
+            if (!std::is_sorted(claims.begin(), claims.end())) std::sort(claims.begin(), claims.end());
+            for (std::size_t k = static_cast<std::size_t>(quota[m]); k < claims.size(); ++k) owner[claims[k]] = kUnassigned;
+            used[m] = quota[m];
         }
+        for (const Span& s : spans) collect_free(owner.data(), s.first, s.second, free_parts);
+    } else {
+        std::fill(used.begin(), used.end(), 0);
+        for (const Span& s : spans)
+            for (int32_t part = s.first; part < s.second; ++part) {
+                const int32_t m = prev_owner[part];
+                if (m >= 0 && used[m] < quota[m]) {
+                    owner[part] = m;
+                    ++used[m];
+                } else {
+                    free_parts.push_back(part);
+                }
+            }
+    }
     std::size_t next = 0;
     for (int32_t m = 0; m < M && next < free_parts.size(); ++m)
         for (int64_t k = used[m]; k < quota[m] && next < free_parts.size(); ++k) owner[free_parts[next++]] = m;

@@ -10,6 +10,10 @@ ConsumerGroupDescribe answer and the ListGroups entry.  Storing and reading offs
   epoch), and the member must send its current member epoch (STALE_MEMBER_EPOCH otherwise -- e.g. a member
   fenced while it was processing; a member on the classic protocol sends it as its generation and gets
   ILLEGAL_GENERATION).
+* TxnOffsetCommit (Kafka's ``validateTransactionalOffsetCommit``, which calls ``validateOffsetCommit`` with
+  ``isTransactional=true``): the same checks without the version rule (TxnOffsetCommit v0-v2 carry no member, so
+  they reach a non-empty group as UNKNOWN_MEMBER_ID), and a stale epoch is ILLEGAL_GENERATION for every member
+  (Kafka maps STALE_MEMBER_EPOCH to it: TxnOffsetCommit has no such error).
 * OffsetFetch: without member id and with a negative epoch it is an admin's and always answered; otherwise
   the same member and epoch checks (v9+ carry them).
 * Retention (Kafka's ``ConsumerGroup`` expiration condition): an offset of a topic no member subscribes to
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from kafkagroup.coordinator.consumer.group import ConsumerGroup, ConsumerGroupMember
 from kafkagroup.coordinator.consumer.target import preferred_assignor
-from kafkagroup.messages.api import ListedGroup, OffsetCommitRequest, OffsetFetchRequest
+from kafkagroup.messages.api import ListedGroup, OffsetCommitRequest, OffsetFetchRequest, TxnOffsetCommitRequest
 from kafkagroup.messages.consumer_api import (
     MEMBER_TYPE_CLASSIC, MEMBER_TYPE_CONSUMER, DescribedConsumerGroup, DescribedConsumerGroupMember,
     DescribedTopicPartitions,
@@ -29,21 +33,33 @@ from kafkagroup.messages.error_codes import ErrorCode
 from kafkagroup.messages.topics import TopicsView
 from kafkagroup.structs import TopicPartition
 
-__all__ = ["consumer_commit_error", "consumer_fetch_error", "describe_consumer_group", "list_entry",
+__all__ = ["consumer_commit_error", "consumer_txn_commit_error", "consumer_fetch_error", "describe_consumer_group", "list_entry",
            "expired_offsets"]
 
 _E = ErrorCode
 
 
 def consumer_commit_error(group: ConsumerGroup, req: OffsetCommitRequest) -> ErrorCode | None:
-    if req.generation_id < 0 and group.is_empty():
+    return _commit_error(group, req.member_id, req.generation_id, transactional=False, version=req.version)
+
+
+def consumer_txn_commit_error(group: ConsumerGroup, req: TxnOffsetCommitRequest) -> ErrorCode | None:
+    return _commit_error(group, req.member_id, req.generation_id, transactional=True, version=None)
+
+
+def _commit_error(group: ConsumerGroup, member_id: str, epoch: int, *, transactional: bool,
+                  version: int | None) -> ErrorCode | None:
+    """Kafka's ``ConsumerGroup.validateOffsetCommit`` (the TxnOffsetCommit caller maps STALE_MEMBER_EPOCH to
+    ILLEGAL_GENERATION)."""
+    if epoch < 0 and group.is_empty():
         return None
-    member = group.members.get(req.member_id)
+    member = group.members.get(member_id)
     if member is None:
         return _E.UNKNOWN_MEMBER_ID
-    if req.version < 9 and not member.uses_classic_protocol:
+    if not transactional and version is not None and version < 9 and not member.uses_classic_protocol:
         return _E.UNSUPPORTED_VERSION
-    return _epoch_error(member, req.generation_id)
+    error = _epoch_error(member, epoch)
+    return _E.ILLEGAL_GENERATION if transactional and error is not None else error
 
 
 def _epoch_error(member: ConsumerGroupMember, epoch: int) -> ErrorCode | None:
