@@ -8,6 +8,8 @@ to the topics t with t % 4 != i % 4 (three quarters of the topics, overlapping).
 target assignment is kafkagroup's full result for the same group, and one new member joins (both sides get that
 same input). Partitions are spread evenly over the topics.
 
+Incremental rows also time the whole call with the previous targets in Kafka's compact form ("x py {}":
+``{"owned": {topic: set of partitions}}``, what Kafka's coordinator keeps) beside the (topic, partition) pairs.
 Each row reports our engine call (assign_arrays, pytest-benchmark median; a homogeneous group passes its one
 subscription row, ``arrays(shared=True)``, as Kafka's homogeneous builder reads one member's), the whole call from Python with
 names (kafkagroup.assign, median), Kafka's assign() median, the ratios, and spread / moves of both results.
@@ -67,6 +69,13 @@ def kafka_measures(assignment: dict[str, list], members: dict[str, dict]) -> tup
     return max(loads) - min(loads), moves
 
 
+def _by_topic(pairs: list[tuple[str, int]]) -> dict[str, set[int]]:
+    owned: dict[str, set[int]] = {}
+    for topic, partition in pairs:
+        owned.setdefault(topic, set()).add(partition)
+    return owned
+
+
 def python_call_ms(strategy, topics, members, rounds=7) -> float:
     kafkagroup.assign(strategy, topics, members)   # warm-up, as Kafka's side has
     times = []
@@ -86,16 +95,20 @@ def test_server_assignor(benchmark, kafka, strategy, members, ratio, topics, sub
         group = {m: dict(spec, owned=[(tp.topic, tp.partition) for tp in first.assignment[m]]) for m, spec in group.items()}
         template = next(iter(group.values()))["topics"]
         group["member-new"] = {"topics": list(template)}
+    compact = None
+    if kind == "incremental":   # the same previous targets in Kafka's own form, topic -> set of partitions
+        compact = {m: dict(spec, owned=_by_topic(spec["owned"])) if "owned" in spec else spec for m, spec in group.items()}
     arrays = kafkagroup.build_group(counts, group).arrays(shared=True)   # a homogeneous group: its row once
     result = benchmark.pedantic(kafkagroup.assign_arrays, args=(strategy,), kwargs=arrays, rounds=5, warmup_rounds=1)
     ours_ms = benchmark.stats.stats.median * 1000
     py_ms = python_call_ms(strategy, counts, group)
+    compact_ms = python_call_ms(strategy, counts, compact) if compact is not None else None
     reply = kafka.assign(strategy, counts, group, warmup=2, rounds=3)
     kafka_ms = statistics.median(reply.nanos) / 1e6
     k_spread, k_moves = kafka_measures(reply.assignment, group)
     m = result.metrics
     ROWS.append(dict(strategy=strategy, members=members, partitions=members * ratio, topics=topics, sub=sub, kind=kind,
-                     ours_ms=ours_ms, py_ms=py_ms, kafka_ms=kafka_ms, ours_spread=m.max_load - m.min_load,
+                     ours_ms=ours_ms, py_ms=py_ms, compact_ms=compact_ms, kafka_ms=kafka_ms, ours_spread=m.max_load - m.min_load,
                      kafka_spread=k_spread, ours_moves=m.moved, kafka_moves=k_moves))
 
 
@@ -104,11 +117,13 @@ def print_table() -> None:
         return
     lines = ["", "Kafka 4 server assignors: kafkagroup vs Kafka 4.4.0 (same run, medians; ms)",
              f"{'strategy':15} {'members':>7} {'parts':>7} {'topics':>6} {'subs':13} {'kind':11} {'engine':>8} "
-             f"{'python':>8} {'kafka':>9} {'x engine':>9} {'x python':>9} {'spread us/k':>11} {'moves us/k':>13}"]
+             f"{'python':>8} {'kafka':>9} {'x engine':>9} {'x python':>9} {'x py {}':>8} {'spread us/k':>11} "
+             f"{'moves us/k':>13}"]
     for r in ROWS:
+        compact = f"{r['kafka_ms'] / r['compact_ms']:>7.1f}x" if r.get("compact_ms") else f"{'-':>8}"
         lines.append(f"{r['strategy']:15} {r['members']:>7,} {r['partitions']:>7,} {r['topics']:>6,} {r['sub']:13} "
                      f"{r['kind']:11} {r['ours_ms']:>8.3f} {r['py_ms']:>8.2f} {r['kafka_ms']:>9.3f} "
-                     f"{r['kafka_ms'] / r['ours_ms']:>8.1f}x {r['kafka_ms'] / r['py_ms']:>8.1f}x "
+                     f"{r['kafka_ms'] / r['ours_ms']:>8.1f}x {r['kafka_ms'] / r['py_ms']:>8.1f}x {compact} "
                      f"{r['ours_spread']:>5}/{r['kafka_spread']:<5} {r['ours_moves']:>6}/{r['kafka_moves']:<6}")
     text = "\n".join(lines)
     print(text)

@@ -113,7 +113,9 @@ def normalize_member(member_id: str, spec: Any, *, check_elements: bool = True) 
         raise InvalidGroupError(f"member {member_id!r}: topics must be a list of names, got a string")
     owned_raw = _field(spec, *OWNED_FIELD, default=())
     if check_elements:
-        owned: tuple[Any, ...] = tuple(check_claim(member_id, claim) for claim in owned_raw)
+        owned: Any = tuple(owned_pairs(member_id, owned_raw))
+    elif isinstance(owned_raw, Mapping):
+        owned = owned_raw if type(owned_raw) is dict else dict(owned_raw.items())
     else:
         owned = owned_raw if isinstance(owned_raw, (list, tuple)) else tuple(owned_raw)
     generation = _field(spec, *GENERATION_FIELD, default=-1)
@@ -137,6 +139,43 @@ def check_topics(member_id: str, topics: tuple[Any, ...]) -> None:
             raise InvalidGroupError(f"member {member_id!r}: topic names must be strings, got {topic!r}")
     if len(set(topics)) != len(topics):
         raise InvalidGroupError(f"member {member_id!r} lists a topic twice: {list(topics)}")
+
+
+def owned_pairs(member_id: str, owned: Any) -> list[tuple[str, int]]:
+    """A member's owned claims as checked (topic, partition) pairs, in order, from either form: a sequence of
+    pairs, or the compact mapping topic -> partitions (Kafka's ``Map<Uuid, Set<Integer>>``: each topic in
+    the mapping's order, its partitions in their iteration order); an error names the member and the claim.
+
+    >>> owned_pairs("C0", {"t0": [2, 0], "t1": range(1)})
+    [('t0', 2), ('t0', 0), ('t1', 0)]
+    """
+    if not isinstance(owned, Mapping):
+        return [check_claim(member_id, claim) for claim in owned]
+    pairs = []
+    for topic, partitions in owned.items():
+        if not _is_collection(partitions):
+            raise InvalidGroupError(f"member {member_id!r}: owned partitions of topic {topic!r} must be a collection "
+                                    f"of partition numbers, got {partitions!r}")
+        pairs.extend(check_claim(member_id, (topic, p)) for p in partitions)
+    return pairs
+
+
+def _is_collection(partitions: Any) -> bool:
+    """A compact topic's partitions as _claims reads them: an iterable that is not its own iterator (read once
+    to convert, again to word an error), a str or bytes, or a 0-d array."""
+    if isinstance(partitions, (str, bytes)) or (isinstance(partitions, np.ndarray) and partitions.ndim == 0):
+        return False
+    try:
+        return iter(partitions) is not partitions
+    except TypeError:
+        return False
+
+
+def _claim_list(owned: Any) -> list[Any]:
+    """A member's claims as given (sequence form) or expanded to pairs (compact form), unchecked."""
+    if isinstance(owned, Mapping):
+        return [(topic, p) for topic, partitions in owned.items() for p in partitions]
+    return owned if isinstance(owned, Sequence) else list(owned)
 
 
 def check_claim(member_id: str, claim: Any) -> tuple[str, int]:
@@ -302,20 +341,22 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         sub_offsets = cols.sub_offsets if cols.sub_offsets is not None else np.zeros(members + 1, dtype=np.int64)
 
     owned_offsets = owned_partition = owned_codes = None
-    if cols.owned is not None and any(cols.owned):
+    if cols.owned is not None:
         from kafkagroup._claims import intern_claims
 
-        owned = cols.owned
+        owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
         owned_offsets, owned_codes, owned_partition, bad = intern_claims(owned, code)
-        if bad >= 0:  # not a (str, int) pair: word the error from the claim itself
-            m, k = _member_at(owned, bad)
-            check_claim(cols.ids[m], _claim_at(owned[m], k))
-            raise AssertionError("kafkagroup._claims refused a claim that check_claim accepts")  # pragma: no cover
+        if bad >= 0:  # not a (str, int) pair: word the error from the claims themselves (the first bad one)
+            for member_id, claims in zip(cols.ids, owned):
+                owned_pairs(member_id, claims)
+            raise AssertionError("kafkagroup._claims refused a claim that owned_pairs accepts")  # pragma: no cover
         if (owned_codes < 0).any():   # claims on names nobody subscribes to and the metadata lacks
             for i in np.flatnonzero(owned_codes < 0).tolist():
                 m = int(np.searchsorted(owned_offsets, i, side="right")) - 1
-                topic = _claim_at(owned[m], i - int(owned_offsets[m]))[0]
+                topic = _claim_list(owned[m])[i - int(owned_offsets[m])][0]
                 owned_codes[i] = code.setdefault(topic, len(code))
+        if bad < 0 and owned_codes.size == 0:   # nobody claims anything
+            owned_offsets = owned_partition = owned_codes = None
 
     names = list(code)   # metadata topics first: the catalog reads the first len(specs) names
     dictionary = utf8_strings(names)
@@ -427,7 +468,7 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
                     code.update(probe)
                     return _Columns(
                         ids, topics, offsets, codes,
-                        owned=None if owned is None else [() if o is None else o for o in owned],
+                        owned=owned,   # None values: intern_claims reads them as ()
                         generation=None if generation is None else [-1 if g is None else g for g in generation],
                         rack=None if rack is None else [r or None for r in rack],
                         instance=None if instance is None else [i or None for i in instance])
@@ -571,7 +612,7 @@ class _GroupNames(BuildErrorNames):
 
     def claim(self, e: int) -> tuple[Any, Any]:
         if self.flat_claims is None:
-            self.flat_claims = [c for claims in (self.cols.owned or ()) for c in claims]
+            self.flat_claims = [c for claims in (self.cols.owned or ()) for c in _claim_list(claims)]
         topic, partition = self.flat_claims[e]
         return topic, int(partition)
 
@@ -583,17 +624,3 @@ class _GroupNames(BuildErrorNames):
 
     def generation(self, i: int) -> Any:
         return -1 if self.cols.generation is None else self.cols.generation[i]
-
-
-def _member_at(owned: list[Sequence[Any]], flat_index: int) -> tuple[int, int]:
-    """(member, index among its claims) of a flattened claim index; used only to word an error."""
-    seen = 0
-    for m, claims in enumerate(owned):
-        if flat_index < seen + len(claims):
-            return m, flat_index - seen
-        seen += len(claims)
-    raise IndexError(flat_index)
-
-
-def _claim_at(claims: Sequence[Any], k: int) -> Any:
-    return claims[k] if isinstance(claims, Sequence) else list(claims)[k]

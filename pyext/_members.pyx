@@ -24,7 +24,7 @@ code_topic_lists(lists, code) -> (offsets int64[M+1] or None, codes int32[n], ba
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uintptr_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Size
 from cpython.object cimport PyObject
@@ -34,35 +34,82 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 cnp.import_array()
 
 
+cdef extern from *:
+    """
+    #define KG_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #define KG_IS_DICT(o) (Py_TYPE(o) == &PyDict_Type)
+    #define KG_IS_STR(o) (Py_TYPE(o) == &PyUnicode_Type)
+    #define KG_DICT_KEYS(o) ((const char*)((PyDictObject*)(o))->ma_keys)
+    """
+    void KG_PREFETCH(const void* p) nogil
+    bint KG_IS_DICT(PyObject* o) nogil
+    bint KG_IS_STR(PyObject* o) nogil
+    const char* KG_DICT_KEYS(PyObject* o) nogil
+    bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value)
+
+DEF AHEAD = 16   # members prefetched ahead (id and spec dict); the spec's key table AHEAD / 2 ahead
+
+
 def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
-    cdef Py_ssize_t members = len(subscriptions), m = 0, k, rank
+    # Memory, not instructions, is what this costs on a large group: each member's id, spec dict and the
+    # dict's key table are separate heap objects, a cache miss each when read in turn (~0.4 us a member at
+    # 10k members against ~0.09 us at 1k). So the ids and specs are gathered as pointers first (the outer
+    # dict's entries are contiguous) and read with prefetches ahead, which overlaps the misses.
+    cdef Py_ssize_t members = len(subscriptions), m = 0, k, rank, pos = 0, inner
     cdef list ids = [None] * members
     cdef list cols = [None] * columns
-    cdef list ranks = [None] * columns
     cdef list filled = [False] * columns
+    cdef cnp.ndarray[cnp.int8_t, ndim=2] ranks = np.full((columns, members), 127, dtype=np.int8)
     cdef PyObject* found
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef PyObject** member_ids = NULL
+    cdef PyObject** specs = NULL
     cdef tuple where
+    cdef list col
     for k in range(columns):
         cols[k] = [None] * members
-        ranks[k] = [0] * members
-    for member_id, spec in subscriptions.items():
-        if type(member_id) is not str or type(spec) is not dict:
-            return None
-        ids[m] = member_id
-        for key, value in (<dict>spec).items():
-            if value is None:
-                continue
-            found = PyDict_GetItem(aliases, key)
-            if found is NULL:
-                continue          # a key no column reads (the general path ignores it too)
-            where = <tuple><object>found
-            k = where[0]
-            rank = where[1]
-            if (<list>cols[k])[m] is None or rank < (<list>ranks[k])[m]:
-                (<list>cols[k])[m] = value
-                (<list>ranks[k])[m] = rank
-                filled[k] = True
-        m += 1
+    member_ids = <PyObject**>malloc((members + 1) * sizeof(PyObject*))
+    specs = <PyObject**>malloc((members + 1) * sizeof(PyObject*))
+    if member_ids is NULL or specs is NULL:
+        free(member_ids)
+        free(specs)
+        raise MemoryError()
+    try:
+        while PyDict_Next(subscriptions, &pos, &key, &value):   # borrowed: the dict keeps them alive
+            member_ids[m] = key
+            specs[m] = value
+            m += 1
+        for m in range(members):
+            if m + AHEAD < members:
+                KG_PREFETCH(member_ids[m + AHEAD])
+                KG_PREFETCH(specs[m + AHEAD])
+            if m + AHEAD // 2 < members and KG_IS_DICT(specs[m + AHEAD // 2]):
+                KG_PREFETCH(KG_DICT_KEYS(specs[m + AHEAD // 2]))
+                KG_PREFETCH(KG_DICT_KEYS(specs[m + AHEAD // 2]) + 64)
+            if not KG_IS_STR(member_ids[m]) or not KG_IS_DICT(specs[m]):
+                return None
+            ids[m] = <object>member_ids[m]
+            inner = 0
+            while PyDict_Next(<object>specs[m], &inner, &key, &value):
+                if value == <PyObject*>None:
+                    continue
+                if not KG_IS_STR(key):
+                    return None       # (a str subclass may equal a field name: the general path reads it)
+                found = PyDict_GetItem(aliases, <object>key)
+                if found is NULL:
+                    continue          # a key no column reads (the general path ignores it too)
+                where = <tuple><object>found
+                k = where[0]
+                rank = where[1]
+                if rank < ranks[k, m]:
+                    col = <list>cols[k]
+                    col[m] = <object>value
+                    ranks[k, m] = rank
+                    filled[k] = True
+    finally:
+        free(member_ids)
+        free(specs)
     for k in range(columns):
         if not filled[k]:
             cols[k] = None

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Hashable, NamedTuple
 
 import numpy as np
 
-from kafkagroup.api import AssignmentResult
+from kafkagroup.api import AssignmentResult, _no_cyclic_gc
 from kafkagroup.api import assign as assign_names
 from kafkagroup.errors import InvalidGroupError
 
@@ -65,6 +65,15 @@ class ServerAssignor:
         ``topics``: topic name -> ``(topic id, partition count)``, or a partition count (the name is the id);
         ``previous``: member id -> its current target, topic id -> partitions; ``partition_racks``: topic name
         -> one replica-rack list per partition (read only when ``rack_aware``)."""
+        # (the cyclic collector is paused while the specs are built and read: ~3 containers per member, alive
+        # through the call, woke full collections that traversed every object of the caller's group -- more
+        # than half the time of a 10k-member call; these hold no cycles)
+        with _no_cyclic_gc():
+            return self._assign_result(members, topics, previous, partition_racks)
+
+    def _assign_result(self, members: Mapping[str, Any], topics: Mapping[str, Any],
+                       previous: Mapping[str, Mapping[TopicId, Iterable[int]]] | None,
+                       partition_racks: Mapping[str, Any] | None) -> AssignmentResult:
         counts, name_of = _topic_table(topics)
         specs: dict[str, dict[str, Any]] = {}
         shared: dict[Any, tuple[str, ...]] = {}
@@ -79,8 +88,12 @@ class ServerAssignor:
                 spec["rack"] = rack
             before = previous.get(member_id)
             if before:
-                # a topic id the metadata lacks (deleted) becomes its string: dropped as an unknown topic
-                spec["owned"] = [(name_of.get(tid) or str(tid), p) for tid, parts in before.items() for p in parts]
+                # the compact form, topic -> partitions, read natively (no Python object per partition); a topic
+                # id the metadata lacks (deleted) becomes its string: dropped as an unknown topic
+                owned = {name_of.get(tid) or str(tid): parts for tid, parts in before.items()}
+                if len(owned) < len(before):   # two ids named by one string: keep both as pairs
+                    owned = [(name_of.get(tid) or str(tid), p) for tid, parts in before.items() for p in parts]
+                spec["owned"] = owned
             specs[member_id] = spec
         return assign_names(self.strategy, counts, specs, strict=False,
                             partition_racks=partition_racks if self.rack_aware else None,
@@ -91,24 +104,30 @@ class ServerAssignor:
                partition_racks: Mapping[str, Any] | None = None) -> dict[str, dict[TopicId, frozenset[int]]]:
         """Every member's new target: member id -> {topic id: partitions} (Kafka's ``GroupAssignment``);
         a member given nothing maps to ``{}``. Arguments as :meth:`assign_result`."""
-        result = self.assign_result(members, topics, previous, partition_racks)
+        with _no_cyclic_gc():   # (as in assign_result; the target is one frozenset per member and topic)
+            return self._target(self._assign_result(members, topics, previous, partition_racks), topics)
+
+    @staticmethod
+    def _target(result: AssignmentResult, topics: Mapping[str, Any]) -> dict[str, dict[TopicId, frozenset[int]]]:
         group = result.assignment._group
         owner = result.owner
         ids = _topic_ids(topics)
-        topic_of = np.repeat(np.arange(len(group.topics)), group.partition_count)
-        partition_of = np.arange(len(owner)) - group.topic_base[topic_of]
-        order = np.argsort(owner, kind="stable")
-        order = order[owner[order] >= 0]
-        bounds = np.searchsorted(owner[order], np.arange(len(group.members) + 1)).tolist()
-        rows, parts = topic_of[order].tolist(), partition_of[order].tolist()
         row_ids = [ids[name] for name in group.topics]
-        target: dict[str, dict[TopicId, frozenset[int]]] = {}
-        for i, member_id in enumerate(group.members):
-            by_row: dict[int, list[int]] = {}
-            for k in range(bounds[i], bounds[i + 1]):
-                by_row.setdefault(rows[k], []).append(parts[k])
-            target[member_id] = {row_ids[row]: frozenset(ps) for row, ps in by_row.items()}
-        return target
+        # partitions by member, then by global id (topic row, partition); one frozenset per run of one member's
+        # partitions of one topic, built by C-level map/zip (no Python statement per partition)
+        assigned = np.flatnonzero(owner >= 0)
+        order = assigned[np.argsort(owner[assigned], kind="stable")]
+        holder = owner[order]
+        row = np.searchsorted(group.topic_base, order, side="right") - 1
+        cut = np.flatnonzero((holder[1:] != holder[:-1]) | (row[1:] != row[:-1])) + 1
+        starts = np.concatenate(([0], cut)) if order.size else cut
+        ends = np.concatenate((cut, [order.size])) if order.size else cut
+        partitions = (order - group.topic_base[row]).tolist()
+        sets = list(map(frozenset, map(partitions.__getitem__, map(slice, starts.tolist(), ends.tolist()))))
+        run_ids = [row_ids[r] for r in row[starts].tolist()]
+        bounds = np.searchsorted(holder[starts], np.arange(len(group.members) + 1)).tolist()
+        return {member_id: dict(zip(run_ids[bounds[i]:bounds[i + 1]], sets[bounds[i]:bounds[i + 1]]))
+                for i, member_id in enumerate(group.members)}
 
 
 class UniformAssignor(ServerAssignor):

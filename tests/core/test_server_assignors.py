@@ -26,11 +26,15 @@ def test_readme_example_runs_as_written():
     import doctest
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     start = readme.index("### Kafka 4's server-side assignors")
-    block = readme[readme.index("```pycon", start) + len("```pycon"):readme.index("```", readme.index("```pycon", start) + 8)]
-    test = doctest.DocTestParser().get_doctest(block, {}, "README server assignors", "README.md", 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert test.examples and runner.failures == 0
+    section = readme[start:readme.index("\n#", start + 4)]
+    blocks = [b.split("```")[0] for b in section.split("```pycon")[1:]]   # every example of the section, in turn
+    assert len(blocks) >= 2
+    globs: dict = {}
+    for block in blocks:
+        test = doctest.DocTestParser().get_doctest(block, globs, "README server assignors", "README.md", 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner.run(test, clear_globs=False)
+        assert test.examples and runner.failures == 0
 
 
 def test_server_names_are_registered():
