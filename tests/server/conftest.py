@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import Iterator
+
 import pytest
 
+from server_support import Consumers
 from server_wire import ServerThread
 
 
@@ -11,3 +14,13 @@ def server():
                                               "group.min.session.timeout.ms": 10})
     yield s
     s.stop()
+
+
+@pytest.fixture
+def consumers() -> Iterator[Consumers]:
+    """Python client processes (no JVM), stopped after the test; modules with Java clients override it."""
+    launcher = Consumers(None)
+    try:
+        yield launcher
+    finally:
+        launcher.stop_all()

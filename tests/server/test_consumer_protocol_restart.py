@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from server_support import Consumers, ServeProcess, produce, wait_until
+from server_support import ServeProcess, produce, wait_until
 from server_wire import KafkaWire, body
 
 from tests.coordinator.consumer_helpers import needs_server_assignors
@@ -24,15 +24,6 @@ CONFIG = {"group.consumer.heartbeat.interval.ms": 500, "group.consumer.min.heart
           "group.consumer.session.timeout.ms": 6000, "group.consumer.min.session.timeout.ms": 6000}
 SESSION_S = 6.0
 SETTLE_S = 60
-
-
-@pytest.fixture
-def consumers() -> Iterator[Consumers]:
-    launcher = Consumers(None)
-    try:
-        yield launcher
-    finally:
-        launcher.stop_all()
 
 
 @pytest.fixture

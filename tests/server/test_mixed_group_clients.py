@@ -12,11 +12,11 @@ tests/conformance/test_conf_migration.py.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from server_support import Consumers, never_two_owners, produce, thread_server, wait_until
+from server_support import never_two_owners, produce, thread_server, wait_until
 from server_wire import KafkaWire, body
 
 from test_consumer_protocol_clients import CONFIG, SETTLE_S, settled, wait_settled
@@ -24,15 +24,6 @@ from tests.coordinator.consumer_helpers import needs_server_assignors
 
 pytestmark = needs_server_assignors
 CONSUMER = {"group_protocol": "consumer"}
-
-
-@pytest.fixture
-def consumers() -> Iterator[Consumers]:
-    launcher = Consumers(None)
-    try:
-        yield launcher
-    finally:
-        launcher.stop_all()
 
 
 def describe(address: Any, group: str) -> Any:
