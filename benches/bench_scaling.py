@@ -12,6 +12,12 @@ Shapes (uniform subscriptions, every member on every topic; ANCHORS.md's rows wh
 KAFKAGROUP_BENCH_16M=1: ~1.5 GB of inputs). "fresh": nobody owns anything; "churn": 10% of the members
 left after a settled sticky generation, the rest claim what they were given (generation 1).
 
+Input size, to compare like with like: the floor reads P int32. The CSR rows hand the engine every
+member's subscription as well, M x topics int32 (4M: 8,000 x 2,000 = 16M entries, 64 MB, four times the
+floor's input; prepare() must read them all to validate them), plus the claims after churn. The "one
+shared row" rows pass the same group in the homogeneous form (``num_members``, one subscription row,
+Kafka's HOMOGENEOUS subscription type), whose input is the floor's: P claims at most and T topic ids.
+
 Peers, in the same run:
 - franz-go's sticky balancer (pkg/kgo/internal/sticky, ``Balance``), when KAFKAGROUP_FRANZ_BENCH names the
   driver built by ``tools/franz_peer/build.sh`` (a temp copy of the module from the Go module proxy, outside
@@ -107,6 +113,21 @@ def test_sticky_scaling(benchmark, report, strategy, shape, kind):
             report.add(name, benchmark, "kafka-python 3.0.12", kp, CAP_S, partitions=partitions)
     else:
         report.add(name, benchmark, "-", "n/a", 0, f"floor {floor:.3f} ms", partitions=partitions)
+
+
+@pytest.mark.parametrize("shape,kind", CASES, ids=[f"{s}-{k}" for s, k in CASES])
+def test_sticky_scaling_shared_row(benchmark, report, shape, kind):
+    """The same groups in the homogeneous form: one subscription row for every member (see the docstring)."""
+    group = _group(shape, kind)
+    arrays = group.arrays()
+    row = arrays["sub_topics"][arrays["sub_offsets"][0]:arrays["sub_offsets"][1]]
+    arrays.update(sub_offsets=None, sub_topics=row, num_members=len(group.members))
+    partitions = int(group.partition_count.sum())
+    result = benchmark.pedantic(lambda: kafkagroup.assign_arrays("sticky", **arrays), rounds=ROUNDS[shape],
+                                warmup_rounds=1)
+    assert result.metrics.unassigned == 0 and result.metrics.balance_gap == 0
+    report.add(f"sticky {shape} x {len(group.members)} {kind}, one shared row", benchmark, "-", "n/a", 0,
+               partitions=partitions)
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))

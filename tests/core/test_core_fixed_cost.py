@@ -200,3 +200,22 @@ def test_moved_bound_and_withheld_agree_with_the_ownership_rules(seed):
     coop_moved, coop_bound, coop_withheld = _reference_moves(a, coop, eager.owner)
     assert coop.withheld.tolist() == coop_withheld
     assert (coop.metrics.moved, coop.metrics.moved_lower_bound) == (coop_moved, coop_bound)
+
+
+@pytest.mark.parametrize("racks", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
+def test_sticky_reads_the_homogeneous_form_as_its_csr(strategy, seed, racks):
+    # The sticky assignors read the homogeneous form without expanding it to the CSR (engine.cpp): the same
+    # result as the CSR on churned groups with contested, stale and repeated claims, generations and racks.
+    a = _claims(seed) if seed % 2 else _claims(seed, topics=12, partitions=40, members=7)
+    if racks:
+        a = _with_racks(a, seed)
+    row = a["sub_topics"][a["sub_offsets"][0]:a["sub_offsets"][1]]
+    M = len(a["sub_offsets"]) - 1
+    assert (a["sub_topics"] == np.tile(row, M)).all()
+    csr = kafkagroup.assign_arrays(strategy, **a)
+    shared = kafkagroup.assign_arrays(strategy, **dict(a, sub_offsets=None, sub_topics=row, num_members=M))
+    assert shared.owner.tolist() == csr.owner.tolist()
+    assert shared.withheld.tolist() == csr.withheld.tolist()
+    assert shared.metrics == csr.metrics
