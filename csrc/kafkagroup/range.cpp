@@ -5,12 +5,13 @@
 #include <algorithm>
 
 #include "kafkagroup/assignors.hpp"
+#include "kafkagroup/huge_pages.hpp"
 #include "kafkagroup/range_racks.hpp"
 
 namespace kafkagroup {
 
 std::vector<int32_t> contiguous_ranges(const Prepared& pr, const TopicSubscribers& subs) {
-    std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    std::vector<int32_t> owner = advised_vector(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
     for (int32_t t = 0; t < pr.num_topics; ++t) {
         const int64_t n = subs.count(t);
         const int32_t count = pr.topic_base[t + 1] - pr.topic_base[t];

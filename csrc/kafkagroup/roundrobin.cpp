@@ -6,11 +6,12 @@
 #include <algorithm>
 
 #include "kafkagroup/assignors.hpp"
+#include "kafkagroup/huge_pages.hpp"
 
 namespace kafkagroup {
 
 std::vector<int32_t> assign_roundrobin(const Problem& p, const Prepared& pr) {
-    std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    std::vector<int32_t> owner = advised_vector(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
     if (pr.num_members == 0) return owner;
     const TopicSubscribers subs = topic_subscribers(p, pr);
     int32_t cursor = 0;  // the member the circular iterator points at

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "kafkagroup/huge_pages.hpp"
 #include "kafkagroup/rack_ids.hpp"
 #include "kafkagroup/runs.hpp"
 #include "kafkagroup/stable_order.hpp"
@@ -134,7 +135,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
         // whole pass of writes), and no per-partition counter increments (runs.hpp). A run's first
         // min(length, room) partitions stay with its owner, the rest go out in blocks to the members below
         // quota, as one partition at a time would.
-        owner.reserve(static_cast<std::size_t>(in.P));
+        reserve_advised(owner, static_cast<std::size_t>(in.P));
         std::vector<int64_t> kept(static_cast<std::size_t>(M), 0);
         for (int32_t k = 0; k < M; ++k) load[k] = std::min(owned[k], quota[k]);
         const int32_t* const sticky_owner = in.sticky_owner;
@@ -179,7 +180,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
         }
         return owner;
     }
-    if (in.rack_aware) owner.assign(static_cast<std::size_t>(in.P), kUnassigned);
+    if (in.rack_aware) owner = advised_vector(static_cast<std::size_t>(in.P), kUnassigned);
     if (any_owned) {
         const int32_t* const sticky_owner = in.sticky_owner;
         int32_t* const own = owner.data();
@@ -214,7 +215,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
         // Nothing kept or placed yet: every partition of a subscribed topic is free, so each member's run
         // is a plain fill (the same runs as the general loop below, without testing each partition),
         // appended in partition order: owner[] is written once, with no -1 fill first.
-        owner.reserve(static_cast<std::size_t>(in.P));
+        reserve_advised(owner, static_cast<std::size_t>(in.P));
         for (int32_t t = 0; t < in.T; ++t) {
             if (!in.subscribed(t)) {
                 append(owner, in.topic_end(t) - in.topic_begin(t), kUnassigned);
