@@ -27,10 +27,11 @@ venv: $(STAMP)
 
 # setup.py's naive_recompile rebuilds an object only when its .cpp is newer: a changed header (a struct in
 # problem.hpp, say) would leave stale objects that crash at run time (and build_ext keeps a .so newer than
-# every .cpp), so any header change drops the objects and the module.
+# every .cpp), so any header change drops the objects and the module -- and build_ext's own copy in
+# build/lib.*, which it would otherwise find newer than every .cpp and copy back unchanged.
 ENGINE_HEADERS := $(shell find csrc pyext -name '*.hpp' 2>/dev/null)
 build/.engine-headers: $(ENGINE_HEADERS)
-	rm -rf build/temp.* kafkagroup/_core*.so
+	rm -rf build/temp.* build/lib.*/kafkagroup/_core*.so kafkagroup/_core*.so
 	@mkdir -p build && touch $@
 
 # flock: several shells (or helpers) may build at once in one work tree.

@@ -4,13 +4,19 @@
 // the previous partition's store to the same counter (a store-to-load round trip each), while a run is
 // counted in a register and added once. Sticky results come in runs of hundreds of partitions per member.
 //
-// The scan tests 8 entries per step with one branch (two entries per 64-bit word), then finishes entry by
-// entry: under two instructions per partition on long runs; a run of one (interleaved ownership, e.g. a
-// range or round-robin result) is settled by the first compare.
+// The scan tests 16 entries per step with one branch where SSE2 is there (every x86-64: four 128-bit
+// compares, a third of an instruction per entry; GCC does not vectorise the portable loop by itself), then
+// 8 per step (two entries per 64-bit word, under two instructions per entry), then finishes entry by
+// entry. A run of one (interleaved ownership, e.g. a range or round-robin result) is settled by the first
+// compare. At 10k partitions the run scans were a third of a call.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace kafkagroup {
 
@@ -33,6 +39,15 @@ inline uint64_t load2(const int32_t* a) {
 inline uint64_t differs8(const int32_t* a, uint64_t v2) {
     return (load2(a) ^ v2) | (load2(a + 2) ^ v2) | (load2(a + 4) ^ v2) | (load2(a + 6) ^ v2);
 }
+#if defined(__SSE2__)
+// Entries a[0..15] all equal to v (v4: v in every lane).
+inline bool equal16(const int32_t* a, __m128i v4) {
+    const auto at = [a](int k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k)); };
+    const __m128i x = _mm_or_si128(_mm_or_si128(_mm_xor_si128(at(0), v4), _mm_xor_si128(at(4), v4)),
+                                   _mm_or_si128(_mm_xor_si128(at(8), v4), _mm_xor_si128(at(12), v4)));
+    return _mm_movemask_epi8(_mm_cmpeq_epi32(x, _mm_setzero_si128())) == 0xFFFF;
+}
+#endif
 inline uint64_t twice(int32_t v) {
     const uint64_t u = static_cast<uint32_t>(v);
     return u | (u << 32);
@@ -45,6 +60,10 @@ inline int32_t run_end(const int32_t* a, int32_t begin, int32_t end) {
     const uint64_t v2 = runs_detail::twice(v);
     int32_t i = begin + 1;
     if (i < end && a[i] != v) return i;  // a run of one: one compare (interleaved ownership)
+#if defined(__SSE2__)
+    const __m128i v4 = _mm_set1_epi32(v);
+    while (end - i >= 16 && runs_detail::equal16(a + i, v4)) i += 16;
+#endif
     while (end - i >= 8 && runs_detail::differs8(a + i, v2) == 0) i += 8;
     while (i < end && a[i] == v) ++i;
     return i;
@@ -56,6 +75,10 @@ inline int32_t run_end(const int32_t* a, const int32_t* b, int32_t begin, int32_
     const uint64_t va2 = runs_detail::twice(va), vb2 = runs_detail::twice(vb);
     int32_t i = begin + 1;
     if (i < end && (a[i] != va || b[i] != vb)) return i;  // a run of one
+#if defined(__SSE2__)
+    const __m128i va4 = _mm_set1_epi32(va), vb4 = _mm_set1_epi32(vb);
+    while (end - i >= 16 && runs_detail::equal16(a + i, va4) && runs_detail::equal16(b + i, vb4)) i += 16;
+#endif
     while (end - i >= 8 && (runs_detail::differs8(a + i, va2) | runs_detail::differs8(b + i, vb2)) == 0) i += 8;
     while (i < end && a[i] == va && b[i] == vb) ++i;
     return i;

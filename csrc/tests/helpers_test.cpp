@@ -1,4 +1,4 @@
-// The small helpers several assignors share (stable_order.hpp, subscriptions.hpp, rack_ids.hpp), checked
+// The small helpers several assignors share (stable_order.hpp, subscriptions.hpp, rack_ids.hpp, runs.hpp), checked
 // against the plain statement of what each computes. Linked into the same program as engine_test.cpp.
 #include <doctest/doctest.h>
 
@@ -10,6 +10,7 @@
 
 #include "kafkagroup/problem.hpp"
 #include "kafkagroup/rack_ids.hpp"
+#include "kafkagroup/runs.hpp"
 #include "kafkagroup/stable_order.hpp"
 #include "kafkagroup/subscriptions.hpp"
 
@@ -126,4 +127,22 @@ TEST_CASE("max_member_rack and max_rack_id: the largest id, kNoRack when there i
     p.replica_racks = view(replica_racks);
     CHECK(max_member_rack(p) == 3);  // replicas do not count for members' tables
     CHECK(max_rack_id(p) == 7);
+}
+
+TEST_CASE("run_end finds where a run ends, wherever it ends within the 16- and 8-entry steps") {
+    // Runs of every length from 1 to 70 starting at every offset 0..19, ended by a different value in a,
+    // in b, or by the end of the range: the wide steps (16 entries per compare with SSE2, 8 without) must
+    // stop at the same entry as a plain loop.
+    for (int32_t begin = 0; begin < 20; ++begin)
+        for (int32_t length = 1; length <= 70; ++length)
+            for (int which = 0; which < 3; ++which) {
+                std::vector<int32_t> a(static_cast<std::size_t>(begin + length + 5), 7), b(a.size(), -1);
+                const int32_t stop = begin + length;
+                if (which == 0) a[stop] = 8;
+                if (which == 1) b[stop] = 3;
+                const int32_t end = which == 2 ? stop : static_cast<int32_t>(a.size());
+                CHECK(kafkagroup::run_end(b.data(), begin, end) == (which == 1 ? stop : end));
+                CHECK(kafkagroup::run_end(a.data(), begin, end) == (which == 0 ? stop : end));
+                CHECK(kafkagroup::run_end(a.data(), b.data(), begin, end) == stop);
+            }
 }
