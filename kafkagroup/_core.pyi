@@ -23,7 +23,7 @@ def assign(
 def assign_exact(
     strategy: str,
     partition_count: npt.NDArray[np.int32],
-    sub_offsets: npt.NDArray[np.int64],
+    sub_offsets: npt.NDArray[np.int64] | None,   # None only with shared_members >= 0 (the one row's {0, len})
     sub_topics: npt.NDArray[np.int32],
     owned_offsets: npt.NDArray[np.int64] | None,
     owned_partitions: npt.NDArray[np.int32] | None,

@@ -140,26 +140,25 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
                                     "one list every member subscribes to")
         if isinstance(num_members, bool) or not isinstance(num_members, (int, np.integer)) or not 0 <= num_members < 2**31:
             raise InvalidGroupError(f"num_members must be an integer in 0..2^31-1, got {num_members!r}")
-        shared = int(num_members)
-        sub_topics = as_index_array("sub_topics", sub_topics, np.int32)
-        sub_offsets = np.array([0, sub_topics.size], dtype=np.int64)
+        shared = int(num_members)   # sub_offsets stays None: the native side takes {0, len(sub_topics)}
     # Arrays already in the engine's layout (1-d, C-contiguous, these dtypes) go straight in; anything
     # else is converted (and range-checked) below and passed again.
     result = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
                                 generation, member_rack, replica_offsets, replica_racks, shared, rack_aware)
     if result is None:
-        args = _converted(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
-                          member_rack, replica_offsets, replica_racks)
+        args = _converted(shared >= 0, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
+                          generation, member_rack, replica_offsets, replica_racks)
         result = _core.assign_exact(strategy, *args, shared, rack_aware)
         if result is None:  # as_index_array returns exact arrays; anything else is a kafkagroup defect
             raise InvariantError("assign_arrays: a converted argument is still not an exact array")
     return result
 
 
-def _converted(*values: Any) -> list[np.ndarray | None]:
-    """assign_arrays' arguments after the strategy, as exact arrays (as_index_array) or None."""
+def _converted(shared_row: bool, *values: Any) -> list[np.ndarray | None]:
+    """assign_arrays' arguments after the strategy, as exact arrays (as_index_array) or None (sub_offsets
+    stays None in the homogeneous form, `shared_row`)."""
     names = ("partition_count", "sub_offsets", "sub_topics", "owned_offsets", "owned_partitions", "generation",
              "member_rack", "replica_offsets", "replica_racks")
     dtypes = (np.int32, np.int64, np.int32, np.int64, np.int32, np.int32, np.int32, np.int64, np.int32)
-    return [None if value is None and i >= 3 else as_index_array(name, value, dtype)
+    return [None if value is None and (i >= 3 or (shared_row and i == 1)) else as_index_array(name, value, dtype)
             for i, (name, value, dtype) in enumerate(zip(names, values, dtypes))]

@@ -199,13 +199,17 @@ py::object assign_exact(py::handle strategy, py::handle partition_count, py::han
     Py_ssize_t name_size = 0;
     const char* name = PyUnicode_AsUTF8AndSize(strategy.ptr(), &name_size);  // cached in the str, no copy
     if (!name) throw py::error_already_set();
-    if (partition_count.is_none() || sub_offsets.is_none() || sub_topics.is_none()) return py::none();
+    // The homogeneous form may leave sub_offsets None: its one row's offsets are {0, len(sub_topics)}.
+    const bool shared_row = shared_members >= 0 && sub_offsets.is_none();
+    if (partition_count.is_none() || (sub_offsets.is_none() && !shared_row) || sub_topics.is_none()) return py::none();
     if (!exact_view(partition_count, problem.partition_count) || !exact_view(sub_offsets, problem.sub_offsets) ||
         !exact_view(sub_topics, problem.sub_topics) || !exact_view(owned_offsets, problem.owned_offsets) ||
         !exact_view(owned_partitions, problem.owned_partitions) || !exact_view(generation, problem.generation) ||
         !exact_view(member_rack, problem.member_rack) || !exact_view(replica_offsets, problem.replica_offsets) ||
         !exact_view(replica_racks, problem.replica_racks))
         return py::none();
+    int64_t row_offsets[2] = {0, static_cast<int64_t>(problem.sub_topics.size)};
+    if (shared_row) problem.sub_offsets = View<int64_t>{row_offsets, 2};
     AssignResult result;
     double engine_us = 0;
     {

@@ -219,3 +219,17 @@ def test_sticky_reads_the_homogeneous_form_as_its_csr(strategy, seed, racks):
     assert shared.owner.tolist() == csr.owner.tolist()
     assert shared.withheld.tolist() == csr.withheld.tolist()
     assert shared.metrics == csr.metrics
+
+
+def test_the_homogeneous_form_needs_no_offsets_array():
+    # assign_exact takes sub_offsets=None in the homogeneous form (the row's offsets are {0, len(row)}), and
+    # only there: the CSR form without offsets is left to assign_arrays, which names the fault.
+    row = np.array([0, 1], dtype=np.int32)
+    counts = np.array([3, 2], dtype=np.int32)
+    shared = _core.assign_exact("sticky", counts, None, row, None, None, None, None, None, None, 2, False)
+    csr = kafkagroup.assign_arrays("sticky", counts, np.array([0, 2, 4]), np.tile(row, 2))
+    assert shared.owner.tolist() == csr.owner.tolist() == [0, 0, 0, 1, 1] and shared.metrics == csr.metrics
+    assert _core.assign_exact("sticky", counts, None, row, None, None, None, None, None, None) is None
+    with pytest.raises(InvalidGroupError, match="sub_offsets: expected a 1-d array"):
+        kafkagroup.assign_arrays("sticky", counts, None, row)
+    assert kafkagroup.assign_arrays("sticky", counts, None, [0, 1], num_members=2).owner.tolist() == [0, 0, 0, 1, 1]
