@@ -92,6 +92,8 @@ def plan_batch(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: St
 class ArrowExport:
     """A record batch in Arrow's C data interface; ``pyarrow.record_batch(it)`` imports it once."""
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...
+def output_memory(limit: int | None = None) -> tuple[int, int]:
+    """(bytes kept, limit) of the output rows' memory kept for reuse; `limit` sets the limit first."""
 def metrics_rows(group_ids: StringsArg, strategy: str, member_offsets: np.ndarray, topic_offsets: np.ndarray,
                  part_offsets: np.ndarray, metrics: np.ndarray, engine_us: np.ndarray, failed: np.ndarray | None,
                  unknown_offsets: np.ndarray, unknown_names: StringsArg, dropped_claims: np.ndarray) -> ArrowExport: ...
