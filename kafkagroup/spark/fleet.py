@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator
+import os
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -144,28 +146,109 @@ def member_rows(groups: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([group_ids] + children, names=["group_id"] + names)
 
 
-def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch]:
-    for batch in groups.to_batches(max_chunksize=batch_groups):
-        yield batch
-
-
-# Groups per batch when the caller does not say: each batch costs a fixed share of Python (a few dozen
-# numpy / pyarrow calls reading the input's buffers, one import per output record batch; ~0.2 ms on a
-# warm cache, more in the loop, all holding the GIL) on top of ~5-10 us of native work per group, so batches
-# should be large; but every thread needs more than one to stay busy to the end. Measured on the small-group
-# fleet (100,000 groups, one thread, CPU per group): 1,000 per batch 7.2 us, 2,000 6.5, 4,000 6.3. The
-# GIL-held share of the loop's CPU is what caps threads (tools/fleet_gil_share.py, 10,000 groups, range):
-# with the outputs built natively (executor.plan_outputs) 4.7% at 1,250 per batch and 3.3% at 2,500 (it was
-# 9.0% and 4.5% with the output columns wrapped in Python), so two batches per thread.
+# Groups per batch when the caller does not say. Each batch costs a fixed share: a few dozen numpy /
+# pyarrow calls reading the input's buffers and one import per output record batch (all holding the GIL),
+# and the native call's own set-up. With the output rows' memory kept for reuse (csrc/kafkagroup/output_memory.hpp)
+# that share is small: 10,000 small groups on one thread took 52 ms of CPU at 2,500 per batch, 54 at 1,250,
+# 57 at 625 and 59 at 250 (~0.17 ms per batch); 5,000 per batch cost more again (63 ms: the batch's
+# arrays leave the cache). One thread takes batches of MAX_AUTO_BATCH_GROUPS at most.
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
 BATCHES_PER_THREAD = 2
 
 
 def auto_batch_groups(num_groups: int, threads: int) -> int:
-    """Batch size for `num_groups` groups on `threads` threads (see MAX_AUTO_BATCH_GROUPS)."""
+    """Equal batch size for `num_groups` groups on `threads` threads (see MAX_AUTO_BATCH_GROUPS): the size of
+    every batch on one thread (several threads take :func:`batch_sizes`' shrinking batches)."""
     per_batch = -(-num_groups // (threads * BATCHES_PER_THREAD))
     return max(MIN_AUTO_BATCH_GROUPS, min(MAX_AUTO_BATCH_GROUPS, per_batch))
+
+
+def batch_sizes(num_groups: int, threads: int, batch_groups: int | None = None) -> list[int]:
+    """Groups of each batch, in input order: `batch_groups` each when given (or on one thread,
+    :func:`auto_batch_groups`); on several threads shrinking sizes (guided self-scheduling), each batch the
+    remaining groups over `threads`, within MIN_AUTO_BATCH_GROUPS..MAX_AUTO_BATCH_GROUPS.
+
+    Why shrinking batches: the threads take batches from one queue in order, and a thread that takes the
+    last batch works on alone while the others wait. With equal batches (10,000 groups on 2 threads: four
+    of 2,500) that wait could be a whole batch, ~10% of the loop; here the first batches are large (few
+    batches: each costs a fixed share that holds the GIL) and the last ones small, so the threads finish
+    within about one small batch of each other (10,000 groups on 2 threads: 4,000, 3,000, 1,500, 750, 375,
+    250, 125).
+    """
+    if batch_groups is not None or threads == 1:
+        size = batch_groups if batch_groups is not None else auto_batch_groups(num_groups, threads)
+        return [min(size, num_groups - start) for start in range(0, num_groups, size)]
+    sizes: list[int] = []
+    remaining = num_groups
+    while remaining > 0:
+        size = min(remaining, max(MIN_AUTO_BATCH_GROUPS, min(MAX_AUTO_BATCH_GROUPS, -(-remaining // threads))))
+        sizes.append(size)
+        remaining -= size
+    return sizes
+
+
+def iter_batches(groups: pa.Table, batch_groups: int | list[int]) -> Iterator[pa.RecordBatch]:
+    """`groups` in record batches of `batch_groups` rows each (a list: the rows of each batch in turn); a batch
+    that spans two chunks of the table comes out as two."""
+    if isinstance(batch_groups, int):
+        yield from groups.to_batches(max_chunksize=batch_groups)
+        return
+    start = 0
+    for size in batch_groups:
+        yield from groups.slice(start, size).to_batches()
+        start += size
+
+
+# The loop's worker threads, kept between calls (starting two threads and handing them the GIL cost
+# 1.5-2.5 ms per call on the loaded 2-core VM, ~5% of a 10,000-group call); rebuilt after a fork (a
+# child has none of its parent's threads) and when a call wants more threads than it has.
+_POOL: Any = None
+_POOL_PID = 0
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool(threads: int) -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    global _POOL, _POOL_PID
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_PID != os.getpid() or _POOL._max_workers < threads:
+            old = _POOL if _POOL_PID == os.getpid() else None
+            _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kafkagroup-fleet")
+            _POOL_PID = os.getpid()
+            if old is not None:
+                old.shutdown(wait=False)
+        return _POOL
+
+
+def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.RecordBatch], Any]) -> list[Any]:
+    """work(batch) for every batch on `threads` threads taking batches from one queue in order; the results in
+    input order. If batches fail, the first failed one's exception is raised (as a loop over the batches
+    would) once every started batch is done; no batch after a failed one is started once it has failed."""
+    results: list[Any] = [None] * len(batches)
+    failed: dict[int, BaseException] = {}
+    order = iter(range(len(batches)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                i = next(order, None)
+                if i is None or (failed and i > min(failed)):
+                    return
+            try:
+                results[i] = work(batches[i])
+            except BaseException as e:   # raised by the caller, in input order
+                with lock:
+                    failed[i] = e
+
+    pool = _worker_pool(threads)
+    for future in [pool.submit(worker) for _ in range(min(threads, len(batches)))]:
+        future.result()
+    if failed:
+        raise failed[min(failed)]
+    return results
 
 
 def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, strategy: str, *, batch_groups: int | None = None,
@@ -174,7 +257,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     """Assign every group in this process: (assignments, metrics) Arrow tables, same rows as Spark's.
 
     Runs the Spark executors' batch code (vectorised interning, then one native call per batch of
-    `batch_groups` groups, by default :func:`auto_batch_groups`) on `threads` threads, by default every
+    `batch_groups` groups, by default :func:`batch_sizes`' shrinking batches) on `threads` threads (kept
+    between calls, taking batches from one queue), by default every
     core this process may use: batches are planned concurrently (the interning, the engine and both
     outputs, written as Arrow record batches, are one native call per batch that releases the GIL; the
     Python around each batch -- reading the input's buffers, importing the outputs -- holds it, so the
@@ -186,19 +270,15 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     (:meth:`~kafkagroup.spark.arrow_builder.TopicMeta.of_table`), or a TopicMeta built by the caller.
     None means each group row carries its own ``topic_table``.
 
-    Memory: the rows handed back (~6.5 KB per small group) are fresh memory on every call. glibc's malloc
-    gives the previous call's freed output back to the OS (it trims the heap top and unmaps large
-    blocks), so each call faults it in again: 1-2 page faults and ~2-3 us of kernel time per small
-    group at 10,000 groups. This library does not change process-wide allocator settings; a process
-    that calls the loop repeatedly can, e.g. ``MALLOC_TRIM_THRESHOLD_=4294967296
-    MALLOC_MMAP_THRESHOLD_=1073741824`` in its environment (measured at 10,000 small groups, one
-    thread, alternated runs: no faults, 8.5-8.8 -> 6.0-6.6 us CPU per group), at the price of keeping
-    the peak in the process. Writing the rows into buffers from pyarrow's pools instead was tried and
-    did not win (jemalloc faulted as often; mimalloc faulted less at 10,000 groups but cost more at
-    100,000, where the output of a call is ~650 MB of fresh memory whatever the allocator).
+    Memory: the rows handed back (~6.5 KB per small group) are written into blocks that earlier outputs gave
+    back once their tables were dropped, kept for reuse up to a limit per process (256 MiB by default;
+    ``kafkagroup._core.output_memory(limit)`` reads and sets it, 0 keeps nothing;
+    csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks this large to the OS on free, so every
+    call faulted its whole output in afresh -- ~15,000 page faults and 35-47 ms of kernel CPU per call at
+    10,000 small groups on one thread against ~55 ms of user CPU, more on two threads, whose faults contend
+    in the kernel. With the blocks kept, a repeated call faults almost nothing (10,000 groups: 89 -> 57 ms of
+    CPU per call). The kept blocks count in the process's resident memory while no output uses them.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.arrow_builder import TopicMeta
     from kafkagroup.spark.executor import ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs
@@ -206,15 +286,13 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     threads = available_cores() if threads is None else int(threads)
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    if batch_groups is None:
-        batch_groups = auto_batch_groups(groups.num_rows, threads)
-    if batch_groups < 1:
+    if batch_groups is not None and batch_groups < 1:
         raise ValueError(f"batch_groups must be >= 1, got {batch_groups}")
     meta = TopicMeta.of_table(topics) if topics is not None else None
     if meta is not None:
         meta.catalog()   # hashed once, before the threads share it
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
-    batches = list(iter_batches(groups, batch_groups))
+    batches = list(iter_batches(groups, batch_sizes(groups.num_rows, threads, batch_groups)))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
     log.info("fleet loop: %d groups in %d batch(es) on %d thread(s) (%d core(s) available)%s", groups.num_rows,
@@ -223,8 +301,7 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     if threads == 1 or len(batches) == 1:
         planned = [plan_outputs(batch, meta, options, engine_threads) for batch in batches]
     else:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            planned = list(pool.map(lambda batch: plan_outputs(batch, meta, options), batches))
+        planned = _run_queue(batches, threads, lambda batch: plan_outputs(batch, meta, options))
     assigned = [b for rows, _ in planned for b in rows]
     metrics = [group_metrics for _, group_metrics in planned]
     return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
