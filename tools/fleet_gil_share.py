@@ -9,10 +9,10 @@ argument conversion). Sampling CPU time, not wall time, keeps the share independ
 other load; the 1-vs-2-thread wall-clock ratio follows from it (Amdahl: 1 / (held + (1 - held) / 2))
 only on idle cores.
 
-Usage: .venv/bin/python tools/fleet_gil_share.py [--groups 10000] [--batch-groups 1250 | --sizes-for-threads 2]
-[--strategy range] [--keep-output-bytes N] (--sizes-for-threads 2: the batches the loop cuts for 2 threads,
-kafkagroup.spark.fleet.batch_sizes; --keep-output-bytes 0: no output memory kept, as before
-csrc/kafkagroup/output_memory.hpp; needs perf and about a minute).
+Usage: .venv/bin/python tools/fleet_gil_share.py [--groups 10000] [--batch-groups 1250] [--strategy range]
+[--keep-output-bytes N] (the loop picks 2,500 per batch for 10,000 groups on 2 threads, 1,250 on 4;
+--keep-output-bytes 0: no output memory kept, as before csrc/kafkagroup/output_memory.hpp; needs perf and
+about a minute).
 """
 from __future__ import annotations
 
@@ -29,19 +29,15 @@ LOOP_MARK = "kafkagroup::assignment_rows"
 
 CHILD = """
 import sys, time
-from kafkagroup.spark import fleet as loop
 from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
 groups, batch_groups, strategy, rounds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-sizes_threads, keep_bytes = int(sys.argv[5]), int(sys.argv[6])
+keep_bytes = int(sys.argv[5])
 if keep_bytes >= 0:
     from kafkagroup import _core
     _core.output_memory(keep_bytes)
-if sizes_threads:   # the batches the loop would cut for that many threads, run on one
-    cut = loop.batch_sizes
-    loop.batch_sizes = lambda n, threads, size=None: cut(n, sizes_threads)
 fleet = generate_fleet(groups, seed=7, members=(2, 12), partitions=(30, 150))
 for _ in range(rounds + 1):
-    assign_fleet_local(fleet.groups, fleet.topics, strategy, threads=1, batch_groups=batch_groups or None)
+    assign_fleet_local(fleet.groups, fleet.topics, strategy, threads=1, batch_groups=batch_groups)
 """
 
 
@@ -82,25 +78,20 @@ def main() -> None:
     parser.add_argument("--batch-groups", type=int, default=1250)
     parser.add_argument("--strategy", default="range")
     parser.add_argument("--rounds", type=int, default=25)
-    parser.add_argument("--sizes-for-threads", type=int, default=0,
-                        help="cut the batches as the loop does for this many threads (batch_sizes), ignoring --batch-groups")
     parser.add_argument("--keep-output-bytes", type=int, default=-1,
                         help="_core.output_memory's limit (0: nothing kept, as before it existed; default: the library's)")
     args = parser.parse_args()
-    if args.sizes_for_threads:
-        args.batch_groups = 0
     with tempfile.TemporaryDirectory() as tmp:
         data = str(Path(tmp) / "perf.data")
         subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "400", "--call-graph", "dwarf,16384",
                         "-o", data, "--", sys.executable, "-c", CHILD, str(args.groups), str(args.batch_groups),
-                        args.strategy, str(args.rounds), str(args.sizes_for_threads), str(args.keep_output_bytes)],
+                        args.strategy, str(args.rounds), str(args.keep_output_bytes)],
                        check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL)
         script = subprocess.run(["perf", "script", "-i", data, "-F", "time,ip,sym,dso"], check=True,
                                 capture_output=True, text=True).stdout
     share, n = held_share(samples(script))
-    cut = f"batches cut for {args.sizes_for_threads} threads" if args.sizes_for_threads else f"{args.batch_groups:,} per batch"
     kept = "" if args.keep_output_bytes < 0 else f", output memory kept up to {args.keep_output_bytes:,} bytes"
-    print(f"fleet loop, {args.groups:,} groups, {cut}{kept}, {args.strategy}, one thread: "
+    print(f"fleet loop, {args.groups:,} groups, {args.batch_groups:,} per batch{kept}, {args.strategy}, one thread: "
           f"GIL held {share:.1%} of {n:,} CPU samples; Amdahl bound on 2 threads {1 / (share + (1 - share) / 2):.2f}x")
 
 

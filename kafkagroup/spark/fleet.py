@@ -147,62 +147,32 @@ def member_rows(groups: pa.Table) -> pa.Table:
 
 
 # Groups per batch when the caller does not say. Each batch costs a fixed share: a few dozen numpy /
-# pyarrow calls reading the input's buffers and one import per output record batch (all holding the GIL),
-# and the native call's own set-up. With the output rows' memory kept for reuse (csrc/kafkagroup/output_memory.hpp)
-# that share is small: 10,000 small groups on one thread took 52 ms of CPU at 2,500 per batch, 54 at 1,250,
-# 57 at 625 and 59 at 250 (~0.17 ms per batch); 5,000 per batch cost more again (63 ms: the batch's
-# arrays leave the cache). One thread takes batches of MAX_AUTO_BATCH_GROUPS at most.
+# pyarrow calls reading the input's buffers and one import per output record batch (all holding the GIL; in
+# the loop ~0.4 ms per batch, caches cold after the previous batch's native call), and the native call's
+# own set-up. Two batches per thread: tried against shrinking batches (guided self-scheduling, each batch
+# the remaining groups over the threads, 8 batches for 10,000 groups on 2 threads instead of 4), which
+# were slower: their fixed shares cost more than the imbalance they removed (10,000 small groups, 2
+# threads, near-idle cores: 27.7 vs 27.0 ms, 53.8 vs 51.9 ms of CPU). One thread takes batches of
+# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (executor/_core.output_memory) 1,000-4,000 per
+# batch cost the same CPU at 10,000 groups, and 4,000 was faster than 2,500 at 100,000 (572-595 vs 676-760 ms).
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
 BATCHES_PER_THREAD = 2
 
 
 def auto_batch_groups(num_groups: int, threads: int) -> int:
-    """Equal batch size for `num_groups` groups on `threads` threads (see MAX_AUTO_BATCH_GROUPS): the size of
-    every batch on one thread (several threads take :func:`batch_sizes`' shrinking batches)."""
+    """Batch size for `num_groups` groups on `threads` threads (see MAX_AUTO_BATCH_GROUPS)."""
     per_batch = -(-num_groups // (threads * BATCHES_PER_THREAD))
     return max(MIN_AUTO_BATCH_GROUPS, min(MAX_AUTO_BATCH_GROUPS, per_batch))
 
 
-def batch_sizes(num_groups: int, threads: int, batch_groups: int | None = None) -> list[int]:
-    """Groups of each batch, in input order: `batch_groups` each when given (or on one thread,
-    :func:`auto_batch_groups`); on several threads shrinking sizes (guided self-scheduling), each batch the
-    remaining groups over `threads`, within MIN_AUTO_BATCH_GROUPS..MAX_AUTO_BATCH_GROUPS.
-
-    Why shrinking batches: the threads take batches from one queue in order, and a thread that takes the
-    last batch works on alone while the others wait. With equal batches (10,000 groups on 2 threads: four
-    of 2,500) that wait could be a whole batch, ~10% of the loop; here the first batches are large (few
-    batches: each costs a fixed share that holds the GIL) and the last ones small, so the threads finish
-    within about one small batch of each other (10,000 groups on 2 threads: 4,000, 3,000, 1,500, 750, 375,
-    250, 125).
-    """
-    if batch_groups is not None or threads == 1:
-        size = batch_groups if batch_groups is not None else auto_batch_groups(num_groups, threads)
-        return [min(size, num_groups - start) for start in range(0, num_groups, size)]
-    sizes: list[int] = []
-    remaining = num_groups
-    while remaining > 0:
-        size = min(remaining, max(MIN_AUTO_BATCH_GROUPS, min(MAX_AUTO_BATCH_GROUPS, -(-remaining // threads))))
-        sizes.append(size)
-        remaining -= size
-    return sizes
-
-
-def iter_batches(groups: pa.Table, batch_groups: int | list[int]) -> Iterator[pa.RecordBatch]:
-    """`groups` in record batches of `batch_groups` rows each (a list: the rows of each batch in turn); a batch
-    that spans two chunks of the table comes out as two."""
-    if isinstance(batch_groups, int):
-        yield from groups.to_batches(max_chunksize=batch_groups)
-        return
-    start = 0
-    for size in batch_groups:
-        yield from groups.slice(start, size).to_batches()
-        start += size
+def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch]:
+    yield from groups.to_batches(max_chunksize=batch_groups)
 
 
 # The loop's worker threads, kept between calls (starting two threads and handing them the GIL cost
-# 1.5-2.5 ms per call on the loaded 2-core VM, ~5% of a 10,000-group call); rebuilt after a fork (a
-# child has none of its parent's threads) and when a call wants more threads than it has.
+# 1.5-2.5 ms per call on the loaded 2-core VM, against ~27 ms for 10,000 small groups on two idle cores);
+# rebuilt after a fork (a child has none of its parent's threads) and when a call wants more threads.
 _POOL: Any = None
 _POOL_PID = 0
 _POOL_LOCK = threading.Lock()
@@ -257,8 +227,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     """Assign every group in this process: (assignments, metrics) Arrow tables, same rows as Spark's.
 
     Runs the Spark executors' batch code (vectorised interning, then one native call per batch of
-    `batch_groups` groups, by default :func:`batch_sizes`' shrinking batches) on `threads` threads (kept
-    between calls, taking batches from one queue), by default every
+    `batch_groups` groups, by default :func:`auto_batch_groups`) on `threads` threads (kept between calls,
+    taking batches from one queue in order), by default every
     core this process may use: batches are planned concurrently (the interning, the engine and both
     outputs, written as Arrow record batches, are one native call per batch that releases the GIL; the
     Python around each batch -- reading the input's buffers, importing the outputs -- holds it, so the
@@ -292,7 +262,9 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     if meta is not None:
         meta.catalog()   # hashed once, before the threads share it
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
-    batches = list(iter_batches(groups, batch_sizes(groups.num_rows, threads, batch_groups)))
+    if batch_groups is None:
+        batch_groups = auto_batch_groups(groups.num_rows, threads)
+    batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
     log.info("fleet loop: %d groups in %d batch(es) on %d thread(s) (%d core(s) available)%s", groups.num_rows,

@@ -1,7 +1,7 @@
-"""How the fleet loop cuts and hands out its batches (kafkagroup.spark.fleet.batch_sizes, _run_queue): shrinking
-batches on several threads, equal ones on one thread or when the caller names a size; one queue in input order
-whose first failed batch's error is raised; worker threads kept between calls. The rows themselves are the
-same for any cut (tests/spark/test_spark_fleet_loop.py, tools/engine_digest.py's fleet line)."""
+"""How the fleet loop hands out its batches (kafkagroup.spark.fleet._run_queue): one queue in input order whose
+first failed batch's error is raised, no batch started after a failure; worker threads kept between calls.
+The rows themselves are the same on any thread count (tests/spark/test_spark_fleet_loop.py,
+tools/engine_digest.py's fleet line)."""
 from __future__ import annotations
 
 import threading
@@ -10,36 +10,7 @@ import pyarrow as pa
 import pytest
 
 from kafkagroup.spark import fleet
-from kafkagroup.spark.fleet import (MAX_AUTO_BATCH_GROUPS, MIN_AUTO_BATCH_GROUPS, assign_fleet_local, batch_sizes,
-                                    generate_fleet, iter_batches)
-
-
-@pytest.mark.parametrize("groups", [0, 1, 249, 250, 251, 999, 10_000, 100_000, 123_457])
-@pytest.mark.parametrize("threads", [2, 3, 4, 16])
-def test_shrinking_batches_on_several_threads(groups, threads):
-    sizes = batch_sizes(groups, threads)
-    assert sum(sizes) == groups and all(s > 0 for s in sizes)
-    assert sizes == sorted(sizes, reverse=True)
-    assert all(s <= MAX_AUTO_BATCH_GROUPS for s in sizes)
-    assert all(s >= MIN_AUTO_BATCH_GROUPS for s in sizes[:-1])
-    # each batch is at most the remaining groups over the threads (or the minimum): the last ones are small
-    remaining = groups
-    for s in sizes:
-        assert s <= max(MIN_AUTO_BATCH_GROUPS, -(-remaining // threads))
-        remaining -= s
-
-
-def test_equal_batches_on_one_thread_or_when_named():
-    assert batch_sizes(10_000, 1) == [4000, 4000, 2000]
-    assert batch_sizes(1000, 4, batch_groups=300) == [300, 300, 300, 100]
-    assert batch_sizes(10_000, 2) == [4000, 3000, 1500, 750, 375, 250, 125]
-
-
-def test_batches_follow_the_sizes_across_table_chunks():
-    table = pa.table({"n": list(range(10))})
-    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=4))
-    got = [b.column("n").to_pylist() for b in iter_batches(chunked, [5, 3, 2])]
-    assert got == [[0, 1, 2, 3], [4], [5, 6, 7], [8, 9]]   # a batch spanning two chunks comes out as two
+from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
 
 
 def test_queue_keeps_input_order_and_raises_the_first_failed_batch():
