@@ -193,7 +193,8 @@ def _worker_pool(threads: int) -> Any:
 
 
 def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.RecordBatch], Any]) -> list[Any]:
-    """work(batch) for every batch on `threads` threads taking batches from one queue in order; the results in
+    """work(batch) for every batch on `threads` threads (this one and threads - 1 kept workers) taking batches from
+    one queue in order; the results in
     input order. If batches fail, the first failed one's exception is raised (as a loop over the batches
     would) once every started batch is done; no batch after a failed one is started once it has failed."""
     results: list[Any] = [None] * len(batches)
@@ -213,8 +214,10 @@ def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.R
                 with lock:
                     failed[i] = e
 
-    pool = _worker_pool(threads)
-    for future in [pool.submit(worker) for _ in range(min(threads, len(batches)))]:
+    # the calling thread is one of the workers (one thread fewer to wake, and it would only wait)
+    helpers = [_worker_pool(threads - 1).submit(worker) for _ in range(min(threads, len(batches)) - 1)]
+    worker()
+    for future in helpers:
         future.result()
     if failed:
         raise failed[min(failed)]
