@@ -4,11 +4,11 @@
 // Why: the rows are fresh memory on every call (~6.5 KB per small group of the fleet loop), and malloc
 // hands blocks this large back to the kernel when they are freed (munmap, or a trimmed heap top), so the
 // next call's rows fault every page in again and the kernel zeroes it. Measured on the fleet loop (10,000
-// small groups, range, this 2-core VM): ~15,000 page faults per call, 40-47 ms of kernel CPU on one
-// thread and up to 70 ms on two (the faults of two threads contend in the kernel) against ~55 ms of user
-// CPU -- the kernel time, not the GIL, was what kept the loop from scaling on two cores (issue 26).
+// small groups, range, this 2-core VM): ~15,000 page faults per call, 35-47 ms of kernel CPU against
+// ~55 ms of user CPU (issue 26: a third of the loop's CPU).
 // A block given back here is kept (its pages stay mapped and touched) and handed out again to a later
-// request of its size class: steady repeated calls fault nothing.
+// request of its size class: repeated calls of one shape fault no output page (what faults still comes from
+// the builder's per-batch tables, outside this file's reach).
 //
 // Limits: blocks under kMinRetainedBytes go to malloc and back (malloc reuses small blocks itself); a
 // block is kept only while the kept total stays within the limit (output_retain_limit(), by default

@@ -153,7 +153,7 @@ def member_rows(groups: pa.Table) -> pa.Table:
 # the remaining groups over the threads, 8 batches for 10,000 groups on 2 threads instead of 4), which
 # were slower: their fixed shares cost more than the imbalance they removed (10,000 small groups, 2
 # threads, near-idle cores: 27.7 vs 27.0 ms, 53.8 vs 51.9 ms of CPU). One thread takes batches of
-# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (executor/_core.output_memory) 1,000-4,000 per
+# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (_core.output_memory) 1,000-4,000 per
 # batch cost the same CPU at 10,000 groups, and 4,000 was faster than 2,500 at 100,000 (572-595 vs 676-760 ms).
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
@@ -193,10 +193,10 @@ def _worker_pool(threads: int) -> Any:
 
 
 def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.RecordBatch], Any]) -> list[Any]:
-    """work(batch) for every batch on `threads` threads (this one and threads - 1 kept workers) taking batches from
-    one queue in order; the results in
-    input order. If batches fail, the first failed one's exception is raised (as a loop over the batches
-    would) once every started batch is done; no batch after a failed one is started once it has failed."""
+    """work(batch) for every batch on `threads` threads (this one and threads - 1 kept workers) taking batches
+    from one queue in order; the results in input order. If batches fail, the first failed one's exception is
+    raised (as a loop over the batches would) once every started batch is done; no batch after a failed one
+    is started once it has failed."""
     results: list[Any] = [None] * len(batches)
     failed: dict[int, BaseException] = {}
     order = iter(range(len(batches)))
@@ -248,9 +248,10 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     ``kafkagroup._core.output_memory(limit)`` reads and sets it, 0 keeps nothing;
     csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks this large to the OS on free, so every
     call faulted its whole output in afresh -- ~15,000 page faults and 35-47 ms of kernel CPU per call at
-    10,000 small groups on one thread against ~55 ms of user CPU, more on two threads, whose faults contend
-    in the kernel. With the blocks kept, a repeated call faults almost nothing (10,000 groups: 89 -> 57 ms of
-    CPU per call). The kept blocks count in the process's resident memory while no output uses them.
+    10,000 small groups on one thread against ~55 ms of user CPU. With the blocks kept, a repeated call
+    faults little (10,000 groups: 89 -> 57 ms of CPU per call). The kept blocks count in the process's
+    resident memory while no output uses them. (Writing the rows into pyarrow's pools instead was tried
+    before and did not win: jemalloc faulted as often, mimalloc cost more at 100,000 groups.)
     """
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.arrow_builder import TopicMeta
