@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 
+import pyarrow as pa
 import pytest
 
 from kafkagroup import _core
@@ -74,3 +75,41 @@ def test_limit_is_kept_to():
     assert _core.output_memory()[0] == 0
     with pytest.raises(ValueError, match="limit must be >= 0"):
         _core.output_memory(-1)
+
+
+def _typed(string_type: pa.DataType, list_type=pa.list_) -> pa.Schema:
+    """The group-rows schema with every string as `string_type` and every list as `list_type`."""
+    claim = pa.struct([("topic", string_type), ("partition", pa.int32())])
+    member = pa.struct([("member_id", string_type), ("topics", list_type(string_type)), ("owned", list_type(claim)),
+                        ("generation", pa.int32()), ("rack", string_type), ("instance_id", string_type)])
+    return pa.schema([("group_id", string_type), ("members", list_type(member))])
+
+
+@pytest.mark.parametrize("schema", [_typed(pa.large_string()), _typed(pa.string_view()),
+                                    _typed(pa.dictionary(pa.int32(), pa.string())), _typed(pa.string(), pa.large_list)],
+                         ids=["large_string", "string_view", "dictionary", "large_list"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_input_type_gives_the_same_rows_on_reused_memory(schema, threads):
+    fleet = generate_fleet(900, seed=21, static_fraction=0.3, **SMALL)
+    members = fleet.groups.column("members").combine_chunks()
+    flat = members.flatten()
+    ids = flat.field("member_id").to_pylist()
+    ids[members.offsets[40].as_py()] = None                      # group 40 is refused (a null member id)
+    fields = [flat.type.field(i) for i in range(flat.type.num_fields)]
+    children = [pa.array(ids, pa.string()) if f.name == "member_id" else flat.field(f.name) for f in fields]
+    groups = fleet.groups.set_column(1, "members", pa.ListArray.from_arrays(
+        members.offsets, pa.StructArray.from_arrays(children, fields=fields)))
+    _core.output_memory(0)
+    want_rows, want_metrics = assign_fleet_local(groups, fleet.topics, "range", threads=threads, on_error="record",
+                                                 batch_groups=200)
+    assert want_metrics.column("error")[40].as_py() is not None
+    _core.output_memory(256 << 20)
+    other = generate_fleet(1200, seed=22, **SMALL)   # other names and sizes, dropped: its blocks are kept
+    dropped = assign_fleet_local(other.groups, other.topics, "range", threads=threads)
+    del dropped
+    gc.collect()
+    assert _core.output_memory()[0] > 1 << 20
+    rows, metrics = assign_fleet_local(groups.cast(schema), fleet.topics, "range", threads=threads, on_error="record",
+                                       batch_groups=200)
+    assert rows.equals(want_rows)
+    assert metrics.drop_columns(["engine_us"]).equals(want_metrics.drop_columns(["engine_us"]))
