@@ -14,20 +14,26 @@
 namespace kafkagroup {
 namespace {
 
-using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const PreviousOwners& prev, const AssignOptions&);
+// `tally`: a strategy whose builder writes the final owner[] in topic order counts the metrics' per-partition
+// part as it goes (metrics.hpp); compute_metrics counts the rest.
+using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const PreviousOwners& prev, const AssignOptions&,
+                                  PartitionTally& tally);
 
-AssignResult run_range(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&) {
+AssignResult run_range(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&,
+                       PartitionTally&) {
     return AssignResult{assign_range(p, pr), {}, {}};
 }
-AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&) {
+AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&,
+                            PartitionTally&) {
     return AssignResult{assign_roundrobin(p, pr), {}, {}};
 }
 
-AssignResult run_sticky(const Problem& p, const Prepared& pr, const PreviousOwners& prev, const AssignOptions&) {
-    return AssignResult{assign_sticky(p, pr, prev), {}, {}};
+AssignResult run_sticky(const Problem& p, const Prepared& pr, const PreviousOwners& prev, const AssignOptions&,
+                        PartitionTally& tally) {
+    return AssignResult{assign_sticky(p, pr, prev, &tally), {}, {}};
 }
 AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const PreviousOwners& prev,
-                                    const AssignOptions&) {
+                                    const AssignOptions&, PartitionTally&) {   // transfers change owner[] after
     std::vector<int32_t> owner = assign_sticky(p, pr, prev);
     std::vector<int32_t> withheld = withhold_transfers(p, pr, prev, owner);
     return AssignResult{std::move(owner), std::move(withheld), {}};
@@ -38,12 +44,12 @@ AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const 
 // (the same code, not a second copy): range's rack-aware split (which is server range's split when no rack
 // matters) and the sticky's rack-aware balance over the previous target (balanced as server uniform is).
 AssignResult run_server_range(const Problem& p, const Prepared& pr, const PreviousOwners&,
-                              const AssignOptions& options) {
+                              const AssignOptions& options, PartitionTally&) {
     if (options.server_racks && pr.has_racks) return AssignResult{assign_range(p, pr), {}, {}};
     return AssignResult{server::assign_range(p, pr), {}, {}};
 }
 AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const PreviousOwners& prev,
-                                const AssignOptions& options) {
+                                const AssignOptions& options, PartitionTally&) {
     // The server code indexes prev_owner per partition: it gets P entries of -1 when nobody owned anything.
     std::vector<int32_t> none;
     if (prev.none()) none.assign(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
@@ -114,8 +120,9 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         CompactRackIds rack_storage;
         compact_rack_ids(problem, rack_storage);
         const PreviousOwners prev = previous_owners(problem, prepared);
-        AssignResult result = e.run(problem, prepared, prev, options);
-        result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev);
+        PartitionTally tally(prepared, prev);
+        AssignResult result = e.run(problem, prepared, prev, options, tally);
+        result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev, tally);
         return result;
     }
     throw std::invalid_argument("unknown assignment strategy '" + strategy + "'");

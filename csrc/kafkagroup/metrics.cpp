@@ -10,34 +10,22 @@
 
 namespace kafkagroup {
 
-Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<int32_t>& owner,
-                        const std::vector<int32_t>& withheld, const PreviousOwners& prev) {
-    Metrics out;
-    const std::size_t M = static_cast<std::size_t>(pr.num_members);
-    std::vector<int64_t> load(M, 0);
-    // owned[m]: partitions m validly owned before, as previous_owners() counted them.
-    const std::vector<int64_t>& owned = prev.owned;
-    int64_t total_owned = 0;
-    // A withheld partition (distinct ids, withhold_transfers) was assigned in the sticky target, so its topic
-    // is subscribed, and it has no owner now: the pass counts it as free, and `unassigned` is that count less
-    // the withheld ones. (No per-partition withheld flags: 4 MB filled and read at 4M partitions.)
-    out.withheld = static_cast<int64_t>(withheld.size());
-    // Only a partition some member claims can be withheld (withhold_transfers).
-    if (prev.none() && !withheld.empty()) throw std::logic_error("compute_metrics: partitions withheld in a group nobody owned");
+PartitionTally::PartitionTally(const Prepared& pr, const PreviousOwners& prev)
+    : pr_(pr), prev_(prev), loads_(static_cast<std::size_t>(pr.num_members), 0) {}
 
+// One pass over the partitions of topics next_ .. t_end - 1: loads, unassigned and moved. It goes by runs of
+// partitions with one owner (and one previous owner), runs.hpp: a sticky result comes in runs of hundreds,
+// each added once instead of a per-member counter increment per partition.
+void PartitionTally::count_until(int32_t t_end, const int32_t* now) {
+    const Prepared& pr = pr_;
     const std::vector<char>& topic_subscribed = pr.topic_subscribed;
-
-    // One pass over the partitions: loads, unassigned and moved. It goes by runs of
-    // partitions with one owner (and one previous owner), runs.hpp: a sticky result comes in runs of
-    // hundreds, each added once instead of a per-member counter increment per partition.
-    const int32_t* const now = owner.data();
-    const int32_t* const before = prev.owner.data();   // null when nobody owned anything (then nothing is withheld)
-    int64_t unassigned = 0, moved = 0;
-    int64_t* const loads = load.data();
-    for (int32_t t = 0; t < pr.num_topics; ++t) {
+    const int32_t* const before = prev_.owner.data();   // null when nobody owned anything (then nothing is withheld)
+    int64_t unassigned = unassigned_, moved = moved_;
+    int64_t* const loads = loads_.data();
+    for (int32_t t = next_; t < t_end; ++t) {
         const bool subscribed = topic_subscribed[t] != 0;
         const int32_t end = pr.topic_base[t + 1];
-        if (prev.none()) {
+        if (prev_.none()) {
             // Nothing was owned (so nothing is withheld either): loads and unassigned only.
             int64_t free = 0;
             for (int32_t part = pr.topic_base[t]; part < end;) {
@@ -79,6 +67,34 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
             part = run;
         }
     }
+    unassigned_ = unassigned;
+    moved_ = moved;
+    if (t_end > next_) next_ = t_end;
+}
+
+Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<int32_t>& owner,
+                        const std::vector<int32_t>& withheld, const PreviousOwners& prev) {
+    PartitionTally tally(pr, prev);
+    return compute_metrics(p, pr, owner, withheld, prev, tally);
+}
+
+Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<int32_t>& owner,
+                        const std::vector<int32_t>& withheld, const PreviousOwners& prev, PartitionTally& tally) {
+    Metrics out;
+    const std::size_t M = static_cast<std::size_t>(pr.num_members);
+    // owned[m]: partitions m validly owned before, as previous_owners() counted them.
+    const std::vector<int64_t>& owned = prev.owned;
+    int64_t total_owned = 0;
+    // A withheld partition (distinct ids, withhold_transfers) was assigned in the sticky target, so its topic
+    // is subscribed, and it has no owner now: the pass counts it as free, and `unassigned` is that count less
+    // the withheld ones. (No per-partition withheld flags: 4 MB filled and read at 4M partitions.)
+    out.withheld = static_cast<int64_t>(withheld.size());
+    // Only a partition some member claims can be withheld (withhold_transfers).
+    if (prev.none() && !withheld.empty()) throw std::logic_error("compute_metrics: partitions withheld in a group nobody owned");
+    const std::vector<char>& topic_subscribed = pr.topic_subscribed;
+    tally.count_until(pr.num_topics, owner.data());
+    const std::vector<int64_t>& load = tally.loads();
+    const int64_t unassigned = tally.unassigned(), moved = tally.moved();
     for (int64_t l : load) out.assigned += l;
     for (int64_t o : owned) total_owned += o;
     out.unassigned = unassigned - out.withheld;

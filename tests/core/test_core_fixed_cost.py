@@ -233,3 +233,35 @@ def test_the_homogeneous_form_needs_no_offsets_array():
     with pytest.raises(InvalidGroupError, match="sub_offsets: expected a 1-d array"):
         kafkagroup.assign_arrays("sticky", counts, None, row)
     assert kafkagroup.assign_arrays("sticky", counts, None, [0, 1], num_members=2).owner.tolist() == [0, 0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_metrics_counted_while_the_builder_writes_agree_with_numpy(seed):
+    # The uniform sticky builder counts each stretch of 32,768 partitions as it writes it (PartitionTally),
+    # the engine the rest: on groups large enough for several stretches, with uneven topics, unsubscribed
+    # topics and churn, the metrics equal numpy's count over the whole result.
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 6000, size=40).astype(np.int32)
+    g = uniform_group(40, counts, 37 + seed)
+    a = g.arrays()
+    keep = np.sort(rng.choice(40, size=34, replace=False)).astype(np.int32)   # six topics nobody subscribes to
+    M = len(g.members)
+    a.update(sub_offsets=np.arange(M + 1, dtype=np.int64) * len(keep), sub_topics=np.tile(keep, M))
+    first = kafkagroup.assign_arrays("sticky", **a)
+    for step in range(2):
+        r = kafkagroup.assign_arrays("sticky", **a)
+        want = _numpy_metrics(a, r)
+        got = r.metrics
+        assert (got.assigned, got.unassigned, got.max_load, got.min_load) == \
+            (want["assigned"], want["unassigned"], want["max_load"], want["min_load"])
+        if a["owned_offsets"] is not None:
+            prev = np.full(len(r.owner), -1)
+            for m in range(M):
+                prev[a["owned_partitions"][a["owned_offsets"][m]:a["owned_offsets"][m + 1]]] = m
+            assert got.moved == int(((prev >= 0) & (prev != r.owner)).sum()) > 0
+        # churn: each even member claims its own share of the first result and the next member's, odd members
+        # claim nothing (so about half the partitions move)
+        owned = [np.flatnonzero((first.owner == m) | (first.owner == m + 1)).astype(np.int32) if m % 2 == 0
+                 else np.zeros(0, dtype=np.int32) for m in range(M)]
+        a.update(owned_offsets=np.concatenate([[0], np.cumsum([len(o) for o in owned])]).astype(np.int64),
+                 owned_partitions=np.concatenate(owned), generation=np.ones(M, dtype=np.int32))

@@ -6,12 +6,14 @@
 
 namespace kafkagroup {
 
-std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev) {
+std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev,
+                                   PartitionTally* tally) {
     if (prepared.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(prepared.num_partitions), kUnassigned);
     const bool uniform = prepared.uniform;
     const sticky::Input input(problem, prepared, prev);
     if (!uniform) return sticky::build_general(input);  // aligns racks itself, after its own clean-up
-    std::vector<int32_t> owner = sticky::build_uniform(input);
+    // With racks the passes below still move partitions: nothing is final before they ran.
+    std::vector<int32_t> owner = sticky::build_uniform(input, input.rack_aware ? nullptr : tally);
     // Kafka's constrained builder fills racks greedily; the ownerless partitions can be placed on matching
     // racks without changing any quota, kept partition or the moved count (every member takes any topic).
     if (input.rack_aware) {

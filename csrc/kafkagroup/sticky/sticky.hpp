@@ -20,14 +20,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
 #include "kafkagroup/result.hpp"
 
 namespace kafkagroup {
 
-// owner[P] of the eager sticky assignment. `prev` is previous_owners(problem, prepared).
-std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev);
+// owner[P] of the eager sticky assignment. `prev` is previous_owners(problem, prepared). `tally`, when
+// given, counts the metrics of the topics whose owners are final as they are written (metrics.hpp).
+std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev,
+                                   PartitionTally* tally = nullptr);
 
 // The cooperative adjustment of a sticky target: every partition assigned to a member other than its
 // valid previous owner while some other member still claims it (raw claims, any generation, as Kafka's

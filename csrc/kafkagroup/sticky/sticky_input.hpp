@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
 
@@ -54,7 +55,8 @@ private:
 // every partition has its replicas on exactly the set of all replica racks.
 bool use_rack_aware_assignment(const Problem& problem, const Prepared& prepared);
 
-std::vector<int32_t> build_uniform(const Input& in);
+// `tally` (may be null) counts each stretch of topics as build_uniform writes it (metrics.hpp); only without racks.
+std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally);
 std::vector<int32_t> build_general(const Input& in);
 
 // Rack-aware mode, both paths (rack_alignment.cpp): redistributes the partitions not held by their sticky

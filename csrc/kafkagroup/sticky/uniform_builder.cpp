@@ -72,10 +72,19 @@ void append(std::vector<int32_t>& v, int64_t n, int32_t value) {
 
 }  // namespace
 
-std::vector<int32_t> build_uniform(const Input& in) {
+std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally) {
     // Without racks owner[] is written once, in partition order, appended run by run (see the two passes
     // below that do so); the rack-aware paths start from a -1 fill.
     std::vector<int32_t> owner;
+    // The two appending passes hand each stretch of kTallyChunk partitions to `tally` once its topics are
+    // written, while they are in the cache (metrics.hpp). owner's capacity is reserved: data() stays valid.
+    int32_t tallied = 0;
+    const auto tally_written = [&](int32_t next_topic) {
+        if (tally && static_cast<int32_t>(owner.size()) - tallied >= PartitionTally::kTallyChunk) {
+            tally->count_until(next_topic, owner.data());
+            tallied = static_cast<int32_t>(owner.size());
+        }
+    };
     const int32_t M = in.M;
     int64_t N = 0;
     for (int32_t t = 0; t < in.T; ++t)
@@ -140,7 +149,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
         for (int32_t k = 0; k < M; ++k) load[k] = std::min(owned[k], quota[k]);
         const int32_t* const sticky_owner = in.sticky_owner;
         int32_t next = 0;  // lowest member that may still be below quota
-        for (int32_t t = 0; t < in.T; ++t) {
+        for (int32_t t = 0; t < in.T; tally_written(++t)) {
             const int32_t end = in.topic_end(t);
             if (!in.subscribed(t)) {
                 append(owner, end - in.topic_begin(t), kUnassigned);
@@ -216,7 +225,7 @@ std::vector<int32_t> build_uniform(const Input& in) {
         // is a plain fill (the same runs as the general loop below, without testing each partition),
         // appended in partition order: owner[] is written once, with no -1 fill first.
         reserve_advised(owner, static_cast<std::size_t>(in.P));
-        for (int32_t t = 0; t < in.T; ++t) {
+        for (int32_t t = 0; t < in.T; tally_written(++t)) {
             if (!in.subscribed(t)) {
                 append(owner, in.topic_end(t) - in.topic_begin(t), kUnassigned);
                 continue;
