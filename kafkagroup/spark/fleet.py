@@ -172,23 +172,32 @@ def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch
 
 # The loop's worker threads, kept between calls (starting two threads and handing them the GIL cost
 # 1.5-2.5 ms per call on the loaded 2-core VM, against ~27 ms for 10,000 small groups on two idle cores);
-# rebuilt after a fork (a child has none of its parent's threads) and when a call wants more threads.
+# replaced when a call wants more threads. A replaced pool is dropped, never shut down: a concurrent call
+# may hold it between _worker_pool() and submit() (a shut-down pool refuses work with a RuntimeError); its
+# idle threads end once nothing refers to it (ThreadPoolExecutor wakes them when it is collected).
+# After a fork the child forgets the pool and makes a new lock: it has none of its parent's threads, and
+# the lock may have been held by one of them at the fork, with nobody left to release it.
 _POOL: Any = None
-_POOL_PID = 0
 _POOL_LOCK = threading.Lock()
+
+
+def _forget_pool_after_fork() -> None:
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def _worker_pool(threads: int) -> Any:
     from concurrent.futures import ThreadPoolExecutor
 
-    global _POOL, _POOL_PID
+    global _POOL
     with _POOL_LOCK:
-        if _POOL is None or _POOL_PID != os.getpid() or _POOL._max_workers < threads:
-            old = _POOL if _POOL_PID == os.getpid() else None
+        if _POOL is None or _POOL._max_workers < threads:
             _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kafkagroup-fleet")
-            _POOL_PID = os.getpid()
-            if old is not None:
-                old.shutdown(wait=False)
         return _POOL
 
 
@@ -197,16 +206,20 @@ def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.R
     from one queue in order; the results in input order. If batches fail, the first failed one's exception is
     raised (as a loop over the batches would) once every started batch is done; no batch after a failed one
     is started once it has failed."""
+    from concurrent.futures import wait
+
     results: list[Any] = [None] * len(batches)
     failed: dict[int, BaseException] = {}
     order = iter(range(len(batches)))
     lock = threading.Lock()
 
+    given_up = False   # the calling thread failed outside a batch: the helpers take no further batch
+
     def worker() -> None:
         while True:
             with lock:
                 i = next(order, None)
-                if i is None or (failed and i > min(failed)):
+                if i is None or given_up or (failed and i > min(failed)):
                     return
             try:
                 results[i] = work(batches[i])
@@ -215,8 +228,20 @@ def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.R
                     failed[i] = e
 
     # the calling thread is one of the workers (one thread fewer to wake, and it would only wait)
-    helpers = [_worker_pool(threads - 1).submit(worker) for _ in range(min(threads, len(batches)) - 1)]
-    worker()
+    pool = _worker_pool(threads - 1)
+    helpers = []
+    try:
+        for _ in range(min(threads, len(batches)) - 1):
+            helpers.append(pool.submit(worker))
+        worker()
+    except BaseException:
+        # a refused hand-out (RuntimeError at interpreter shutdown) or a KeyboardInterrupt between batches:
+        # the helpers already started stop at their next batch and are waited for, then the error is raised
+        with lock:
+            given_up = True
+        raise
+    finally:
+        wait(helpers)
     for future in helpers:
         future.result()
     if failed:

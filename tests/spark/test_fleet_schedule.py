@@ -1,5 +1,7 @@
 """How the fleet loop hands out its batches (kafkagroup.spark.fleet._run_queue): one queue in input order whose
-first failed batch's error is raised, no batch started after a failure; worker threads kept between calls.
+first failed batch's error is raised, no batch started after a failure; worker threads kept between calls,
+still usable when a concurrent call replaces the kept pool, waited for when the queue gives up, and a child
+forked at any moment can run the loop.
 The rows themselves are the same on any thread count (tests/spark/test_spark_fleet_loop.py,
 tools/engine_digest.py's fleet line)."""
 from __future__ import annotations
@@ -62,3 +64,109 @@ def test_worker_threads_are_kept_between_calls():
     assign_fleet_local(small.groups, small.topics, "range", threads=2)
     again = {t.ident for t in threading.enumerate() if t.name.startswith("kafkagroup-fleet")}
     assert first and again == first and len(first) == 1   # and the calling thread
+
+
+def test_a_pool_handed_out_stays_usable_when_another_call_wants_more_threads():
+    # _run_queue takes the kept pool, then submits to it; a concurrent call asking for more threads in
+    # between replaces the kept pool. The pool already handed out must still take work (it was shut down:
+    # "cannot schedule new futures after shutdown", raised out of the first call).
+    pool = fleet._worker_pool(1)
+    fleet._worker_pool(pool._max_workers + 2)   # another caller, more threads
+    assert pool.submit(lambda: 7).result() == 7
+
+
+def test_concurrent_calls_with_growing_thread_counts_all_succeed():
+    # The race above as the loop meets it: one thread calls with 3 threads while another asks for more
+    # and more (each a new kept pool). Every call returns its results.
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def steady() -> None:
+        while not stop.is_set():
+            try:
+                assert fleet._run_queue(list(range(6)), 3, lambda b: b) == list(range(6))
+            except BaseException as e:   # noqa: BLE001 -- reported by the test thread
+                errors.append(e)
+                return
+
+    other = threading.Thread(target=steady)
+    other.start()
+    try:
+        for k in range(3, 20):
+            assert fleet._run_queue(list(range(k)), k, lambda b: b) == list(range(k))
+            if errors:
+                break
+    finally:
+        stop.set()
+        other.join()
+    assert not errors, errors[0]
+
+
+def test_no_batch_starts_after_the_queue_gave_up_on_a_failed_hand_out(monkeypatch):
+    # If handing work to a kept thread fails (RuntimeError at interpreter shutdown; before the fix above, a
+    # replaced pool), the helper already started must stop at its next batch and be waited for: the call's
+    # error is the last thing that happens, not a thread working through the queue behind it.
+    from concurrent.futures import ThreadPoolExecutor
+
+    real = ThreadPoolExecutor(max_workers=1)
+    in_first, go = threading.Event(), threading.Event()
+    started: list[int] = []
+    helper: list = []
+
+    class SecondSubmitFails:
+        def submit(self, fn):
+            if helper:
+                in_first.wait()   # the helper is inside its first batch
+                go.set()          # and may go on as the hand-out fails
+                raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+            helper.append(real.submit(fn))
+            return helper[0]
+
+    def work(b: int) -> int:
+        started.append(b)
+        if b == 0:
+            in_first.set()
+            go.wait()
+        return b
+
+    monkeypatch.setattr(fleet, "_worker_pool", lambda threads: SecondSubmitFails())
+    with pytest.raises(RuntimeError, match="interpreter shutdown"):
+        fleet._run_queue(list(range(200)), 3, work)
+    helper_done_at_return = helper[0].done()
+    real.shutdown(wait=True)
+    assert helper_done_at_return, "the call returned with its helper still taking batches"
+    assert len(started) < 200
+
+
+def test_a_child_forked_while_another_thread_takes_the_pool_can_call_the_loop():
+    # A fork while another thread holds the pool's lock (inside _worker_pool) copies the lock held, with
+    # no thread left in the child to release it: the child's first call on threads hung for ever.
+    import os
+    import signal
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with fleet._POOL_LOCK:
+            held.set()
+            release.wait()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait()
+    try:
+        pid = os.fork()
+        if pid == 0:   # the child: one call on 2 threads, killed by the alarm if it hangs
+            signal.alarm(10)
+            try:
+                ok = fleet._run_queue(list(range(8)), 2, lambda b: b * 2) == [b * 2 for b in range(8)]
+            except BaseException:   # noqa: BLE001 -- the status says it
+                ok = False
+            os._exit(0 if ok else 1)
+    finally:
+        release.set()
+        t.join()
+    _, status = os.waitpid(pid, 0)
+    assert status == 0, f"the child's call failed or hung (wait status {status})"
