@@ -1,6 +1,11 @@
 // The kept output blocks: one free list per size class under one mutex (a few allocations per batch of
 // groups, so the lock is never busy). The state is created once and never destroyed: arrays exported to
 // a consumer may be released during interpreter shutdown, after static destructors would have run.
+//
+// fork(): a child gets a copy of the mutex but none of the parent's other threads, so a mutex some other
+// thread held at the fork would stay held in the child for ever (its first output of kMinRetainedBytes or
+// more would hang). The forking thread takes the mutex around the fork (pthread_atfork), so the copy is
+// always one it can release.
 #include "kafkagroup/output_memory.hpp"
 
 #include <cstdlib>
@@ -9,6 +14,10 @@
 #include <mutex>
 #include <new>
 #include <vector>
+
+#if defined(__unix__)
+#include <pthread.h>
+#endif
 
 namespace kafkagroup {
 namespace {
@@ -20,8 +29,18 @@ struct Retained {
     std::size_t limit = kDefaultRetainBytes;
 };
 
+Retained* g_retained = nullptr;   // set once by retained(), read by the fork handlers
+
 Retained& retained() {
-    static Retained* state = new Retained();   // never destroyed (see above)
+    static Retained* state = [] {   // never destroyed (see above)
+        Retained* r = new Retained();
+        g_retained = r;
+#if defined(__unix__)
+        pthread_atfork([] { g_retained->mutex.lock(); }, [] { g_retained->mutex.unlock(); },
+                       [] { g_retained->mutex.unlock(); });
+#endif
+        return r;
+    }();
     return *state;
 }
 

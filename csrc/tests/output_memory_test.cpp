@@ -58,3 +58,44 @@ TEST_CASE("output memory: the limit is kept to; small blocks are never kept") {
     OutputPtr<int> zero = allocate_output<int>(0);   // never a null pointer
     CHECK(zero.get() != nullptr);
 }
+
+#if defined(__unix__)
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+TEST_CASE("output memory: a child forked while another thread takes or gives back blocks can allocate") {
+    // The kept blocks' mutex copied into a child while another thread held it stays held there for ever (no
+    // thread in the child owns it): the child's first output of 64 KiB or more would hang. Here a thread
+    // takes and gives back blocks in a loop (the mutex is held most of the time) while this one forks; each
+    // child allocates and releases once, and is killed by the alarm if it hangs.
+    LimitGuard guard;
+    set_output_retain_limit(std::size_t{64} << 20);
+    std::atomic<bool> stop{false};
+    std::thread churn([&stop] {
+        while (!stop.load(std::memory_order_relaxed)) {
+            std::size_t capacity = 0;
+            void* block = output_allocate(std::size_t{1} << 20, capacity);
+            output_release(block, capacity);
+        }
+    });
+    int failed = 0;
+    for (int i = 0; i < 20; ++i) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            alarm(3);
+            std::size_t capacity = 0;
+            void* block = output_allocate(std::size_t{1} << 20, capacity);
+            output_release(block, capacity);
+            _exit(0);
+        }
+        int status = 0;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    }
+    stop = true;
+    churn.join();
+    CHECK(failed == 0);
+}
+#endif
