@@ -57,13 +57,17 @@ def test_loop_on_threads_raises_the_first_bad_group_in_input_order():
             assign_fleet_local(groups, fleet_.topics, "range", threads=threads)
 
 
-def test_worker_threads_are_kept_between_calls():
+def test_worker_threads_are_kept_between_calls(monkeypatch):
+    # A fresh pool (an earlier call in this process may have kept a larger one, whose threads would count),
+    # then the threads of the pool the calls used: one kept thread for 2 threads, the same on the second call.
+    monkeypatch.setattr(fleet, "_POOL", None)
     small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
     assign_fleet_local(small.groups, small.topics, "range", threads=2)
-    first = {t.ident for t in threading.enumerate() if t.name.startswith("kafkagroup-fleet")}
+    pool = fleet._POOL
+    first = {t.ident for t in pool._threads}
     assign_fleet_local(small.groups, small.topics, "range", threads=2)
-    again = {t.ident for t in threading.enumerate() if t.name.startswith("kafkagroup-fleet")}
-    assert first and again == first and len(first) == 1   # and the calling thread
+    again = {t.ident for t in fleet._POOL._threads}
+    assert fleet._POOL is pool and again == first and len(first) == 1   # and the calling thread
 
 
 def test_a_pool_handed_out_stays_usable_when_another_call_wants_more_threads():
