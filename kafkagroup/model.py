@@ -380,7 +380,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         _, err, a, b, c = built["errors"][0]
         raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(cols, names, specs)))
 
-    perm = built["member_perm"].tolist()
+    perm = built["member_perm"]
     topics = [names[r] for r in built["topic_row"].tolist()]
     partition_count = built["partition_count"]
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
@@ -388,9 +388,11 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     racks_by_code = list(rack_code)
     inputs = int(built["group_inputs"][0])
     sub_names = [names[c] for c in cols.sub_codes.tolist()] if built["unknown_entries"].size else []
-    ids = cols.ids
+    ids = cols.ids   # (a list of our own: read_specs' or the general path's)
+    if not (perm.size == members and np.array_equal(perm, np.arange(members))):   # already in MemberInfo order
+        ids = [ids[i] for i in perm.tolist()]
     return CompactGroup(
-        topics=topics, members=[ids[i] for i in perm],
+        topics=topics, members=ids,
         racks=[None] + [racks_by_code[c] for c in built["rack_codes"].tolist()],
         partition_count=partition_count, topic_base=topic_base,
         sub_offsets=None if shared else built["sub_offsets"], sub_topics=None if shared else built["sub_topics"],
@@ -528,18 +530,11 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
 def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Python strings (None = null) in Arrow's string layout, as the native builder reads them:
     (offsets int64[n+1], UTF-8 bytes, validity uint8[n] or None). Lone surrogates pass through (as
-    Java's String allows them)."""
-    if None not in values:
-        joined = "".join(values)
-        if joined.isascii():   # the usual ids and names: one encode, lengths in characters are in bytes
-            return _offsets(map(len, values), len(values)), np.frombuffer(joined.encode("ascii"), dtype=np.uint8), None
-    encoded = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
-    offsets = _offsets(map(len, encoded), len(encoded))
-    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    valid = None
-    if any(v is None for v in values):
-        valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
-    return offsets, data, valid
+    Java's String allows them). Laid out natively (kafkagroup._codec, the group leader's, which reads an
+    ASCII str's bytes in place); a value that is neither str nor None is a TypeError."""
+    from kafkagroup import _codec
+
+    return _codec.utf8_strings(values if type(values) is list else list(values))
 
 
 # BuildErrorCode of csrc/kafkagroup/group_builder.hpp

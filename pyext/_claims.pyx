@@ -51,6 +51,24 @@ cdef extern from *:
     #define KG_UNICODE_TYPE ((void*)&PyUnicode_Type)
     #define KG_LIST_ITEMS(o) (((PyListObject*)(o))->ob_item)
     #define KG_TUPLE_ITEMS(o) (((PyTupleObject*)(o))->ob_item)
+    #define KG_TUPLE_SIZE(o) (((PyVarObject*)(o))->ob_size)
+    #define KG_TUPLE_ITEM(o, i) (((PyTupleObject*)(o))->ob_item[i])
+    /* An exact int that fits one digit (|value| < 2^30: every partition number in practice), read in place;
+       0 for anything else, which the caller reads with PyLong_AsLongLongAndOverflow. */
+    static inline int kg_small_int(PyObject* o, long long* value) {
+        if (Py_TYPE(o) != &PyLong_Type) return 0;
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (!PyUnstable_Long_IsCompact((PyLongObject*)o)) return 0;
+        *value = (long long)PyUnstable_Long_CompactValue((PyLongObject*)o);
+        return 1;
+    #else
+        Py_ssize_t size = Py_SIZE(o);
+        if (size == 0) { *value = 0; return 1; }
+        if (size == 1) { *value = (long long)((PyLongObject*)o)->ob_digit[0]; return 1; }
+        if (size == -1) { *value = -(long long)((PyLongObject*)o)->ob_digit[0]; return 1; }
+        return 0;
+    #endif
+    }
     """
     void KG_PREFETCH(const void* p) nogil
     int _PySet_NextEntry(object s, Py_ssize_t* pos, PyObject** key, Py_hash_t* hash)
@@ -60,6 +78,9 @@ cdef extern from *:
     void* KG_UNICODE_TYPE
     PyObject** KG_LIST_ITEMS(object o)
     PyObject** KG_TUPLE_ITEMS(object o)
+    Py_ssize_t KG_TUPLE_SIZE(PyObject* o) nogil
+    PyObject* KG_TUPLE_ITEM(PyObject* o, Py_ssize_t i) nogil
+    bint kg_small_int(PyObject* o, long long* value) nogil
 
 include "address_table.pxi"
 
@@ -81,6 +102,8 @@ cdef inline object _pair(object claim):
 cdef inline bint _partition_value(object partition, long long* value):
     """A partition number as int64 (-1 when outside int64); False when it is not an int (bool is not)."""
     cdef int overflow
+    if kg_small_int(<PyObject*>partition, value):
+        return True
     if type(partition) is int:
         value[0] = PyLong_AsLongLongAndOverflow(partition, &overflow)
     elif isinstance(partition, np.integer):
@@ -203,6 +226,9 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t[::1] is_compact, PyObje
     cdef PyObject* ahead
     cdef PyObject* t
     cdef PyObject* found
+    cdef PyObject* item
+    cdef PyObject* last_topic = NULL      # the tuple claims' topic before, and its slot
+    cdef int32_t last_slot = -1
     cdef object pair, topic, partition, claims, parts
     cdef long long value
     cdef int overflow
@@ -220,28 +246,29 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t[::1] is_compact, PyObje
                     KG_PREFETCH(flat[f + AHEAD])
                 if f + AHEAD // 2 < flat_n:
                     ahead = flat[f + AHEAD // 2]
-                    if KG_TYPE(ahead) == KG_TUPLE_TYPE and PyTuple_GET_SIZE(<object>ahead) == 2:
-                        KG_PREFETCH(PyTuple_GET_ITEM(<object>ahead, 1))
+                    if KG_TYPE(ahead) == KG_TUPLE_TYPE and KG_TUPLE_SIZE(ahead) == 2:
+                        KG_PREFETCH(KG_TUPLE_ITEM(ahead, 1))
                 claim = flat[f]
                 f += 1
-                if KG_TYPE(claim) == KG_TUPLE_TYPE and PyTuple_GET_SIZE(<object>claim) == 2:
-                    t = PyTuple_GET_ITEM(<object>claim, 0)
+                if KG_TYPE(claim) == KG_TUPLE_TYPE and KG_TUPLE_SIZE(claim) == 2:
+                    # (borrowed pointers throughout: the tuple holds its items for the whole call)
+                    t = KG_TUPLE_ITEM(claim, 0)
                     if KG_TYPE(t) != KG_UNICODE_TYPE:
                         return i
-                    partition = <object>PyTuple_GET_ITEM(<object>claim, 1)
-                    if KG_TYPE(<PyObject*>partition) == KG_LONG_TYPE:
-                        value = PyLong_AsLongLongAndOverflow(partition, &overflow)
-                        if overflow:
-                            value = -1
-                    elif not _partition_value(partition, &value):
+                    item = KG_TUPLE_ITEM(claim, 1)
+                    if not kg_small_int(item, &value) and not _partition_value(<object>item, &value):
                         return i
                     # (only a tuple claim's topic is cached by address: the tuple holds it for the whole call,
-                    # so its address names this string throughout)
-                    c = by_address.find(t)
-                    if c == ABSENT:
-                        found = PyDict_GetItem(slot, <object>t)
-                        c = -1 if found is NULL else <int32_t><object>found
-                        by_address.put(t, c)
+                    # so its address names this string throughout; a member's claims mostly repeat the topic
+                    # of the claim before, which is checked first)
+                    if t != last_topic:
+                        c = by_address.find(t)
+                        if c == ABSENT:
+                            found = PyDict_GetItem(slot, <object>t)
+                            c = -1 if found is NULL else <int32_t><object>found
+                            by_address.put(t, c)
+                        last_topic, last_slot = t, c
+                    c = last_slot
                 else:
                     # another sequence: its items may be made afresh on each read (and freed after), so its
                     # topic is looked up by name
