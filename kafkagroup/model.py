@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import is_not, itemgetter
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -267,9 +269,9 @@ def topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
     if partition_racks is None and type(partitions_per_topic) is dict:
         # the usual metadata, str -> int counts: checked in bulk (the loop below costs ~1 us a topic)
         counts = partitions_per_topic.values()
-        if (all(type(c) is int for c in counts) and all(type(t) is str for t in partitions_per_topic)
+        if (set(map(type, counts)) <= {int} and set(map(type, partitions_per_topic)) <= {str}
                 and (not counts or (min(counts) >= 0 and max(counts) < 2**31))):
-            return {topic: (count, None) for topic, count in partitions_per_topic.items()}
+            return dict(zip(partitions_per_topic, zip(counts, repeat(None))))
     specs: dict[str, tuple[int, Any]] = {}
     for topic, spec in partitions_per_topic.items():
         if not isinstance(topic, str):
@@ -326,7 +328,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 
     specs = topic_specs(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
-    code: dict[str, int] = {t: i for i, t in enumerate(specs)}
+    code: dict[str, int] = dict(zip(specs, range(len(specs))))
     cols = _read_columns(subscriptions, code)
     members = len(cols.ids)
     # A group whose members all send the same list (most do) hands the builder that list once, on its first
@@ -381,7 +383,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(cols, names, specs)))
 
     perm = built["member_perm"]
-    topics = [names[r] for r in built["topic_row"].tolist()]
+    topics = list(map(names.__getitem__, built["topic_row"].tolist()))
     partition_count = built["partition_count"]
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(partition_count, out=topic_base[1:])
@@ -413,7 +415,7 @@ def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.n
                     names: list[str], specs: Mapping[str, tuple[int, Any]], group_rows: np.ndarray) -> list[DroppedClaim]:
     """The claims the builder dropped (group_builder.hpp's rules), found by numpy over every claim and named."""
     count_of = np.full(len(names), -1, dtype=np.int64)
-    count_of[:len(specs)] = np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs))
+    count_of[:len(specs)] = np.fromiter(map(itemgetter(0), specs.values()), dtype=np.int64, count=len(specs))
     in_group = np.zeros(len(names), dtype=bool)
     in_group[group_rows] = True       # catalog rows are the first codes, in the same order
     counts = count_of[owned_codes]
@@ -501,7 +503,7 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
 
     rack_code: dict[str, int] = {}
     catalog_racks: dict[str, Any] = {}
-    if any(racks is not None for _, racks in specs.values()):
+    if any(map(is_not, map(itemgetter(1), specs.values()), repeat(None))):   # (C-level loops: ~1k topics a call)
         has_racks = np.fromiter((racks is not None for _, racks in specs.values()), dtype=np.uint8, count=len(specs))
         part_lengths = [count if racks is not None else 0 for count, racks in specs.values()]
         lengths: list[int] = []
@@ -522,7 +524,7 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
         offsets, data, valid = names
         names = (offsets[:len(specs) + 1], data, None if valid is None else valid[:len(specs)])
     catalog = _core.TopicCatalog(names,
-                                 np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs)),
+                                 np.fromiter(map(itemgetter(0), specs.values()), dtype=np.int64, count=len(specs)),
                                  **catalog_racks)
     return catalog, rack_code
 

@@ -174,11 +174,15 @@ cdef extern from *:
 
 
 def code_topic_lists(list lists, dict code):
-    # Every member's codes go straight into one growing C buffer (no array per member): a member whose list
-    # is the previous member's object, or holds the very same str objects in the same order, copies the
-    # previous member's codes; any other list is coded name by name, by address first (_ByAddress).
-    cdef Py_ssize_t members = len(lists), m, i, n, total = 0, capacity = 64, prev_start = 0, first_n = 0
+    # Each list coded once into one growing C buffer (no array per member): a member whose list is the
+    # previous member's object, or holds the very same str objects in the same order, points at the previous
+    # member's codes instead; any other list is coded name by name, by address first (_ByAddress). The CSR
+    # is laid out at the end, and only when the lists differ.
+    cdef Py_ssize_t members = len(lists), m, i, n, used = 0, capacity = 64, total = 0, first_n = 0
     cdef cnp.ndarray[int64_t, ndim=1] lengths = np.zeros(members + 1, dtype=np.int64)
+    cdef int64_t* start = <int64_t*>malloc((members + 1) * sizeof(int64_t))   # member m's codes: buf[start[m]:]
+    cdef int32_t* buf = <int32_t*>malloc(capacity * sizeof(int32_t))
+    cdef int32_t* grown
     cdef PyObject* lst
     cdef PyObject* prev = NULL
     cdef PyObject** items
@@ -188,11 +192,13 @@ def code_topic_lists(list lists, dict code):
     cdef Py_ssize_t prev_n = -1
     cdef bint same, all_same = True
     cdef int32_t c
-    cdef int32_t* buf = <int32_t*>malloc(capacity * sizeof(int32_t))
-    cdef int32_t* grown
+    cdef int64_t* off
+    cdef int32_t* out
     cdef _ByAddress by_address = _ByAddress()
     cdef cnp.ndarray[int32_t, ndim=1] codes
-    if buf is NULL:
+    if buf is NULL or start is NULL:
+        free(buf)
+        free(start)
         raise MemoryError()
     try:
         for m in range(members):
@@ -204,17 +210,17 @@ def code_topic_lists(list lists, dict code):
             else:
                 return None, None, m
             items = KG_SEQ_ITEMS(lst)
-            if total + n > capacity:
-                capacity = max(2 * capacity, total + n)
-                grown = <int32_t*>realloc(buf, capacity * sizeof(int32_t))
-                if grown is NULL:
-                    raise MemoryError()
-                buf = grown
             same = m > 0 and (lst == prev or (n == prev_n and (n == 0 or memcmp(items, prev_items, n * sizeof(PyObject*)) == 0)))
             if same:
-                if n:
-                    memcpy(&buf[total], &buf[prev_start], n * sizeof(int32_t))
+                start[m] = start[m - 1]
             else:
+                if used + n > capacity:
+                    capacity = max(2 * capacity, used + n)
+                    grown = <int32_t*>realloc(buf, capacity * sizeof(int32_t))
+                    if grown is NULL:
+                        raise MemoryError()
+                    buf = grown
+                start[m] = used
                 for i in range(n):
                     item = items[i]
                     c = by_address.find(item)
@@ -228,19 +234,30 @@ def code_topic_lists(list lists, dict code):
                         else:
                             c = <int32_t><object>found
                         by_address.put(item, c)
-                    buf[total + i] = c
+                    buf[used + i] = c
                 if m == 0:
                     first_n = n
-                elif all_same and (n != first_n or (n and memcmp(&buf[total], buf, n * sizeof(int32_t)) != 0)):
+                elif all_same and (n != first_n or (n and memcmp(&buf[used], buf, n * sizeof(int32_t)) != 0)):
                     all_same = False
-            prev, prev_items, prev_n, prev_start = lst, items, n, total
+                used += n
+            prev, prev_items, prev_n = lst, items, n
             total += n
             lengths[m + 1] = total
         if members == 0:
             return None, np.zeros(0, dtype=np.int32), -1
-        codes = np.empty(first_n if all_same else total, dtype=np.int32)
-        if codes.shape[0]:
-            memcpy(codes.data, buf, codes.shape[0] * sizeof(int32_t))
-        return (None if all_same else lengths), codes, -1
+        if all_same:
+            codes = np.empty(first_n, dtype=np.int32)
+            if first_n:
+                memcpy(codes.data, buf, first_n * sizeof(int32_t))
+            return None, codes, -1
+        codes = np.empty(total, dtype=np.int32)
+        out = <int32_t*>codes.data
+        off = <int64_t*>lengths.data
+        for m in range(members):
+            n = off[m + 1] - off[m]
+            if n:
+                memcpy(&out[off[m]], &buf[start[m]], n * sizeof(int32_t))
+        return lengths, codes, -1
     finally:
         free(buf)
+        free(start)
