@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import islice, repeat
 from operator import is_not, itemgetter
 from typing import Any, NamedTuple, Protocol
 
@@ -326,9 +326,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     from kafkagroup import _core
     from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 
-    specs = topic_specs(partitions_per_topic, partition_racks)
+    specs, code, catalog = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
-    code: dict[str, int] = dict(zip(specs, range(len(specs))))
+    code = code.copy()
     cols = _read_columns(subscriptions, code)
     members = len(cols.ids)
     # A group whose members all send the same list (most do) hands the builder that list once, on its first
@@ -362,7 +362,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 
     names = list(code)   # metadata topics first: the catalog reads the first len(specs) names
     dictionary = utf8_strings(names)
-    catalog, rack_code = topic_catalog(specs, dictionary)
+    rack_code: dict[str, int] = {}
+    if catalog is None:
+        catalog, rack_code = topic_catalog(specs, dictionary)
     member_rack = None
     if cols.rack is not None and any(cols.rack):
         member_rack = np.fromiter((rack_code.setdefault(r, len(rack_code)) if r else -1 for r in cols.rack),
@@ -409,6 +411,37 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         dropped_claims=int(built["dropped_claims"][0]),
         dropped=_dropped_claims(cols, owned_offsets, owned_codes, owned_partition, names, specs, built["topic_row"])
         if built["dropped_claims"][0] else [])
+
+
+# The last plain metadata (topic -> partition count, no replica racks) build_group read, and what it derived
+# from it: callers assign over the same topics call after call (a coordinator, a planning loop, a benchmark),
+# and at 1,000 topics checking and cataloguing them is a third of a small group's call. Only immutable
+# things are kept (the TopicCatalog is immutable once built; specs and code are never changed, code is
+# copied before use); the tuple is replaced whole, so concurrent callers may share it.
+_last_metadata: tuple = ((), None)
+
+
+def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
+              partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
+              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any]:
+    """(topic_specs, topic name -> row, TopicCatalog or None to build) of the metadata. Plain metadata (a dict
+    of int counts, no racks) equal to the last call's, topic for topic in the same order (the order is the
+    catalog's row order), reuses what that call derived; anything else is read afresh, errors included."""
+    global _last_metadata
+    key = None
+    if partition_racks is None and type(partitions_per_topic) is dict and \
+            set(map(type, partitions_per_topic.values())) <= {int}:   # (not bool: True == 1 must still fail)
+        key = (tuple(partitions_per_topic), tuple(partitions_per_topic.values()))
+        last_key, last = _last_metadata
+        if last is not None and key == last_key:
+            return last
+    specs = topic_specs(partitions_per_topic, partition_racks)
+    code = dict(zip(specs, range(len(specs))))
+    if key is None:
+        return specs, code, None
+    catalog = topic_catalog(specs)[0]
+    _last_metadata = (key, (specs, code, catalog))
+    return specs, code, catalog
 
 
 def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
@@ -466,10 +499,12 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
                 topics = [() if t is None else t for t in topics]
             if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
                     and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
-                probe = dict(code)
-                offsets, codes, bad = code_topic_lists(topics, probe)
-                if bad < 0:
-                    code.update(probe)
+                known = len(code)
+                offsets, codes, bad = code_topic_lists(topics, code)
+                if bad >= 0:   # the general path words the error: forget the names this pass added
+                    for name in list(islice(code, known, None)):
+                        del code[name]
+                else:
                     return _Columns(
                         ids, topics, offsets, codes,
                         owned=owned,   # None values: intern_claims reads them as ()
