@@ -39,6 +39,7 @@ from cpython.object cimport PyObject
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.set cimport PySet_GET_SIZE
 
 cnp.import_array()
 
@@ -69,6 +70,43 @@ cdef extern from *:
         return 0;
     #endif
     }
+    /* A compact member's claim count when each topic's partitions are a list, tuple, set or frozenset (read as
+       they are); 0 when one is not (the caller converts them first). */
+    static int kg_plain_compact_size(PyObject* claims, Py_ssize_t* size) {
+        Py_ssize_t pos = 0, n = 0;
+        PyObject *topic, *parts;
+        while (PyDict_Next(claims, &pos, &topic, &parts)) {
+            PyTypeObject* type = Py_TYPE(parts);
+            if (type == &PyList_Type || type == &PyTuple_Type) n += Py_SIZE(parts);
+            else if (type == &PySet_Type || type == &PyFrozenSet_Type) n += PySet_GET_SIZE(parts);
+            else return 0;
+        }
+        *size = n;
+        return 1;
+    }
+    /* A set's items as claims of one topic from index i on, in the set's own iteration order (its table from
+       slot 0 up, as `for p in s` and _PySet_NextEntry go), when every item is an int read in place: the index
+       after them; -1 when an item is not (the caller reads the set item by item). */
+    static Py_ssize_t kg_set_claims(PyObject* set, int32_t slot, int32_t* slots, int64_t* parts, Py_ssize_t i) {
+    #if PY_VERSION_HEX < 0x030D0000
+        PySetObject* so = (PySetObject*)set;
+        setentry* table = so->table;
+        Py_ssize_t j, mask = so->mask;
+        long long value;
+        for (j = 0; j <= mask; j++) {
+            PyObject* key = table[j].key;
+            if (key == NULL || key == _PySet_Dummy) continue;
+            if (!kg_small_int(key, &value)) return -1;
+            slots[i] = slot;
+            parts[i] = value;
+            i++;
+        }
+        return i;
+    #else
+        (void)set; (void)slot; (void)slots; (void)parts; (void)i;
+        return -1;
+    #endif
+    }
     """
     void KG_PREFETCH(const void* p) nogil
     int _PySet_NextEntry(object s, Py_ssize_t* pos, PyObject** key, Py_hash_t* hash)
@@ -81,6 +119,9 @@ cdef extern from *:
     Py_ssize_t KG_TUPLE_SIZE(PyObject* o) nogil
     PyObject* KG_TUPLE_ITEM(PyObject* o, Py_ssize_t i) nogil
     bint kg_small_int(PyObject* o, long long* value) nogil
+    bint kg_plain_compact_size(PyObject* claims, Py_ssize_t* size)
+    Py_ssize_t kg_set_claims(PyObject* set, int32_t slot, int32_t* slots, int64_t* parts, Py_ssize_t i)
+    bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value)
 
 include "address_table.pxi"
 
@@ -161,14 +202,7 @@ def intern_claims(list owned, dict slot):
                 claims = owned[m] = dict(claims.items())
             # read as it is when every topic's partitions are a list, tuple, set or frozenset (the usual case:
             # no object made per topic, which would also wake the cyclic collector on a large group)
-            size = 0
-            is_compact[m] = 1
-            for topic, parts in (<dict>claims).items():
-                if type(parts) is list or type(parts) is tuple or type(parts) is frozenset or type(parts) is set:
-                    size += len(parts)
-                else:
-                    is_compact[m] = 2
-                    break
+            is_compact[m] = 1 if kg_plain_compact_size(<PyObject*>claims, &size) else 2
             if is_compact[m] == 2:
                 compact = []
                 size = 0
@@ -229,6 +263,7 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t[::1] is_compact, PyObje
     cdef PyObject* item
     cdef PyObject* last_topic = NULL      # the tuple claims' topic before, and its slot
     cdef int32_t last_slot = -1
+    cdef Py_ssize_t pos
     cdef object pair, topic, partition, claims, parts
     cdef long long value
     cdef int overflow
@@ -284,8 +319,9 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t[::1] is_compact, PyObje
                 part_view[i] = value
                 i += 1
         elif is_compact[m] == 1:
-            for topic, parts in (<dict>claims).items():
-                i = _topic_claims(topic, parts, i, slot, by_address, &slot_view[0], &part_view[0])
+            pos = 0
+            while PyDict_Next(claims, &pos, &t, &item):   # (borrowed: the member's dict holds them)
+                i = _topic_claims(<object>t, <object>item, i, slot, by_address, &slot_view[0], &part_view[0])
                 if i < 0:
                     return -i - 2
         else:
@@ -312,7 +348,10 @@ cdef Py_ssize_t _topic_claims(object topic, object parts, Py_ssize_t i, dict slo
     cdef Py_hash_t hash_
     if parts is None:
         return -i - 2
-    count = len(parts)
+    if type(parts) is frozenset or type(parts) is set:
+        count = PySet_GET_SIZE(parts)
+    else:
+        count = len(parts)
     if count == 0:
         return i
     if type(topic) is not str:
@@ -324,6 +363,9 @@ cdef Py_ssize_t _topic_claims(object topic, object parts, Py_ssize_t i, dict slo
         topic_slot = -1 if found is NULL else <int32_t><object>found
         by_address.put(<PyObject*>topic, topic_slot)
     if type(parts) is frozenset or type(parts) is set:
+        k = kg_set_claims(<PyObject*>parts, topic_slot, slot_view, part_view, i)
+        if k >= 0:
+            return k
         # _PySet_NextEntry: the set's own order, as `for p in parts` gives it, without an iterator object
         while _PySet_NextEntry(parts, &pos, &item, &hash_):
             if not _partition_value(<object>item, &value):

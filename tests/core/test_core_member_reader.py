@@ -163,3 +163,41 @@ def test_member_assignment_answers_as_a_dict_whatever_is_asked_first(strategy):
         else:
             assert a == reference
         assert dict(a.items()) == reference and len(a) == len(reference)
+
+
+def odd_set(draw_values, removed):
+    """A set holding `draw_values` after `removed` were added and taken out again (their slots left as
+    dummies, which iteration skips)."""
+    s = set(removed)
+    s.update(draw_values)
+    for r in removed:
+        s.discard(r)
+    return s
+
+
+set_items = st.one_of(st.integers(-3, 40), st.sampled_from([2**30 - 1, 2**30, 2**31, 2**62, 2**63, -2**31, -2**63 - 1]),
+                      st.integers(-3, 9).map(np.int64), st.sampled_from([True, 1.5, "2"]))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(NAMES), st.lists(set_items, max_size=6), st.lists(st.integers(100, 200),
+                                                                                           max_size=6),
+                          st.booleans()), max_size=4),
+       st.booleans())
+def test_compact_sets_read_as_the_pairs_they_iterate_to(topics, strict):
+    """A compact topic's set (or frozenset) is read from its hash table in the order `for p in s` gives, its
+    ints in place: whatever the set holds -- big and negative ints, numpy ints, holes left by removed items,
+    bools or floats (errors) -- the group equals the one built from the pairs `for p in s` yields."""
+    owned = {}
+    for topic, values, removed, frozen in topics:
+        try:
+            s = odd_set(values, removed)
+        except TypeError:
+            continue
+        owned[topic] = frozenset(s) if frozen else s
+    specs = {"C0": {"topics": ["t0", "t1", "t2"], "owned": owned}, "C1": {"topics": ["t1"]}}
+    pairs = {"C0": {"topics": ["t0", "t1", "t2"], "owned": [(t, p) for t, ps in owned.items() for p in ps]},
+             "C1": {"topics": ["t1"]}}
+    metadata = {"t0": 40, "t1": 3, "t2": 0}
+    assert outcome(lambda: build_group(metadata, specs, strict=strict))[0] == \
+        outcome(lambda: build_group(metadata, pairs, strict=strict))[0]
