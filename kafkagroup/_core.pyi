@@ -80,7 +80,14 @@ def build_groups(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: 
                  instance_ids: StringsArg | None, sub_offsets: np.ndarray, sub_valid: np.ndarray | None,
                  sub_names: NamesArg, owned_offsets: np.ndarray | None, owned_names: NamesArg | None,
                  owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
-                 generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool) -> dict[str, Any]: ...
+                 generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool,
+                 sub_same: np.ndarray | None = None) -> dict[str, Any]:
+    """sub_same uint8[M]: 1 where a member lists the codes of the member before it."""
+def assignment_rows(group_ids: StringsArg, member_ids: StringsArg, topic_names: StringsArg, member_offsets: np.ndarray,
+                    member_perm: np.ndarray, topic_offsets: np.ndarray, part_offsets: np.ndarray, owner: np.ndarray,
+                    g0: int, g1: int) -> tuple[int, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray],
+                                               tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Assignment rows of groups g0..g1-1, Arrow string layout: (rows, group_id, member_id, topic, partition)."""
 def plan_batch(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: StringsArg,
                instance_ids: StringsArg | None, sub_offsets: np.ndarray, sub_valid: np.ndarray | None,
                sub_names: NamesArg, owned_offsets: np.ndarray | None, owned_names: NamesArg | None,
@@ -92,6 +99,8 @@ def plan_batch(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: St
 class ArrowExport:
     """A record batch in Arrow's C data interface; ``pyarrow.record_batch(it)`` imports it once."""
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...
+def output_memory(limit: int | None = None) -> tuple[int, int]:
+    """(bytes kept, limit) of the output rows' memory kept for reuse; `limit` sets the limit first."""
 def metrics_rows(group_ids: StringsArg, strategy: str, member_offsets: np.ndarray, topic_offsets: np.ndarray,
                  part_offsets: np.ndarray, metrics: np.ndarray, engine_us: np.ndarray, failed: np.ndarray | None,
                  unknown_offsets: np.ndarray, unknown_names: StringsArg, dropped_claims: np.ndarray) -> ArrowExport: ...

@@ -122,7 +122,8 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
     and replica racks are both given: server-range then splits as the classic range does with racks
     (KIP-881), server-uniform balances as the classic sticky does with racks, keeping previous targets.
     The classic strategies follow Kafka: rack-aware whenever racks are given, whatever this says."""
-    if num_members is None and not rack_aware:
+    usual = num_members is None and not rack_aware
+    if usual:
         # The usual call, arrays already in the engine's layout: checked, run and wrapped natively.
         result = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets,
                                     owned_partitions, generation, member_rack, replica_offsets, replica_racks)
@@ -144,9 +145,11 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
         sub_topics = as_index_array("sub_topics", sub_topics, np.int32)
         sub_offsets = np.array([0, sub_topics.size], dtype=np.int64)
     # Arrays already in the engine's layout (1-d, C-contiguous, these dtypes) go straight in; anything
-    # else is converted (and range-checked) below and passed again.
-    result = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
-                                generation, member_rack, replica_offsets, replica_racks, shared, rack_aware)
+    # else is converted (and range-checked) below and passed again. The usual call already tried these
+    # very arguments above.
+    result = None if usual else _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets,
+                                                   owned_partitions, generation, member_rack, replica_offsets,
+                                                   replica_racks, shared, rack_aware)
     if result is None:
         args = _converted(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,
                           member_rack, replica_offsets, replica_racks)

@@ -19,6 +19,7 @@
 #include "kafkagroup/group_builder.hpp"
 #include "kafkagroup/metrics_rows.hpp"
 #include "kafkagroup/output_rows.hpp"
+#include "kafkagroup/output_memory.hpp"
 #include "kafkagroup/plan_batch.hpp"
 
 namespace py = pybind11;
@@ -665,6 +666,15 @@ void bind_plan_batch(py::module_& m) {
           "int64[C+1] and 'rows': per chunk assignment_rows' tuple.\n"
           "arrow=True: returns (build errors [(group, code, a, b, c)], engine errors [(group, kind, message)],\n"
           "[ArrowExport of each chunk's assignment rows], ArrowExport of the metrics rows or None when stopped).");
+    m.def("output_memory", [](std::optional<int64_t> limit) {
+              if (limit) {
+                  if (*limit < 0) throw std::invalid_argument("output_memory: limit must be >= 0, got " + std::to_string(*limit));
+                  set_output_retain_limit(static_cast<std::size_t>(*limit));
+              }
+              return py::make_tuple(output_retained_bytes(), output_retain_limit());
+          }, py::arg("limit") = py::none(),
+          "(bytes kept, limit) of the output rows' memory kept for reuse (csrc/kafkagroup/output_memory.hpp);\n"
+          "limit sets the limit first (kept blocks beyond it are freed; 0 keeps nothing).");
     m.def("metrics_rows", &metrics_rows_arrays, py::arg("group_ids"), py::arg("strategy"), py::arg("member_offsets"),
           py::arg("topic_offsets"), py::arg("part_offsets"), py::arg("metrics"), py::arg("engine_us"), py::arg("failed"),
           py::arg("unknown_offsets"), py::arg("unknown_names"), py::arg("dropped_claims"),

@@ -10,7 +10,9 @@ other load; the 1-vs-2-thread wall-clock ratio follows from it (Amdahl: 1 / (hel
 only on idle cores.
 
 Usage: .venv/bin/python tools/fleet_gil_share.py [--groups 10000] [--batch-groups 1250] [--strategy range]
-(the loop picks 2,500 per batch for 10,000 groups on 2 threads, 1,250 on 4; needs perf and about a minute).
+[--keep-output-bytes N] (the loop picks 2,500 per batch for 10,000 groups on 2 threads, 1,250 on 4;
+--keep-output-bytes 0: no output memory kept, as before csrc/kafkagroup/output_memory.hpp; needs perf and
+about a minute).
 """
 from __future__ import annotations
 
@@ -29,6 +31,10 @@ CHILD = """
 import sys, time
 from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
 groups, batch_groups, strategy, rounds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+keep_bytes = int(sys.argv[5])
+if keep_bytes >= 0:
+    from kafkagroup import _core
+    _core.output_memory(keep_bytes)
 fleet = generate_fleet(groups, seed=7, members=(2, 12), partitions=(30, 150))
 for _ in range(rounds + 1):
     assign_fleet_local(fleet.groups, fleet.topics, strategy, threads=1, batch_groups=batch_groups)
@@ -72,17 +78,20 @@ def main() -> None:
     parser.add_argument("--batch-groups", type=int, default=1250)
     parser.add_argument("--strategy", default="range")
     parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--keep-output-bytes", type=int, default=-1,
+                        help="_core.output_memory's limit (0: nothing kept, as before it existed; default: the library's)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = str(Path(tmp) / "perf.data")
         subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "400", "--call-graph", "dwarf,16384",
                         "-o", data, "--", sys.executable, "-c", CHILD, str(args.groups), str(args.batch_groups),
-                        args.strategy, str(args.rounds)],
+                        args.strategy, str(args.rounds), str(args.keep_output_bytes)],
                        check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL)
         script = subprocess.run(["perf", "script", "-i", data, "-F", "time,ip,sym,dso"], check=True,
                                 capture_output=True, text=True).stdout
     share, n = held_share(samples(script))
-    print(f"fleet loop, {args.groups:,} groups, {args.batch_groups:,} per batch, {args.strategy}, one thread: "
+    kept = "" if args.keep_output_bytes < 0 else f", output memory kept up to {args.keep_output_bytes:,} bytes"
+    print(f"fleet loop, {args.groups:,} groups, {args.batch_groups:,} per batch{kept}, {args.strategy}, one thread: "
           f"GIL held {share:.1%} of {n:,} CPU samples; Amdahl bound on 2 threads {1 / (share + (1 - share) / 2):.2f}x")
 
 

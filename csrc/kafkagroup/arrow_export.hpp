@@ -61,10 +61,10 @@ public:
         held_.push_back(held);
         return held->data();
     }
-    // Takes ownership of `data` (n elements) and returns it.
-    template <class T>
-    const T* keep(std::unique_ptr<T[]>&& data, std::size_t n) {
-        std::shared_ptr<T[]> held(std::move(data));
+    // Takes ownership of `data` (n elements, released by its own deleter) and returns it.
+    template <class T, class Deleter>
+    const T* keep(std::unique_ptr<T[], Deleter>&& data, std::size_t n) {
+        std::shared_ptr<T> held(data.release(), data.get_deleter());
         bytes_ += n * sizeof(T);
         held_.push_back(std::shared_ptr<void>(held, held.get()));
         return held.get();

@@ -14,24 +14,22 @@
 namespace kafkagroup {
 namespace {
 
-using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const std::vector<int32_t>& prev_owner,
-                                  const AssignOptions&);
+using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const PreviousOwners& prev, const AssignOptions&);
 
-AssignResult run_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&, const AssignOptions&) {
+AssignResult run_range(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&) {
     return AssignResult{assign_range(p, pr), {}, {}};
 }
-AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const std::vector<int32_t>&, const AssignOptions&) {
+AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&) {
     return AssignResult{assign_roundrobin(p, pr), {}, {}};
 }
 
-AssignResult run_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
-                        const AssignOptions&) {
-    return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
+AssignResult run_sticky(const Problem& p, const Prepared& pr, const PreviousOwners& prev, const AssignOptions&) {
+    return AssignResult{assign_sticky(p, pr, prev), {}, {}};
 }
-AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const PreviousOwners& prev,
                                     const AssignOptions&) {
-    std::vector<int32_t> owner = assign_sticky(p, pr, prev_owner);
-    std::vector<int32_t> withheld = withhold_transfers(p, pr, prev_owner, owner);
+    std::vector<int32_t> owner = assign_sticky(p, pr, prev);
+    std::vector<int32_t> withheld = withhold_transfers(p, pr, prev, owner);
     return AssignResult{std::move(owner), std::move(withheld), {}};
 }
 
@@ -39,15 +37,19 @@ AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const 
 // With AssignOptions::server_racks and racks given, the classic strategies' KIP-881 rack code runs instead
 // (the same code, not a second copy): range's rack-aware split (which is server range's split when no rack
 // matters) and the sticky's rack-aware balance over the previous target (balanced as server uniform is).
-AssignResult run_server_range(const Problem& p, const Prepared& pr, const std::vector<int32_t>&,
+AssignResult run_server_range(const Problem& p, const Prepared& pr, const PreviousOwners&,
                               const AssignOptions& options) {
     if (options.server_racks && pr.has_racks) return AssignResult{assign_range(p, pr), {}, {}};
     return AssignResult{server::assign_range(p, pr), {}, {}};
 }
-AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const PreviousOwners& prev,
                                 const AssignOptions& options) {
+    // The server code indexes prev_owner per partition: it gets P entries of -1 when nobody owned anything.
+    std::vector<int32_t> none;
+    if (prev.none()) none.assign(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    const std::vector<int32_t>& prev_owner = prev.none() ? none : prev.owner;
     server::check_single_owner(p, pr, prev_owner);
-    if (options.server_racks && pr.has_racks) return AssignResult{assign_sticky(p, pr, prev_owner), {}, {}};
+    if (options.server_racks && pr.has_racks) return AssignResult{assign_sticky(p, pr, prev), {}, {}};
     return AssignResult{server::assign_uniform(p, pr, prev_owner), {}, {}};
 }
 
@@ -107,9 +109,9 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         const Prepared prepared = prepare(problem);  // validates the rack ids compact_rack_ids reads
         CompactRackIds rack_storage;
         compact_rack_ids(problem, rack_storage);
-        const std::vector<int32_t> prev_owner = previous_owners(problem, prepared);
-        AssignResult result = e.run(problem, prepared, prev_owner, options);
-        result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev_owner);
+        const PreviousOwners prev = previous_owners(problem, prepared);
+        AssignResult result = e.run(problem, prepared, prev, options);
+        result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev);
         return result;
     }
     throw std::invalid_argument("unknown assignment strategy '" + strategy + "'");

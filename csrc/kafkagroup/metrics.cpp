@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "kafkagroup/runs.hpp"
 #include "kafkagroup/stable_order.hpp"
@@ -10,12 +11,12 @@
 namespace kafkagroup {
 
 Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<int32_t>& owner,
-                        const std::vector<int32_t>& withheld, const std::vector<int32_t>& prev_owner) {
+                        const std::vector<int32_t>& withheld, const PreviousOwners& prev) {
     Metrics out;
     const std::size_t M = static_cast<std::size_t>(pr.num_members);
     std::vector<int64_t> load(M, 0);
-    // owned[m]: partitions m validly owned before (prev_owner), counted in the same pass for both bounds.
-    std::vector<int64_t> owned(M, 0);
+    // owned[m]: partitions m validly owned before, as previous_owners() counted them.
+    const std::vector<int64_t>& owned = prev.owned;
     int64_t total_owned = 0;
     // is_withheld only when something is withheld (cooperative-sticky moving partitions): no
     // per-partition array for the other strategies.
@@ -25,21 +26,23 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
         for (int32_t part : withheld) is_withheld[part] = 1;
     }
     out.withheld = static_cast<int64_t>(withheld.size());
+    // Only a partition some member claims can be withheld (withhold_transfers).
+    if (prev.none() && !withheld.empty()) throw std::logic_error("compute_metrics: partitions withheld in a group nobody owned");
 
     const std::vector<char>& topic_subscribed = pr.topic_subscribed;
 
-    // One pass over the partitions: loads, unassigned, moved and previous loads. It goes by runs of
+    // One pass over the partitions: loads, unassigned and moved. It goes by runs of
     // partitions with one owner (and one previous owner), runs.hpp: a sticky result comes in runs of
     // hundreds, each added once instead of a per-member counter increment per partition.
     const int32_t* const now = owner.data();
-    const int32_t* const before = prev_owner.data();
+    const int32_t* const before = prev.owner.data();   // null when nobody owned anything (then nothing is withheld)
     int64_t unassigned = 0, moved = 0;
     int64_t* const loads = load.data();
     for (int32_t t = 0; t < pr.num_topics; ++t) {
         const bool subscribed = topic_subscribed[t] != 0;
         const int32_t end = pr.topic_base[t + 1];
-        if (!pr.has_owned && is_withheld.empty()) {
-            // Nothing was owned (prev_owner is all -1) and nothing withheld: loads and unassigned only.
+        if (prev.none()) {
+            // Nothing was owned (so nothing is withheld either): loads and unassigned only.
             int64_t free = 0;
             for (int32_t part = pr.topic_base[t]; part < end;) {
                 const int32_t m = now[part];
@@ -66,10 +69,7 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
                     const int32_t k = now[part], was = before[part];
                     if (k >= 0) ++loads[k];
                     else if (subscribed && (is_withheld.empty() || !is_withheld[part])) ++unassigned;
-                    if (was >= 0) {
-                        ++owned[was];
-                        moved += was != k;
-                    }
+                    moved += was >= 0 && was != k;
                 }
                 continue;
             }
@@ -81,10 +81,7 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
                 else
                     for (int32_t k = part; k < run; ++k) unassigned += !is_withheld[k];
             }
-            if (prev >= 0) {
-                owned[prev] += n;
-                if (prev != m) moved += n;
-            }
+            if (prev >= 0 && prev != m) moved += n;
             part = run;
         }
     }

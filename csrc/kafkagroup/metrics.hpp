@@ -4,14 +4,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
 #include "kafkagroup/result.hpp"
 
 namespace kafkagroup {
 
-// Fills every Metrics field (see result.hpp). `prev_owner` is previous_owners(problem, prepared).
+// Fills every Metrics field (see result.hpp). `prev` is previous_owners(problem, prepared).
 // O(P + total subscriptions).
 Metrics compute_metrics(const Problem& problem, const Prepared& prepared, const std::vector<int32_t>& owner,
-                        const std::vector<int32_t>& withheld, const std::vector<int32_t>& prev_owner);
+                        const std::vector<int32_t>& withheld, const PreviousOwners& prev);
 
 }  // namespace kafkagroup

@@ -12,18 +12,20 @@
 
 #include "kafkagroup/arrow_export.hpp"
 #include "kafkagroup/group_builder.hpp"
+#include "kafkagroup/output_memory.hpp"
 #include "kafkagroup/problem.hpp"
 
 namespace kafkagroup {
 
 // An uninitialised buffer of n elements (every element is written before it is handed out); never a null
-// pointer, even for n = 0 (Arrow and numpy take it as a buffer either way).
+// pointer, even for n = 0 (Arrow and numpy take it as a buffer either way). Its memory may be a block an
+// earlier output gave back (output_memory.hpp): nothing here may rely on fresh (zeroed) memory.
 template <class T>
 struct OutBuffer {
-    std::unique_ptr<T[]> data;
+    OutputPtr<T> data;
     std::size_t size = 0;
 
-    explicit OutBuffer(std::size_t n = 0) : data(new T[n ? n : 1]), size(n) {}
+    explicit OutBuffer(std::size_t n = 0) : data(allocate_output<T>(n)), size(n) {}
 };
 
 // One Arrow string column: offsets[rows+1] (int32, from 0) into bytes.

@@ -33,9 +33,14 @@ int64_t take_unclaimed(const int32_t* claims, int64_t i, int64_t end, int32_t lo
 
 }  // namespace
 
-std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
-    std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
-    if (!pr.has_owned || pr.num_partitions == 0) return owner;  // no claim can name a partition
+PreviousOwners previous_owners(const Problem& p, const Prepared& pr) {
+    PreviousOwners out;
+    out.owned.assign(static_cast<std::size_t>(pr.num_members), 0);
+    // No claim (prepare() checked each names a partition of 0..P-1): nobody owned anything, owner[] stays empty.
+    if (p.owned_partitions.empty()) return out;
+    std::vector<int32_t>& owner = out.owner;
+    owner.assign(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    int64_t* const owned = out.owned.data();
     // The winning claim on a partition is always its current owner[part]'s, so the best generation seen
     // is generation_of[owner[part]]: no per-partition generation array (4 bytes per partition) to fill.
     std::vector<int32_t> generation_of(static_cast<std::size_t>(pr.num_members), kUnknownGeneration);
@@ -96,13 +101,17 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
             // through take_unclaimed; a claim alone in its topic (range-shaped claims) costs one compare more.
             if (current == kUnassigned) {
                 own[part] = m;
+                const int64_t first = i;
                 const uint32_t span = static_cast<uint32_t>(hi - lo);
                 if (i < end && static_cast<uint32_t>(claims[i] - lo) < span)
                     i = take_unclaimed(claims, i, end, lo, span, own, m);
+                owned[m] += 1 + (i - first);
                 continue;
             }
             if (gen > gen_of[current]) {
                 own[part] = m;
+                ++owned[m];
+                --owned[current];
                 if (!contested.empty()) contested[part] = 0;
             } else if (gen == gen_of[current] && current != m) {
                 if (contested.empty()) contested.assign(owner.size(), 0);
@@ -112,8 +121,11 @@ std::vector<int32_t> previous_owners(const Problem& p, const Prepared& pr) {
     }
     if (!contested.empty())
         for (std::size_t part = 0; part < owner.size(); ++part)
-            if (contested[part]) owner[part] = kUnassigned;
-    return owner;
+            if (contested[part]) {
+                --owned[owner[part]];   // a tie leaves the first tied claimant in owner[] until here
+                owner[part] = kUnassigned;
+            }
+    return out;
 }
 
 }  // namespace kafkagroup

@@ -8,7 +8,21 @@
 
 namespace kafkagroup {
 
-// prev_owner[P]: the member whose claim on the partition is valid, or kUnassigned. O(P + claims).
+// Who validly owned what before this rebalance: owner[P] (the member whose claim on the partition is
+// valid, or kUnassigned) and owned[M] (how many partitions each member validly owned: owner[] counted,
+// kept while owner[] is written, so that no reader needs a pass of its own to count them).
+//
+// owner[] is EMPTY when no member claims any partition (a fresh group, whether owned_offsets is given or
+// not): every reader takes that as "nobody owned anything", and nobody allocates and fills P entries of -1
+// to learn it (16 MB written and never read at 4M partitions, 40 KB of a 10k-partition call's ~5 us).
+// owned[] then holds M zeros. Cost otherwise: O(P + M + claims).
+struct PreviousOwners {
+    std::vector<int32_t> owner;   // [P], or empty: nobody owned anything
+    std::vector<int64_t> owned;   // [M]
+
+    bool none() const { return owner.empty(); }
+};
+
 //
 // Our rules, independent of the order of members and claims:
 //   1. a claim counts only if the claiming member subscribes to the partition's topic (claims on other
@@ -44,6 +58,6 @@ namespace kafkagroup {
 //     a member that dropped the topic therefore still defeats a lower-generation claim by a subscriber,
 //     and the partition goes back to the free pool; with rule 1 the subscriber's claim is the one that
 //     counts and the subscriber keeps the partition.
-std::vector<int32_t> previous_owners(const Problem& problem, const Prepared& prepared);
+PreviousOwners previous_owners(const Problem& problem, const Prepared& prepared);
 
 }  // namespace kafkagroup

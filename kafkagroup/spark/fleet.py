@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator
+import os
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -144,19 +146,15 @@ def member_rows(groups: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([group_ids] + children, names=["group_id"] + names)
 
 
-def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch]:
-    for batch in groups.to_batches(max_chunksize=batch_groups):
-        yield batch
-
-
-# Groups per batch when the caller does not say: each batch costs a fixed share of Python (a few dozen
-# numpy / pyarrow calls reading the input's buffers, one import per output record batch; ~0.2 ms on a
-# warm cache, more in the loop, all holding the GIL) on top of ~5-10 us of native work per group, so batches
-# should be large; but every thread needs more than one to stay busy to the end. Measured on the small-group
-# fleet (100,000 groups, one thread, CPU per group): 1,000 per batch 7.2 us, 2,000 6.5, 4,000 6.3. The
-# GIL-held share of the loop's CPU is what caps threads (tools/fleet_gil_share.py, 10,000 groups, range):
-# with the outputs built natively (executor.plan_outputs) 4.7% at 1,250 per batch and 3.3% at 2,500 (it was
-# 9.0% and 4.5% with the output columns wrapped in Python), so two batches per thread.
+# Groups per batch when the caller does not say. Each batch costs a fixed share: a few dozen numpy /
+# pyarrow calls reading the input's buffers and one import per output record batch (all holding the GIL; in
+# the loop ~0.4 ms per batch, caches cold after the previous batch's native call), and the native call's
+# own set-up. Two batches per thread: tried against shrinking batches (guided self-scheduling, each batch
+# the remaining groups over the threads, 8 batches for 10,000 groups on 2 threads instead of 4), which
+# were slower: their fixed shares cost more than the imbalance they removed (10,000 small groups, 2
+# threads, near-idle cores: 27.7 vs 27.0 ms, 53.8 vs 51.9 ms of CPU). One thread takes batches of
+# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (_core.output_memory) 1,000-4,000 per
+# batch cost the same CPU at 10,000 groups, and 4,000 was faster than 2,500 at 100,000 (572-595 vs 676-760 ms).
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
 BATCHES_PER_THREAD = 2
@@ -168,13 +166,72 @@ def auto_batch_groups(num_groups: int, threads: int) -> int:
     return max(MIN_AUTO_BATCH_GROUPS, min(MAX_AUTO_BATCH_GROUPS, per_batch))
 
 
+def iter_batches(groups: pa.Table, batch_groups: int) -> Iterator[pa.RecordBatch]:
+    yield from groups.to_batches(max_chunksize=batch_groups)
+
+
+# The loop's worker threads, kept between calls (starting two threads and handing them the GIL cost
+# 1.5-2.5 ms per call on the loaded 2-core VM, against ~27 ms for 10,000 small groups on two idle cores);
+# rebuilt after a fork (a child has none of its parent's threads) and when a call wants more threads.
+_POOL: Any = None
+_POOL_PID = 0
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool(threads: int) -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    global _POOL, _POOL_PID
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_PID != os.getpid() or _POOL._max_workers < threads:
+            old = _POOL if _POOL_PID == os.getpid() else None
+            _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kafkagroup-fleet")
+            _POOL_PID = os.getpid()
+            if old is not None:
+                old.shutdown(wait=False)
+        return _POOL
+
+
+def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.RecordBatch], Any]) -> list[Any]:
+    """work(batch) for every batch on `threads` threads (this one and threads - 1 kept workers) taking batches
+    from one queue in order; the results in input order. If batches fail, the first failed one's exception is
+    raised (as a loop over the batches would) once every started batch is done; no batch after a failed one
+    is started once it has failed."""
+    results: list[Any] = [None] * len(batches)
+    failed: dict[int, BaseException] = {}
+    order = iter(range(len(batches)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                i = next(order, None)
+                if i is None or (failed and i > min(failed)):
+                    return
+            try:
+                results[i] = work(batches[i])
+            except BaseException as e:   # raised by the caller, in input order
+                with lock:
+                    failed[i] = e
+
+    # the calling thread is one of the workers (one thread fewer to wake, and it would only wait)
+    helpers = [_worker_pool(threads - 1).submit(worker) for _ in range(min(threads, len(batches)) - 1)]
+    worker()
+    for future in helpers:
+        future.result()
+    if failed:
+        raise failed[min(failed)]
+    return results
+
+
 def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, strategy: str, *, batch_groups: int | None = None,
                        strict: bool = True, on_error: str = "raise", threads: int | None = None
                        ) -> tuple[pa.Table, pa.Table]:
     """Assign every group in this process: (assignments, metrics) Arrow tables, same rows as Spark's.
 
     Runs the Spark executors' batch code (vectorised interning, then one native call per batch of
-    `batch_groups` groups, by default :func:`auto_batch_groups`) on `threads` threads, by default every
+    `batch_groups` groups, by default :func:`auto_batch_groups`) on `threads` threads (kept between calls,
+    taking batches from one queue in order), by default every
     core this process may use: batches are planned concurrently (the interning, the engine and both
     outputs, written as Arrow record batches, are one native call per batch that releases the GIL; the
     Python around each batch -- reading the input's buffers, importing the outputs -- holds it, so the
@@ -186,19 +243,16 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     (:meth:`~kafkagroup.spark.arrow_builder.TopicMeta.of_table`), or a TopicMeta built by the caller.
     None means each group row carries its own ``topic_table``.
 
-    Memory: the rows handed back (~6.5 KB per small group) are fresh memory on every call. glibc's malloc
-    gives the previous call's freed output back to the OS (it trims the heap top and unmaps large
-    blocks), so each call faults it in again: 1-2 page faults and ~2-3 us of kernel time per small
-    group at 10,000 groups. This library does not change process-wide allocator settings; a process
-    that calls the loop repeatedly can, e.g. ``MALLOC_TRIM_THRESHOLD_=4294967296
-    MALLOC_MMAP_THRESHOLD_=1073741824`` in its environment (measured at 10,000 small groups, one
-    thread, alternated runs: no faults, 8.5-8.8 -> 6.0-6.6 us CPU per group), at the price of keeping
-    the peak in the process. Writing the rows into buffers from pyarrow's pools instead was tried and
-    did not win (jemalloc faulted as often; mimalloc faulted less at 10,000 groups but cost more at
-    100,000, where the output of a call is ~650 MB of fresh memory whatever the allocator).
+    Memory: the rows handed back (~6.5 KB per small group) are written into blocks that earlier outputs gave
+    back once their tables were dropped, kept for reuse up to a limit per process (256 MiB by default;
+    ``kafkagroup._core.output_memory(limit)`` reads and sets it, 0 keeps nothing;
+    csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks this large to the OS on free, so every
+    call faulted its whole output in afresh -- ~15,000 page faults and 35-47 ms of kernel CPU per call at
+    10,000 small groups on one thread against ~55 ms of user CPU. With the blocks kept, a repeated call
+    faults little (10,000 groups: 89 -> 57 ms of CPU per call). The kept blocks count in the process's
+    resident memory while no output uses them. (Writing the rows into pyarrow's pools instead was tried
+    before and did not win: jemalloc faulted as often, mimalloc cost more at 100,000 groups.)
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.arrow_builder import TopicMeta
     from kafkagroup.spark.executor import ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs
@@ -206,14 +260,14 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     threads = available_cores() if threads is None else int(threads)
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    if batch_groups is None:
-        batch_groups = auto_batch_groups(groups.num_rows, threads)
-    if batch_groups < 1:
+    if batch_groups is not None and batch_groups < 1:
         raise ValueError(f"batch_groups must be >= 1, got {batch_groups}")
     meta = TopicMeta.of_table(topics) if topics is not None else None
     if meta is not None:
         meta.catalog()   # hashed once, before the threads share it
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
+    if batch_groups is None:
+        batch_groups = auto_batch_groups(groups.num_rows, threads)
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
@@ -223,8 +277,7 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     if threads == 1 or len(batches) == 1:
         planned = [plan_outputs(batch, meta, options, engine_threads) for batch in batches]
     else:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            planned = list(pool.map(lambda batch: plan_outputs(batch, meta, options), batches))
+        planned = _run_queue(batches, threads, lambda batch: plan_outputs(batch, meta, options))
     assigned = [b for rows, _ in planned for b in rows]
     metrics = [group_metrics for _, group_metrics in planned]
     return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),

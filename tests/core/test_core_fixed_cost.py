@@ -123,3 +123,80 @@ def test_a_claim_out_of_range_is_named_whatever_its_value(bad):
                  owned_partitions=np.array([0], dtype=np.int32))   # no partitions: no claim is valid
     with pytest.raises(InvalidGroupError, match="member 2: owned partition id 0 is not in 0..-1"):
         kafkagroup.assign_arrays("range", **empty)
+
+
+ALL_STRATEGIES = STRATEGIES + ("server-uniform", "server-range")
+
+
+def _with_racks(a: dict, seed: int) -> dict:
+    """`a` with member racks and replica racks (two of three racks per partition), so that KIP-881 applies."""
+    rng = np.random.default_rng(seed)
+    M, P = len(a["sub_offsets"]) - 1, int(a["partition_count"].sum())
+    replicas = np.array([rng.choice(3, size=2, replace=False) + 1 for _ in range(P)], dtype=np.int32).ravel()
+    return dict(a, member_rack=rng.integers(1, 4, size=M).astype(np.int32),
+                replica_offsets=np.arange(0, 2 * P + 1, 2, dtype=np.int64), replica_racks=replicas)
+
+
+@pytest.mark.parametrize("racks", [False, True])
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+@pytest.mark.parametrize("make", [lambda: uniform_group(7, 13, 5), lambda: random_group(9, 11, 8, fraction=0.5, seed=4)],
+                         ids=["uniform", "random"])
+def test_a_group_without_claims_is_fresh_whatever_its_form(strategy, racks, make):
+    # No claim at all: previous_owners() records no owner (no P entries of -1), whether owned_offsets is
+    # absent or given with every member's list empty (as decoded JoinGroup metadata gives it), with or
+    # without generations: same owners, withheld partitions and metrics as the form without claims.
+    a = make().arrays()
+    if racks:
+        a = _with_racks(a, seed=len(strategy))
+    M = len(a["sub_offsets"]) - 1
+    fresh = kafkagroup.assign_arrays(strategy, **a)
+    for extra in ({"owned_offsets": np.zeros(M + 1, dtype=np.int64)},
+                  {"owned_offsets": np.zeros(M + 1, dtype=np.int64), "owned_partitions": np.zeros(0, dtype=np.int32),
+                   "generation": np.arange(M, dtype=np.int32)}):
+        empty = kafkagroup.assign_arrays(strategy, **dict(a, **extra))
+        assert empty.owner.tolist() == fresh.owner.tolist()
+        assert empty.withheld.tolist() == fresh.withheld.tolist() == []
+        assert empty.metrics == fresh.metrics and fresh.metrics.moved == 0
+
+
+def _reference_moves(a: dict, r, eager_owner: np.ndarray) -> tuple[int, int, list[int]]:
+    """moved, moved_lower_bound (uniform subscriptions) and the withheld partitions, from Kafka's ownership
+    rules (tests/sticky/sticky_reference.py) and the raw claims, without the engine's counts."""
+    from sticky.sticky_reference import previous_owners
+
+    count = a["partition_count"]
+    M = len(a["sub_offsets"]) - 1
+    topic_of = np.repeat(np.arange(len(count)), count).tolist()
+    subs = [set(a["sub_topics"][a["sub_offsets"][m]:a["sub_offsets"][m + 1]].tolist()) for m in range(M)]
+    owned = [a["owned_partitions"][a["owned_offsets"][m]:a["owned_offsets"][m + 1]].tolist() for m in range(M)]
+    prev = np.array(previous_owners(len(topic_of), subs, topic_of, owned, a["generation"].tolist()))
+    now = eager_owner
+    moved = int(((prev >= 0) & (prev != r.owner)).sum())   # a withheld partition has no owner: it moved
+    held = np.bincount(prev[prev >= 0], minlength=M)
+    subscribed = sorted(set().union(*subs))
+    N = int(sum(count[t] for t in subscribed))
+    q, rem = divmod(N, M)
+    bound = int(held.sum() - (np.minimum(held, q).sum() + min(rem, int((held > q).sum()))))
+    claimants = {}
+    for m, claims in enumerate(owned):
+        for p in claims:
+            claimants.setdefault(p, set()).add(m)
+    withheld = [p for p in range(len(topic_of))
+                if now[p] >= 0 and now[p] != prev[p] and claimants.get(p, set()) - {int(now[p])}]
+    return moved, bound, withheld
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_moved_bound_and_withheld_agree_with_the_ownership_rules(seed):
+    # previous_owners() counts each member's valid partitions as it records them (the sticky builder's
+    # quotas, the metrics' lower bound and the cooperative pass read those counts): on claims that are
+    # contested, stale, listed twice or already claimed in a run, the counts must be owner[] counted.
+    a = _claims(seed) if seed % 2 else _claims(seed, topics=12, partitions=40, members=7)
+    eager = kafkagroup.assign_arrays("sticky", **a)
+    coop = kafkagroup.assign_arrays("cooperative-sticky", **a)
+    moved, bound, withheld = _reference_moves(a, eager, eager.owner)
+    assert (eager.metrics.moved, eager.metrics.moved_lower_bound) == (moved, bound)
+    assert eager.metrics.moved == bound   # the uniform builder keeps the most it can
+    coop_moved, coop_bound, coop_withheld = _reference_moves(a, coop, eager.owner)
+    assert coop.withheld.tolist() == coop_withheld
+    assert (coop.metrics.moved, coop.metrics.moved_lower_bound) == (coop_moved, coop_bound)

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kafkagroup/runs.hpp"
+
 namespace kafkagroup {
 namespace {
 
@@ -31,10 +33,11 @@ private:
 
 }  // namespace
 
-std::vector<int32_t> withhold_transfers(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner,
+std::vector<int32_t> withhold_transfers(const Problem& p, const Prepared& pr, const PreviousOwners& prev,
                                         std::vector<int32_t>& owner) {
     std::vector<int32_t> withheld;
-    if (!pr.has_owned) return withheld;
+    if (prev.none()) return withheld;   // no claim at all: nothing can transfer
+    const std::vector<int32_t>& prev_owner = prev.owner;
     // Kafka (CooperativeStickyAssignor.computePartitionsTransferringOwnership): a partition transfers
     // when it is newly assigned to a member that did not own it while another member listed it as owned.
     // Claims count as listed, whatever their generation or subscription; a partition kept by its valid
@@ -50,31 +53,28 @@ std::vector<int32_t> withhold_transfers(const Problem& p, const Prepared& pr, co
     // call.)
     Bits transfer(P), unsure(P);
     bool any_unsure = false;
+    // Partitions with a valid owner: previous_owners() counted them per member.
     std::size_t valid = 0;
+    for (const int64_t n : prev.owned) valid += static_cast<std::size_t>(n);
     const int32_t* const now_of = owner.data();
     const int32_t* const before = prev_owner.data();
     // Eight partitions per step where all eight keep their owner (most of them, in a sticky rebalance): a
-    // 64-bit compare per two entries, and their count of valid owners from the sign bits (-1 has it set).
-    // About 3 instructions per partition there instead of 13; the others go one by one.
-    constexpr uint64_t kLowBits = 0x0000000100000001ull;
+    // 64-bit compare per two entries (runs.hpp's loads); the others go one by one.
+    using runs_detail::load2;
     for (std::size_t part = 0; part < P;) {
         if (part + 8 <= P) {
-            uint64_t a[4], b[4];
-            std::memcpy(a, now_of + part, sizeof a);
-            std::memcpy(b, before + part, sizeof b);
-            if (((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0) {
-                const uint64_t negative = ((b[0] >> 31) & kLowBits) + ((b[1] >> 31) & kLowBits) +
-                                          ((b[2] >> 31) & kLowBits) + ((b[3] >> 31) & kLowBits);
-                valid += 8 - static_cast<std::size_t>((negative & 0xffffffffu) + (negative >> 32));
+            const int32_t* const a = now_of + part;
+            const int32_t* const b = before + part;
+            if (((load2(a) ^ load2(b)) | (load2(a + 2) ^ load2(b + 2)) | (load2(a + 4) ^ load2(b + 4)) |
+                 (load2(a + 6) ^ load2(b + 6))) == 0) {
                 part += 8;
                 continue;
             }
         }
         for (const std::size_t step_end = std::min(P, part + 8); part < step_end; ++part) {
-            const int32_t now = now_of[part], prev = before[part];
-            valid += prev >= 0;
-            if (now < 0 || now == prev) continue;
-            if (prev >= 0) {
+            const int32_t now = now_of[part], prev_m = before[part];
+            if (now < 0 || now == prev_m) continue;
+            if (prev_m >= 0) {
                 transfer.set(part);
             } else {
                 unsure.set(part);

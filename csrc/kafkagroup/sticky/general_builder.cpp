@@ -167,7 +167,7 @@ private:
     // ---- 1. keep, 2. fill --------------------------------------------------------------------
     void keep_owned() {
         topic_kept_.assign(static_cast<std::size_t>(T_), 0);
-        if (!in_.prepared.has_owned) return;
+        if (!in_.any_owned) return;
         for (int32_t t = 0; t < T_; ++t) {
             if (!in_.subscribed(t)) continue;
             for (int32_t part = in_.topic_begin(t); part < in_.topic_end(t); ++part) {

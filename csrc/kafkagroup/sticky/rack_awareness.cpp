@@ -52,23 +52,30 @@ bool Input::racks_match(int32_t m, int32_t part) const {
     return false;
 }
 
-Input::Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner)
+Input::Input(const Problem& p, const Prepared& pr, const PreviousOwners& prev)
     : problem(p), prepared(pr), M(pr.num_members), T(pr.num_topics), P(pr.num_partitions),
-      topic_subscribed(pr.topic_subscribed), sticky_owner(prev_owner.data()),
-      rack_aware(use_rack_aware_assignment(p, pr)) {
+      topic_subscribed(pr.topic_subscribed), any_owned(!prev.none()),
+      sticky_owner(prev.none() ? nullptr : prev.owner.data()), rack_aware(use_rack_aware_assignment(p, pr)) {
     // Kafka keeps a previously owned partition only when its racks match the owner's (rack-aware mode):
     // rack alignment ranks above stickiness, balance above both.
     // The dropped owners are remembered as weak owners (see weak_owner).
     if (rack_aware) {
-        rack_filtered_owner_ = prev_owner;
+        if (prev.none()) owner_storage_.assign(static_cast<std::size_t>(P), kUnassigned);
+        else owner_storage_ = prev.owner;
         weak_owner_.assign(static_cast<std::size_t>(P), kUnassigned);
         for (int32_t part = 0; part < P; ++part)
-            if (rack_filtered_owner_[part] >= 0 && !racks_match(rack_filtered_owner_[part], part)) {
-                weak_owner_[part] = rack_filtered_owner_[part];
-                rack_filtered_owner_[part] = kUnassigned;
+            if (owner_storage_[part] >= 0 && !racks_match(owner_storage_[part], part)) {
+                weak_owner_[part] = owner_storage_[part];
+                owner_storage_[part] = kUnassigned;
             }
-        sticky_owner = rack_filtered_owner_.data();
+        sticky_owner = owner_storage_.data();
         weak_owner = weak_owner_.data();
+    } else {
+        owned_count = prev.owned.data();
+        if (!sticky_owner && !pr.uniform) {   // the general builder reads sticky_owner per partition
+            owner_storage_.assign(static_cast<std::size_t>(P), kUnassigned);
+            sticky_owner = owner_storage_.data();
+        }
     }
 }
 

@@ -6,11 +6,10 @@
 
 namespace kafkagroup {
 
-std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared,
-                                   const std::vector<int32_t>& prev_owner) {
+std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev) {
     if (prepared.num_members == 0) return std::vector<int32_t>(static_cast<std::size_t>(prepared.num_partitions), kUnassigned);
     const bool uniform = prepared.uniform;
-    const sticky::Input input(problem, prepared, prev_owner);
+    const sticky::Input input(problem, prepared, prev);
     if (!uniform) return sticky::build_general(input);  // aligns racks itself, after its own clean-up
     std::vector<int32_t> owner = sticky::build_uniform(input);
     // Kafka's constrained builder fills racks greedily; the ownerless partitions can be placed on matching

@@ -20,21 +20,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
 #include "kafkagroup/result.hpp"
 
 namespace kafkagroup {
 
-// owner[P] of the eager sticky assignment. `prev_owner` is previous_owners(problem, prepared).
-std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared,
-                                   const std::vector<int32_t>& prev_owner);
+// owner[P] of the eager sticky assignment. `prev` is previous_owners(problem, prepared).
+std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev);
 
 // The cooperative adjustment of a sticky target: every partition assigned to a member other than its
 // valid previous owner while some other member still claims it (raw claims, any generation, as Kafka's
 // CooperativeStickyAssignor computes "partitions transferring ownership") is taken out of `owner`
 // (set to kUnassigned) and returned, sorted. The follow-up rebalance, after the claimant revoked it,
 // assigns it.
-std::vector<int32_t> withhold_transfers(const Problem& problem, const Prepared& prepared,
-                                        const std::vector<int32_t>& prev_owner, std::vector<int32_t>& owner);
+std::vector<int32_t> withhold_transfers(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev,
+                                        std::vector<int32_t>& owner);
 
 }  // namespace kafkagroup

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
 
 namespace kafkagroup {
@@ -14,9 +15,16 @@ struct Input {
     const Prepared& prepared;
     int32_t M = 0, T = 0, P = 0;
     const std::vector<char>& topic_subscribed;  // [T] 1 when some member subscribes to the topic (Prepared's)
-    // [P] valid previous owner the builders try to keep, or -1: the caller's prev_owner, or (rack-aware
-    // mode only) a copy without the owners whose racks do not match.
+    // Some member validly owned some partition (previous_owners() recorded an owner).
+    bool any_owned = false;
+    // [P] valid previous owner the builders try to keep, or -1: previous_owners()' owner[], or (rack-aware
+    // mode only) a copy without the owners whose racks do not match. Null when nobody owned anything and
+    // the group takes the uniform builder without racks, which then reads no owner (no P entries of -1
+    // made for it); the general builder and the rack code, which read it per partition, get those -1s.
     const int32_t* sticky_owner = nullptr;
+    // [M] partitions each member owns in sticky_owner, without racks (previous_owners() counted them as it
+    // recorded them: no pass over sticky_owner to count them again); null in rack-aware mode.
+    const int64_t* owned_count = nullptr;
     // [P] rack-aware mode only (else nullptr): the valid previous owner whose racks do not match, or -1.
     // Such an owner ranks below rack alignment but above any other mismatched member: it keeps the
     // partition unless a rack-matching member can take it without hurting balance, so that a result fed
@@ -25,7 +33,7 @@ struct Input {
     // KIP-881. Enabled by Kafka's rule (rack_awareness.cpp); when off, racks_match() is always true.
     bool rack_aware = false;
 
-    Input(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner);
+    Input(const Problem& p, const Prepared& pr, const PreviousOwners& prev);
     Input(const Input&) = delete;
     Input& operator=(const Input&) = delete;
 
@@ -39,7 +47,7 @@ struct Input {
     int32_t weak(int32_t part) const { return weak_owner ? weak_owner[part] : -1; }
 
 private:
-    std::vector<int32_t> rack_filtered_owner_, weak_owner_;
+    std::vector<int32_t> owner_storage_, weak_owner_;
 };
 
 // Kafka's AbstractPartitionAssignor.useRackAwareAssignment: some member rack is a replica rack, and not

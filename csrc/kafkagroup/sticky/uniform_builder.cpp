@@ -85,9 +85,12 @@ std::vector<int32_t> build_uniform(const Input& in) {
     // A valid sticky owner subscribes to the partition's topic, so every owned partition is in scope.
     // owned[m]: partitions m keeps if its quota allows; weak[m]: those it owns with mismatched racks.
     std::vector<int64_t> owned(static_cast<std::size_t>(M), 0), weak(static_cast<std::size_t>(M), 0);
-    const bool any_owned = in.prepared.has_owned;
-    if (any_owned) {
-        // Counted by runs of one owner (runs.hpp: no per-partition counter increments).
+    const bool any_owned = in.any_owned;
+    if (any_owned && in.owned_count) {
+        owned.assign(in.owned_count, in.owned_count + M);   // counted by previous_owners()
+    } else if (any_owned) {
+        // Rack-aware: sticky_owner is filtered by racks, counted here by runs of one owner (runs.hpp: no
+        // per-partition counter increments).
         const int32_t* const sticky_owner = in.sticky_owner;
         for (int32_t part = 0; part < in.P;) {
             const int32_t o = sticky_owner[part];

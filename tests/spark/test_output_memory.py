@@ -1,0 +1,115 @@
+"""The output rows' memory kept for reuse (csrc/kafkagroup/output_memory.hpp, ``_core.output_memory``): a dropped
+output's blocks are kept within the limit and handed to the next call's rows, which come out the same as on
+fresh memory (nothing may depend on what a reused block held before); the limit is kept to, and 0 keeps
+nothing."""
+from __future__ import annotations
+
+import gc
+
+import pyarrow as pa
+import pytest
+
+from kafkagroup import _core
+from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
+
+SMALL = {"members": (2, 12), "partitions": (30, 150)}
+
+
+@pytest.fixture(autouse=True)
+def default_limit():
+    limit = _core.output_memory()[1]
+    yield
+    _core.output_memory(limit)
+
+
+def _loop(fleet, threads=1, **kwargs):
+    return assign_fleet_local(fleet.groups, fleet.topics, "range", threads=threads, **kwargs)
+
+
+def test_dropped_output_is_kept_and_reused():
+    fleet = generate_fleet(600, seed=1, **SMALL)
+    _core.output_memory(0)
+    assert _core.output_memory()[0] == 0
+    _core.output_memory(256 << 20)
+    first = _loop(fleet)
+    del first
+    gc.collect()
+    kept = _core.output_memory()[0]
+    assert kept > 1 << 20          # ~45,000 rows: every string column is a block of its own, over 64 KiB
+    second = _loop(fleet)
+    assert _core.output_memory()[0] < kept   # the same sizes again: taken from what was kept
+    del second
+    gc.collect()
+    assert _core.output_memory()[0] >= kept // 2
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_on_reused_memory_equal_rows_on_fresh_memory(threads):
+    # other names and sizes than what the kept blocks held: a byte read past what a call wrote would differ
+    before = generate_fleet(700, seed=11, **SMALL)
+    fleet = generate_fleet(500, seed=12, **SMALL)
+    _core.output_memory(0)
+    fresh_rows, fresh_metrics = _loop(fleet, threads, batch_groups=120)
+    _core.output_memory(256 << 20)
+    dropped = _loop(before, threads, batch_groups=150)
+    del dropped
+    gc.collect()
+    assert _core.output_memory()[0] > 0
+    rows, metrics = _loop(fleet, threads, batch_groups=120)
+    assert rows.equals(fresh_rows)
+    assert metrics.drop_columns(["engine_us"]).equals(fresh_metrics.drop_columns(["engine_us"]))
+
+
+def test_limit_is_kept_to():
+    fleet = generate_fleet(600, seed=3, **SMALL)
+    _core.output_memory(1 << 20)
+    out = _loop(fleet)
+    del out
+    gc.collect()
+    kept, limit = _core.output_memory()
+    assert limit == 1 << 20 and 0 < kept <= limit
+    assert _core.output_memory(0) == (0, 0)       # lowering the limit frees what is over it
+    out = _loop(fleet)
+    del out
+    gc.collect()
+    assert _core.output_memory()[0] == 0
+    with pytest.raises(ValueError, match="limit must be >= 0"):
+        _core.output_memory(-1)
+
+
+def _typed(string_type: pa.DataType, list_type=pa.list_) -> pa.Schema:
+    """The group-rows schema with every string as `string_type` and every list as `list_type`."""
+    claim = pa.struct([("topic", string_type), ("partition", pa.int32())])
+    member = pa.struct([("member_id", string_type), ("topics", list_type(string_type)), ("owned", list_type(claim)),
+                        ("generation", pa.int32()), ("rack", string_type), ("instance_id", string_type)])
+    return pa.schema([("group_id", string_type), ("members", list_type(member))])
+
+
+@pytest.mark.parametrize("schema", [_typed(pa.large_string()), _typed(pa.string_view()),
+                                    _typed(pa.dictionary(pa.int32(), pa.string())), _typed(pa.string(), pa.large_list)],
+                         ids=["large_string", "string_view", "dictionary", "large_list"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_input_type_gives_the_same_rows_on_reused_memory(schema, threads):
+    fleet = generate_fleet(900, seed=21, static_fraction=0.3, **SMALL)
+    members = fleet.groups.column("members").combine_chunks()
+    flat = members.flatten()
+    ids = flat.field("member_id").to_pylist()
+    ids[members.offsets[40].as_py()] = None                      # group 40 is refused (a null member id)
+    fields = [flat.type.field(i) for i in range(flat.type.num_fields)]
+    children = [pa.array(ids, pa.string()) if f.name == "member_id" else flat.field(f.name) for f in fields]
+    groups = fleet.groups.set_column(1, "members", pa.ListArray.from_arrays(
+        members.offsets, pa.StructArray.from_arrays(children, fields=fields)))
+    _core.output_memory(0)
+    want_rows, want_metrics = assign_fleet_local(groups, fleet.topics, "range", threads=threads, on_error="record",
+                                                 batch_groups=200)
+    assert want_metrics.column("error")[40].as_py() is not None
+    _core.output_memory(256 << 20)
+    other = generate_fleet(1200, seed=22, **SMALL)   # other names and sizes, dropped: its blocks are kept
+    dropped = assign_fleet_local(other.groups, other.topics, "range", threads=threads)
+    del dropped
+    gc.collect()
+    assert _core.output_memory()[0] > 1 << 20
+    rows, metrics = assign_fleet_local(groups.cast(schema), fleet.topics, "range", threads=threads, on_error="record",
+                                       batch_groups=200)
+    assert rows.equals(want_rows)
+    assert metrics.drop_columns(["engine_us"]).equals(want_metrics.drop_columns(["engine_us"]))
