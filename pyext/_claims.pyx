@@ -182,7 +182,7 @@ cdef object _compact_parts(object parts):
 
 
 def intern_claims(list owned, dict slot):
-    cdef Py_ssize_t members = len(owned), m, n = 0, flat_n = 0, i = 0, j, k, size
+    cdef Py_ssize_t members = len(owned), m, n = 0, flat_n = 0, i = 0, j, k, size = 0   # (set on every path below; the compiler cannot see it)
     cdef cnp.ndarray[int64_t, ndim=1] offsets = np.zeros(members + 1, dtype=np.int64)
     cdef list per_member = [None] * members
     cdef cnp.ndarray[cnp.uint8_t, ndim=1] is_compact = np.zeros(members, dtype=np.uint8)
