@@ -92,9 +92,10 @@ std::optional<AssignResult> range_direct(const Problem& p, const Prepared& pr) {
             char twice = 0;
             int64_t mine = 0;
             for (const int32_t* c = first; c != last; ++c) {
-                twice |= seen[*c];
-                seen[*c] = 1;
-                mine += owner[*c] == m;
+                const int32_t part = *c;   // read once: the char store below may alias it
+                twice |= seen[part];
+                seen[part] = 1;
+                mine += owner[part] == m;
             }
             named_twice |= twice;
             kept += mine;
