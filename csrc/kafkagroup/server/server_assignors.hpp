@@ -35,10 +35,12 @@ std::vector<int32_t> assign_range(const Problem& problem, const Prepared& prepar
 
 // The whole call (owner and metrics, equal to the general path's) when the previous target assignment is
 // clean (clean_claims.hpp); nullopt otherwise, and the engine takes the general path (previous_owners, the
-// assignor, compute_metrics). range_direct: any subscriptions. uniform_direct: equal subscriptions
-// (Prepared::uniform) listing their topics in ascending order; nullopt for anything else.
+// assignor, compute_metrics). range_direct: any subscriptions. uniform_direct (server/uniform.cpp): different
+// subscriptions, or equal ones (homogeneous_direct, server/uniform_homogeneous.cpp) whose row lists its topics
+// with partitions in ascending order; nullopt for anything else (and for a group without members).
 std::optional<AssignResult> range_direct(const Problem& problem, const Prepared& prepared);
 std::optional<AssignResult> uniform_direct(const Problem& problem, const Prepared& prepared);
+std::optional<AssignResult> homogeneous_direct(const Problem& problem, const Prepared& prepared);
 
 // UniformAssignor (server/uniform.cpp): the homogeneous builder when every member subscribes to the same
 // topics, the heterogeneous one otherwise; both incremental from prev_owner (ownership.hpp's rules:

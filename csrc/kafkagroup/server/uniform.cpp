@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/server/clean_claims.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 
 namespace kafkagroup {
@@ -50,6 +52,20 @@ void check_single_owner(const Problem& p, const Prepared& pr, const std::vector<
     // does not subscribe to, a member listing a partition twice, or two members) the exact check decides.
     if (recorded_claims(prev_owner) == static_cast<int64_t>(p.owned_partitions.size)) return;
     find_second_owner(p, pr);
+}
+
+std::optional<AssignResult> uniform_direct(const Problem& p, const Prepared& pr) {
+    if (pr.num_members == 0) return std::nullopt;
+    if (pr.uniform) return homogeneous_direct(p, pr);
+    // Different subscriptions: the claims walk gives the previous owners (previous_owners' result, without
+    // its stamp of every member's list) and proves no partition held twice (check_single_owner's question);
+    // the builder and compute_metrics then run as on the general path.
+    std::vector<int32_t> prev_owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    if (!write_clean_claims(p, pr, prev_owner)) return std::nullopt;
+    AssignResult result;
+    result.owner = uniform_heterogeneous(p, pr, prev_owner);
+    result.metrics = compute_metrics(p, pr, result.owner, result.withheld, prev_owner);
+    return result;
 }
 
 std::vector<int32_t> assign_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {

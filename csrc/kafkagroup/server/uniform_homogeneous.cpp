@@ -160,7 +160,7 @@ std::vector<int32_t> uniform_homogeneous(const Problem& p, const Prepared& pr, c
     return owner;
 }
 
-std::optional<AssignResult> uniform_direct(const Problem& p, const Prepared& pr) {
+std::optional<AssignResult> homogeneous_direct(const Problem& p, const Prepared& pr) {
     const int32_t M = pr.num_members;
     if (!pr.uniform || M == 0) return std::nullopt;
     const std::vector<Span> spans = row_spans(p, pr);
@@ -168,22 +168,11 @@ std::optional<AssignResult> uniform_direct(const Problem& p, const Prepared& pr)
     for (const Span& s : spans) total += s.second - s.first;
     if (total == 0 || !ascending(spans)) return std::nullopt;
 
-    // The claims walk writes the previous owners straight into the result; a partition named twice finds
-    // its entry already written (the AND of everything overwritten stays -1 only when nothing was).
+    // The claims walk writes the previous owners straight into the result.
     AssignResult result;
     std::vector<int32_t>& owner = result.owner;
     owner.assign(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
-    int32_t overwritten = kUnassigned;
-    const bool subscribed = walk_claims_subscribed(p, pr, [&](int32_t m, const int32_t* first, const int32_t* last) {
-        int32_t* const own = owner.data();
-        int32_t before = kUnassigned;
-        for (const int32_t* c = first; c != last; ++c) {
-            before &= own[*c];
-            own[*c] = m;
-        }
-        overwritten &= before;
-    });
-    if (!subscribed || overwritten != kUnassigned) return std::nullopt;
+    if (!write_clean_claims(p, pr, owner)) return std::nullopt;
 
     std::vector<int64_t> held(static_cast<std::size_t>(M), 0);
     if (pr.has_owned)
