@@ -76,7 +76,7 @@ bool walk_claims_subscribed(const Problem& p, const Prepared& pr, Take&& take) {
         for (const int32_t* c = first; c != last; ++c) {
             const int32_t part = *c;
             if (static_cast<uint32_t>(part - lo) < static_cast<uint32_t>(hi - lo)) continue;
-            if (t >= 0 && part >= hi && t + 4 < T && part < base[t + 4]) {   // sorted claims: a topic just after
+            if (t >= 0 && part >= hi && part < base[std::min(t + 4, T)]) {   // sorted claims: a topic just after
                 do ++t;
                 while (part >= base[t + 1]);
             } else {

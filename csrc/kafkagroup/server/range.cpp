@@ -123,6 +123,8 @@ std::optional<AssignResult> range_direct(const Problem& p, const Prepared& pr) {
     const auto holders = [&] {
         TopicHolders h;
         h.offsets.assign(static_cast<std::size_t>(pr.num_topics) + 1, 0);
+        h.members.reserve(static_cast<std::size_t>(metrics.assigned));   // at most one holder per partition
+        h.held.reserve(static_cast<std::size_t>(metrics.assigned));
         for (int32_t t = 0; t < pr.num_topics; ++t) {
             const int64_t n = takers.count(t), count = pr.topic_base[t + 1] - pr.topic_base[t];
             const int64_t per = n == 0 ? 0 : count / n, extra = n == 0 ? 0 : count % n;
