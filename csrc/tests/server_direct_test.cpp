@@ -100,6 +100,18 @@ void check_group(const Group& g, bool uniform, int& direct_answers) {
     REQUIRE(direct.has_value() == expected);
     if (!direct) return;
     ++direct_answers;
+    if (pr.uniform && g.members() > 1) {   // the homogeneous form (one row for everyone) answers the same
+        Problem shared = p;
+        const std::vector<int64_t> row_offsets{0, g.sub_offsets[1]};
+        shared.sub_offsets = view(row_offsets);
+        shared.sub_topics = View<int32_t>{g.sub_topics.data(), static_cast<std::size_t>(g.sub_offsets[1])};
+        shared.shared_members = g.members();
+        const Prepared shared_pr = prepare(shared);
+        const std::optional<AssignResult> again =
+            uniform ? server::uniform_direct(shared, shared_pr) : server::range_direct(shared, shared_pr);
+        REQUIRE(again.has_value());
+        check_same(*again, *direct);
+    }
     const std::vector<int32_t> prev = previous_owners(p, pr);
     AssignResult general;
     if (uniform) {

@@ -64,8 +64,9 @@ bool walk_claims_subscribed(const Problem& p, const Prepared& pr, Take&& take) {
         const int32_t* const first = claims + offsets[m];
         const int32_t* const last = claims + offsets[m + 1];
         if (first == last) continue;
-        const int32_t* const row = topics + p.sub_offsets[m];
-        const int64_t row_size = p.sub_offsets[m + 1] - p.sub_offsets[m];
+        // (equal subscriptions: row 0 was stamped; in the homogeneous form sub_offsets has no row m)
+        const int32_t* const row = pr.uniform ? topics : topics + p.sub_offsets[m];
+        const int64_t row_size = pr.uniform ? 0 : p.sub_offsets[m + 1] - p.sub_offsets[m];
         // A member with few claims and a long ascending list (10 partitions over 750 topics) is answered by
         // binary searches in its list; others by stamping their list once.
         const bool search = !pr.uniform && (last - first) * 16 < row_size && ascending(row, row_size);
