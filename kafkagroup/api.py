@@ -36,10 +36,18 @@ class MemberAssignment(Mapping[str, list[TopicPartition]]):
     def __init__(self, group: CompactGroup, owner: np.ndarray) -> None:
         self._group = group
         self.owner = owner
-        self._index = {member: i for i, member in enumerate(group.members)}
+        self._positions: dict[str, int] | None = None   # member id -> index, built on the first lookup
         self._starts: np.ndarray | None = None
         self._order: np.ndarray | None = None
         self._lists: dict[str, list[TopicPartition]] = {}
+
+    @property
+    def _index(self) -> dict[str, int]:
+        """member id -> its index in ``members`` (built when first asked: a caller that only iterates, counts
+        or reads ``owner`` never needs it)."""
+        if self._positions is None:
+            self._positions = dict(zip(self._group.members, range(len(self._group.members))))
+        return self._positions
 
     def _grouped(self) -> tuple[np.ndarray, np.ndarray]:
         """Partition ids grouped by owner (ascending within each), and each member's start in them."""

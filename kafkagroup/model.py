@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice, repeat
+from operator import is_not, itemgetter
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -267,9 +269,9 @@ def topic_specs(partitions_per_topic: Mapping[str, TopicSpec],
     if partition_racks is None and type(partitions_per_topic) is dict:
         # the usual metadata, str -> int counts: checked in bulk (the loop below costs ~1 us a topic)
         counts = partitions_per_topic.values()
-        if (all(type(c) is int for c in counts) and all(type(t) is str for t in partitions_per_topic)
+        if (set(map(type, counts)) <= {int} and set(map(type, partitions_per_topic)) <= {str}
                 and (not counts or (min(counts) >= 0 and max(counts) < 2**31))):
-            return {topic: (count, None) for topic, count in partitions_per_topic.items()}
+            return dict(zip(partitions_per_topic, zip(counts, repeat(None))))
     specs: dict[str, tuple[int, Any]] = {}
     for topic, spec in partitions_per_topic.items():
         if not isinstance(topic, str):
@@ -324,9 +326,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     from kafkagroup import _core
     from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 
-    specs = topic_specs(partitions_per_topic, partition_racks)
+    specs, code, catalog = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
-    code: dict[str, int] = {t: i for i, t in enumerate(specs)}
+    code = code.copy()
     cols = _read_columns(subscriptions, code)
     members = len(cols.ids)
     # A group whose members all send the same list (most do) hands the builder that list once, on its first
@@ -360,7 +362,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 
     names = list(code)   # metadata topics first: the catalog reads the first len(specs) names
     dictionary = utf8_strings(names)
-    catalog, rack_code = topic_catalog(specs, dictionary)
+    rack_code: dict[str, int] = {}
+    if catalog is None:
+        catalog, rack_code = topic_catalog(specs, dictionary)
     member_rack = None
     if cols.rack is not None and any(cols.rack):
         member_rack = np.fromiter((rack_code.setdefault(r, len(rack_code)) if r else -1 for r in cols.rack),
@@ -380,17 +384,19 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         _, err, a, b, c = built["errors"][0]
         raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(cols, names, specs)))
 
-    perm = built["member_perm"].tolist()
-    topics = [names[r] for r in built["topic_row"].tolist()]
+    perm = built["member_perm"]
+    topics = list(map(names.__getitem__, built["topic_row"].tolist()))
     partition_count = built["partition_count"]
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(partition_count, out=topic_base[1:])
     racks_by_code = list(rack_code)
     inputs = int(built["group_inputs"][0])
     sub_names = [names[c] for c in cols.sub_codes.tolist()] if built["unknown_entries"].size else []
-    ids = cols.ids
+    ids = cols.ids   # (a list of our own: read_specs' or the general path's)
+    if not (perm.size == members and np.array_equal(perm, np.arange(members))):   # already in MemberInfo order
+        ids = [ids[i] for i in perm.tolist()]
     return CompactGroup(
-        topics=topics, members=[ids[i] for i in perm],
+        topics=topics, members=ids,
         racks=[None] + [racks_by_code[c] for c in built["rack_codes"].tolist()],
         partition_count=partition_count, topic_base=topic_base,
         sub_offsets=None if shared else built["sub_offsets"], sub_topics=None if shared else built["sub_topics"],
@@ -407,11 +413,42 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         if built["dropped_claims"][0] else [])
 
 
+# The last plain metadata (topic -> partition count, no replica racks) build_group read, and what it derived
+# from it: callers assign over the same topics call after call (a coordinator, a planning loop, a benchmark),
+# and at 1,000 topics checking and cataloguing them is a third of a small group's call. Only immutable
+# things are kept (the TopicCatalog is immutable once built; specs and code are never changed, code is
+# copied before use); the tuple is replaced whole, so concurrent callers may share it.
+_last_metadata: tuple = ((), None)
+
+
+def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
+              partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
+              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any]:
+    """(topic_specs, topic name -> row, TopicCatalog or None to build) of the metadata. Plain metadata (a dict
+    of int counts, no racks) equal to the last call's, topic for topic in the same order (the order is the
+    catalog's row order), reuses what that call derived; anything else is read afresh, errors included."""
+    global _last_metadata
+    key = None
+    if partition_racks is None and type(partitions_per_topic) is dict and \
+            set(map(type, partitions_per_topic.values())) <= {int}:   # (not bool: True == 1 must still fail)
+        key = (tuple(partitions_per_topic), tuple(partitions_per_topic.values()))
+        last_key, last = _last_metadata
+        if last is not None and key == last_key:
+            return last
+    specs = topic_specs(partitions_per_topic, partition_racks)
+    code = dict(zip(specs, range(len(specs))))
+    if key is None:
+        return specs, code, None
+    catalog = topic_catalog(specs)[0]
+    _last_metadata = (key, (specs, code, catalog))
+    return specs, code, catalog
+
+
 def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
                     names: list[str], specs: Mapping[str, tuple[int, Any]], group_rows: np.ndarray) -> list[DroppedClaim]:
     """The claims the builder dropped (group_builder.hpp's rules), found by numpy over every claim and named."""
     count_of = np.full(len(names), -1, dtype=np.int64)
-    count_of[:len(specs)] = np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs))
+    count_of[:len(specs)] = np.fromiter(map(itemgetter(0), specs.values()), dtype=np.int64, count=len(specs))
     in_group = np.zeros(len(names), dtype=bool)
     in_group[group_rows] = True       # catalog rows are the first codes, in the same order
     counts = count_of[owned_codes]
@@ -462,10 +499,12 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
                 topics = [() if t is None else t for t in topics]
             if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
                     and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
-                probe = dict(code)
-                offsets, codes, bad = code_topic_lists(topics, probe)
-                if bad < 0:
-                    code.update(probe)
+                known = len(code)
+                offsets, codes, bad = code_topic_lists(topics, code)
+                if bad >= 0:   # the general path words the error: forget the names this pass added
+                    for name in list(islice(code, known, None)):
+                        del code[name]
+                else:
                     return _Columns(
                         ids, topics, offsets, codes,
                         owned=owned,   # None values: intern_claims reads them as ()
@@ -499,7 +538,7 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
 
     rack_code: dict[str, int] = {}
     catalog_racks: dict[str, Any] = {}
-    if any(racks is not None for _, racks in specs.values()):
+    if any(map(is_not, map(itemgetter(1), specs.values()), repeat(None))):   # (C-level loops: ~1k topics a call)
         has_racks = np.fromiter((racks is not None for _, racks in specs.values()), dtype=np.uint8, count=len(specs))
         part_lengths = [count if racks is not None else 0 for count, racks in specs.values()]
         lengths: list[int] = []
@@ -520,7 +559,7 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
         offsets, data, valid = names
         names = (offsets[:len(specs) + 1], data, None if valid is None else valid[:len(specs)])
     catalog = _core.TopicCatalog(names,
-                                 np.fromiter((c for c, _ in specs.values()), dtype=np.int64, count=len(specs)),
+                                 np.fromiter(map(itemgetter(0), specs.values()), dtype=np.int64, count=len(specs)),
                                  **catalog_racks)
     return catalog, rack_code
 
@@ -528,18 +567,11 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
 def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Python strings (None = null) in Arrow's string layout, as the native builder reads them:
     (offsets int64[n+1], UTF-8 bytes, validity uint8[n] or None). Lone surrogates pass through (as
-    Java's String allows them)."""
-    if None not in values:
-        joined = "".join(values)
-        if joined.isascii():   # the usual ids and names: one encode, lengths in characters are in bytes
-            return _offsets(map(len, values), len(values)), np.frombuffer(joined.encode("ascii"), dtype=np.uint8), None
-    encoded = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
-    offsets = _offsets(map(len, encoded), len(encoded))
-    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    valid = None
-    if any(v is None for v in values):
-        valid = np.fromiter((v is not None for v in values), dtype=np.uint8, count=len(values))
-    return offsets, data, valid
+    Java's String allows them). Laid out natively (kafkagroup._codec, the group leader's, which reads an
+    ASCII str's bytes in place); a value that is neither str nor None is a TypeError."""
+    from kafkagroup import _codec
+
+    return _codec.utf8_strings(values if type(values) is list else list(values))
 
 
 # BuildErrorCode of csrc/kafkagroup/group_builder.hpp

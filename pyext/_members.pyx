@@ -24,8 +24,8 @@ code_topic_lists(lists, code) -> (offsets int64[M+1] or None, codes int32[n], ba
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uintptr_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcmp, memcpy
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Size
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
@@ -39,15 +39,30 @@ cdef extern from *:
     #define KG_PREFETCH(p) __builtin_prefetch((const void*)(p))
     #define KG_IS_DICT(o) (Py_TYPE(o) == &PyDict_Type)
     #define KG_IS_STR(o) (Py_TYPE(o) == &PyUnicode_Type)
+    #define KG_IS_LIST(o) (Py_TYPE(o) == &PyList_Type)
+    #define KG_IS_TUPLE(o) (Py_TYPE(o) == &PyTuple_Type)
     #define KG_DICT_KEYS(o) ((const char*)((PyDictObject*)(o))->ma_keys)
+    /* list[i] = v for a list made here (every slot holds a reference): no bounds or type check */
+    static inline void kg_list_put(PyObject* list, Py_ssize_t i, PyObject* v) {
+        PyObject** items = ((PyListObject*)list)->ob_item;
+        PyObject* old = items[i];
+        Py_INCREF(v);
+        items[i] = v;
+        Py_XDECREF(old);
+    }
     """
     void KG_PREFETCH(const void* p) nogil
     bint KG_IS_DICT(PyObject* o) nogil
     bint KG_IS_STR(PyObject* o) nogil
+    bint KG_IS_LIST(PyObject* o) nogil
+    bint KG_IS_TUPLE(PyObject* o) nogil
     const char* KG_DICT_KEYS(PyObject* o) nogil
+    void kg_list_put(PyObject* lst, Py_ssize_t i, PyObject* v)
     bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value)
 
-DEF AHEAD = 16   # members prefetched ahead (id and spec dict); the spec's key table AHEAD / 2 ahead
+DEF AHEAD = 16       # members prefetched ahead (id and spec dict); the spec's key table AHEAD / 2 ahead
+DEF KEY_CACHE = 16   # distinct key objects whose column is remembered by address (specs mostly share theirs)
+DEF MAX_COLUMNS = 16
 
 
 def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
@@ -55,26 +70,38 @@ def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
     # dict's key table are separate heap objects, a cache miss each when read in turn (~0.4 us a member at
     # 10k members against ~0.09 us at 1k). So the ids and specs are gathered as pointers first (the outer
     # dict's entries are contiguous) and read with prefetches ahead, which overlaps the misses.
-    cdef Py_ssize_t members = len(subscriptions), m = 0, k, rank, pos = 0, inner
+    # A spec's keys are mostly the very str objects of every other spec (literals, json's memo): a key's
+    # column and rank are remembered by its address (valid for the call: the specs hold their keys), which
+    # spares a dict lookup per key; no reference count is touched but for the values kept.
+    cdef Py_ssize_t members = len(subscriptions), m = 0, k, j, pos = 0, inner, rank, n_cached = 0
     cdef list ids = [None] * members
     cdef list cols = [None] * columns
-    cdef list filled = [False] * columns
-    cdef cnp.ndarray[cnp.int8_t, ndim=2] ranks = np.full((columns, members), 127, dtype=np.int8)
+    cdef bint filled[MAX_COLUMNS]
+    cdef PyObject* col_lists[MAX_COLUMNS]
+    cdef PyObject* cached_key[KEY_CACHE]
+    cdef int cached_where[KEY_CACHE]      # column * 256 + rank, or -1: a key no column reads
+    cdef int where
     cdef PyObject* found
     cdef PyObject* key
     cdef PyObject* value
     cdef PyObject** member_ids = NULL
     cdef PyObject** specs = NULL
-    cdef tuple where
-    cdef list col
+    cdef signed char* ranks = NULL        # [column * members + m]: rank of the field that filled it
+    if not 0 <= columns <= MAX_COLUMNS:
+        raise ValueError(f"read_specs reads at most {MAX_COLUMNS} columns, asked for {columns}")
     for k in range(columns):
         cols[k] = [None] * members
+        col_lists[k] = <PyObject*>cols[k]
+        filled[k] = False
     member_ids = <PyObject**>malloc((members + 1) * sizeof(PyObject*))
     specs = <PyObject**>malloc((members + 1) * sizeof(PyObject*))
-    if member_ids is NULL or specs is NULL:
+    ranks = <signed char*>malloc(columns * members + 1)
+    if member_ids is NULL or specs is NULL or ranks is NULL:
         free(member_ids)
         free(specs)
+        free(ranks)
         raise MemoryError()
+    memset(ranks, 127, columns * members)
     try:
         while PyDict_Next(subscriptions, &pos, &key, &value):   # borrowed: the dict keeps them alive
             member_ids[m] = key
@@ -89,109 +116,148 @@ def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
                 KG_PREFETCH(KG_DICT_KEYS(specs[m + AHEAD // 2]) + 64)
             if not KG_IS_STR(member_ids[m]) or not KG_IS_DICT(specs[m]):
                 return None
-            ids[m] = <object>member_ids[m]
+            kg_list_put(<PyObject*>ids, m, member_ids[m])
             inner = 0
             while PyDict_Next(<object>specs[m], &inner, &key, &value):
                 if value == <PyObject*>None:
                     continue
                 if not KG_IS_STR(key):
                     return None       # (a str subclass may equal a field name: the general path reads it)
-                found = PyDict_GetItem(aliases, <object>key)
-                if found is NULL:
+                where = -2
+                for j in range(n_cached):
+                    if cached_key[j] == key:
+                        where = cached_where[j]
+                        break
+                if where == -2:
+                    where = _alias_column(aliases, key, columns)
+                    if n_cached < KEY_CACHE:
+                        cached_key[n_cached] = key
+                        cached_where[n_cached] = where
+                        n_cached += 1
+                if where < 0:
                     continue          # a key no column reads (the general path ignores it too)
-                where = <tuple><object>found
-                k = where[0]
-                rank = where[1]
-                if rank < ranks[k, m]:
-                    col = <list>cols[k]
-                    col[m] = <object>value
-                    ranks[k, m] = rank
+                k = where >> 8
+                rank = where & 255
+                if rank < ranks[k * members + m]:
+                    kg_list_put(col_lists[k], m, value)
+                    ranks[k * members + m] = <signed char>rank
                     filled[k] = True
     finally:
         free(member_ids)
         free(specs)
+        free(ranks)
     for k in range(columns):
         if not filled[k]:
             cols[k] = None
     return (ids, *cols)
 
 
+cdef int _alias_column(dict aliases, PyObject* key, Py_ssize_t columns) except -3:
+    """aliases[key] packed as column * 256 + rank, or -1 when the key is not a field name."""
+    cdef PyObject* found = PyDict_GetItem(aliases, <object>key)
+    if found is NULL:
+        return -1
+    column, rank = <tuple><object>found
+    if not 0 <= column < columns or not 0 <= rank < 127:
+        raise ValueError(f"read_specs: alias {<object>key!r} -> {(column, rank)!r} is outside the columns")
+    return column * 256 + rank
+
+
 include "address_table.pxi"
 
 
-cdef inline PyObject* _item(object seq, bint is_list, Py_ssize_t i):
-    return PyList_GET_ITEM(seq, i) if is_list else PyTuple_GET_ITEM(seq, i)
+cdef extern from *:
+    """
+    #define KG_SEQ_ITEMS(o) (Py_TYPE(o) == &PyList_Type ? ((PyListObject*)(o))->ob_item : ((PyTupleObject*)(o))->ob_item)
+    """
+    PyObject** KG_SEQ_ITEMS(PyObject* o) nogil
 
 
 def code_topic_lists(list lists, dict code):
-    cdef Py_ssize_t members = len(lists), m, i, n, total = 0
+    # Each list coded once into one growing C buffer (no array per member): a member whose list is the
+    # previous member's object, or holds the very same str objects in the same order, points at the previous
+    # member's codes instead; any other list is coded name by name, by address first (_ByAddress). The CSR
+    # is laid out at the end, and only when the lists differ.
+    cdef Py_ssize_t members = len(lists), m, i, n, used = 0, capacity = 64, total = 0, first_n = 0
     cdef cnp.ndarray[int64_t, ndim=1] lengths = np.zeros(members + 1, dtype=np.int64)
-    cdef list coded = [None] * members      # each member's codes (the previous member's array when the same)
-    cdef object lst, prev = None
-    cdef bint is_list, prev_is_list = False, same, all_same = True
-    cdef Py_ssize_t prev_n = -1
+    cdef int64_t* start = <int64_t*>malloc((members + 1) * sizeof(int64_t))   # member m's codes: buf[start[m]:]
+    cdef int32_t* buf = <int32_t*>malloc(capacity * sizeof(int32_t))
+    cdef int32_t* grown
+    cdef PyObject* lst
+    cdef PyObject* prev = NULL
+    cdef PyObject** items
+    cdef PyObject** prev_items = NULL
     cdef PyObject* item
     cdef PyObject* found
-    cdef cnp.ndarray[int32_t, ndim=1] first_codes = None
-    cdef cnp.ndarray[int32_t, ndim=1] codes
-    cdef int32_t[::1] out
-    cdef _ByAddress by_address = _ByAddress()
+    cdef Py_ssize_t prev_n = -1
+    cdef bint same, all_same = True
     cdef int32_t c
-    for m in range(members):
-        lst = lists[m]
-        if type(lst) is list:
-            is_list = True
-            n = PyList_GET_SIZE(lst)
-        elif type(lst) is tuple:
-            is_list = False
-            n = PyTuple_GET_SIZE(lst)
-        else:
-            return None, None, m
-        same = m > 0 and (lst is prev)
-        if not same and m > 0 and n == prev_n:
-            same = True
-            for i in range(n):
-                if _item(lst, is_list, i) != _item(prev, prev_is_list, i):
-                    same = False
-                    break
-        if same:
-            coded[m] = coded[m - 1]
-        else:
-            codes = np.empty(n, dtype=np.int32)
-            out = codes
-            for i in range(n):
-                item = _item(lst, is_list, i)
-                c = by_address.find(item)
-                if c < 0:
-                    if type(<object>item) is not str:
-                        return None, None, m
-                    found = PyDict_GetItem(code, <object>item)
-                    if found is NULL:
-                        c = <int32_t>PyDict_Size(code)
-                        PyDict_SetItem(code, <object>item, c)
-                    else:
-                        c = <int32_t><object>found
-                    by_address.put(item, c)
-                out[i] = c
-            coded[m] = codes
-            if m == 0:
-                first_codes = codes
-            elif all_same and (n != first_codes.shape[0] or
-                               (n and memcmp(&out[0], <int32_t*>first_codes.data, n * sizeof(int32_t)) != 0)):
-                all_same = False
-        total += n
-        lengths[m + 1] = total
-        prev, prev_is_list, prev_n = lst, is_list, n
-    if members == 0:
-        return None, np.zeros(0, dtype=np.int32), -1
-    if all_same:
-        return None, first_codes, -1
-    codes = np.empty(total, dtype=np.int32)
-    out = codes
-    cdef int32_t[::1] src
-    for m in range(members):
-        n = lengths[m + 1] - lengths[m]
-        if n:
-            src = coded[m]
-            memcpy(&out[lengths[m]], &src[0], n * sizeof(int32_t))
-    return lengths, codes, -1
+    cdef int64_t* off
+    cdef int32_t* out
+    cdef _ByAddress by_address = _ByAddress()
+    cdef cnp.ndarray[int32_t, ndim=1] codes
+    if buf is NULL or start is NULL:
+        free(buf)
+        free(start)
+        raise MemoryError()
+    try:
+        for m in range(members):
+            lst = PyList_GET_ITEM(lists, m)
+            if KG_IS_LIST(lst):
+                n = PyList_GET_SIZE(<object>lst)
+            elif KG_IS_TUPLE(lst):
+                n = PyTuple_GET_SIZE(<object>lst)
+            else:
+                return None, None, m
+            items = KG_SEQ_ITEMS(lst)
+            same = m > 0 and (lst == prev or (n == prev_n and (n == 0 or memcmp(items, prev_items, n * sizeof(PyObject*)) == 0)))
+            if same:
+                start[m] = start[m - 1]
+            else:
+                if used + n > capacity:
+                    capacity = max(2 * capacity, used + n)
+                    grown = <int32_t*>realloc(buf, capacity * sizeof(int32_t))
+                    if grown is NULL:
+                        raise MemoryError()
+                    buf = grown
+                start[m] = used
+                for i in range(n):
+                    item = items[i]
+                    c = by_address.find(item)
+                    if c < 0:
+                        if not KG_IS_STR(item):
+                            return None, None, m
+                        found = PyDict_GetItem(code, <object>item)
+                        if found is NULL:
+                            c = <int32_t>PyDict_Size(code)
+                            PyDict_SetItem(code, <object>item, c)
+                        else:
+                            c = <int32_t><object>found
+                        by_address.put(item, c)
+                    buf[used + i] = c
+                if m == 0:
+                    first_n = n
+                elif all_same and (n != first_n or (n and memcmp(&buf[used], buf, n * sizeof(int32_t)) != 0)):
+                    all_same = False
+                used += n
+            prev, prev_items, prev_n = lst, items, n
+            total += n
+            lengths[m + 1] = total
+        if members == 0:
+            return None, np.zeros(0, dtype=np.int32), -1
+        if all_same:
+            codes = np.empty(first_n, dtype=np.int32)
+            if first_n:
+                memcpy(codes.data, buf, first_n * sizeof(int32_t))
+            return None, codes, -1
+        codes = np.empty(total, dtype=np.int32)
+        out = <int32_t*>codes.data
+        off = <int64_t*>lengths.data
+        for m in range(members):
+            n = off[m + 1] - off[m]
+            if n:
+                memcpy(&out[off[m]], &buf[start[m]], n * sizeof(int32_t))
+        return lengths, codes, -1
+    finally:
+        free(buf)
+        free(start)

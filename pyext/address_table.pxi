@@ -15,7 +15,7 @@ cdef class _ByAddress:
     cdef size_t mask, used
 
     def __cinit__(self):
-        self.mask = 1023
+        self.mask = 63     # (grows as needed: most calls see a few dozen names)
         self.used = 0
         self.keys = <uintptr_t*>calloc(self.mask + 1, sizeof(uintptr_t))
         self.values = <int32_t*>calloc(self.mask + 1, sizeof(int32_t))

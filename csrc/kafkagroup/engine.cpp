@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <stdexcept>
 
 #include "kafkagroup/assignors.hpp"
@@ -59,10 +60,24 @@ AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const Prev
     return AssignResult{server::assign_uniform(p, pr, prev_owner), {}, {}};
 }
 
+// A strategy's whole call (owner and metrics) when it can do better than the general path on this input,
+// else nullopt. The server assignors' direct paths for clean previous targets (server/clean_claims.hpp).
+using DirectFn = std::optional<AssignResult> (*)(const Problem&, const Prepared&, const AssignOptions&);
+
+std::optional<AssignResult> direct_server_range(const Problem& p, const Prepared& pr, const AssignOptions& options) {
+    if (options.server_racks && pr.has_racks) return std::nullopt;
+    return server::range_direct(p, pr);
+}
+std::optional<AssignResult> direct_server_uniform(const Problem& p, const Prepared& pr, const AssignOptions& options) {
+    if (options.server_racks && pr.has_racks) return std::nullopt;
+    return server::uniform_direct(p, pr);
+}
+
 struct Entry {
     const char* name;
     AssignFn run;
     bool reads_shared_form;   // reads Problem::shared_members as it is (else expanded to the CSR first)
+    DirectFn direct = nullptr;
 };
 // Registration order is the order strategy_names() reports. The sticky assignors read the homogeneous form
 // as it is: a homogeneous group has equal subscriptions (Prepared::uniform), and with equal subscriptions
@@ -74,8 +89,8 @@ const Entry kStrategies[] = {
     {"roundrobin", run_roundrobin, false},
     {"sticky", run_sticky, true},
     {"cooperative-sticky", run_cooperative_sticky, true},
-    {"server-uniform", run_server_uniform, true},
-    {"server-range", run_server_range, true},
+    {"server-uniform", run_server_uniform, true, direct_server_uniform},
+    {"server-range", run_server_range, true, direct_server_range},
 };
 
 // The homogeneous form (Problem::shared_members) as the CSR the classic assignors read: every member's
@@ -119,6 +134,8 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         const Prepared prepared = prepare(problem);  // validates the rack ids compact_rack_ids reads
         CompactRackIds rack_storage;
         compact_rack_ids(problem, rack_storage);
+        if (e.direct)
+            if (std::optional<AssignResult> direct = e.direct(problem, prepared, options)) return std::move(*direct);
         const PreviousOwners prev = previous_owners(problem, prepared);
         PartitionTally tally(prepared, prev);
         AssignResult result = e.run(problem, prepared, prev, options, tally);

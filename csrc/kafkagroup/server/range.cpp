@@ -11,9 +11,17 @@
 // whatever n is. At 10,000 members x 1,000 topics of 500 partitions with three quarters subscribed, that is
 // 500 of each topic's 7,500 subscribers, all found among the first ~700 members: the scan stops there
 // instead of listing 7.5M subscriptions (a full per-topic CSR was 2/3 of the call).
+//
+// range_direct is the whole call when the previous target assignment is clean (clean_claims.hpp): one walk
+// over the claims counts those the new ranges keep, and the loads and holders come from the split itself,
+// so neither previous_owners' array nor compute_metrics' pass over the partitions is made. The metrics are
+// compute_metrics' (complete_metrics finishes both).
 #include <algorithm>
+#include <optional>
 
 #include "kafkagroup/assignors.hpp"
+#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/server/clean_claims.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 
 namespace kafkagroup {
@@ -65,6 +73,72 @@ TopicSubscribers range_takers(const Problem& p, const Prepared& pr) {
 
 std::vector<int32_t> assign_range(const Problem& p, const Prepared& pr) {
     return contiguous_ranges(pr, range_takers(p, pr));
+}
+
+std::optional<AssignResult> range_direct(const Problem& p, const Prepared& pr) {
+    const TopicSubscribers takers = range_takers(p, pr);
+    const std::size_t M = static_cast<std::size_t>(pr.num_members);
+    AssignResult result;
+    result.owner = contiguous_ranges(pr, takers);
+    // One walk over the claims: a claim is kept when the new range holds it for its claimant.
+    std::vector<int64_t> owned(M, 0);
+    int64_t claims = 0, kept = 0;
+    if (pr.has_owned) {
+        std::vector<char> named(static_cast<std::size_t>(pr.num_partitions), 0);
+        char named_twice = 0;
+        const bool subscribed = walk_claims_subscribed(p, pr, [&](int32_t m, const int32_t* first, const int32_t* last) {
+            const int32_t* const owner = result.owner.data();
+            char* const seen = named.data();
+            char twice = 0;
+            int64_t mine = 0;
+            for (const int32_t* c = first; c != last; ++c) {
+                const int32_t part = *c;   // read once: the char store below may alias it
+                twice |= seen[part];
+                seen[part] = 1;
+                mine += owner[part] == m;
+            }
+            named_twice |= twice;
+            kept += mine;
+        });
+        if (!subscribed || named_twice) return std::nullopt;
+        for (std::size_t m = 0; m < M; ++m) owned[m] = p.owned_offsets[m + 1] - p.owned_offsets[m];
+        claims = static_cast<int64_t>(p.owned_partitions.size);
+    }
+    // Loads and holders from the split itself (the first `listed` takers of a topic receive
+    // per + 1 for the first `extra`, per after), not from a pass over owner[].
+    std::vector<int64_t> load(M, 0);
+    Metrics& metrics = result.metrics;
+    for (int32_t t = 0; t < pr.num_topics; ++t) {
+        const int64_t n = takers.count(t), count = pr.topic_base[t + 1] - pr.topic_base[t];
+        if (n == 0) {
+            if (pr.topic_subscribed[t]) metrics.unassigned += count;   // (takers exist for subscribed topics)
+            continue;
+        }
+        const int64_t per = count / n, extra = count % n, listed = per == 0 ? extra : n;
+        const int32_t* const members = takers.begin(t);
+        for (int64_t i = 0; i < listed; ++i) load[members[i]] += per + (i < extra);
+        metrics.assigned += count;
+    }
+    metrics.moved = claims - kept;
+    const auto holders = [&] {
+        TopicHolders h;
+        h.offsets.assign(static_cast<std::size_t>(pr.num_topics) + 1, 0);
+        h.members.reserve(static_cast<std::size_t>(metrics.assigned));   // at most one holder per partition
+        h.held.reserve(static_cast<std::size_t>(metrics.assigned));
+        for (int32_t t = 0; t < pr.num_topics; ++t) {
+            const int64_t n = takers.count(t), count = pr.topic_base[t + 1] - pr.topic_base[t];
+            const int64_t per = n == 0 ? 0 : count / n, extra = n == 0 ? 0 : count % n;
+            const int64_t listed = n == 0 ? 0 : per == 0 ? extra : n;
+            for (int64_t i = 0; i < listed; ++i) {
+                h.members.push_back(takers.begin(t)[i]);
+                h.held.push_back(static_cast<int32_t>(per + (i < extra)));
+            }
+            h.offsets[t + 1] = static_cast<int64_t>(h.members.size());
+        }
+        return h;
+    };
+    complete_metrics(p, pr, load, owned, claims, true, holders, metrics);
+    return result;
 }
 
 }  // namespace server

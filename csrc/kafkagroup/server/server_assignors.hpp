@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kafkagroup/problem.hpp"
+#include "kafkagroup/result.hpp"
 
 namespace kafkagroup {
 namespace server {
@@ -30,6 +32,15 @@ int64_t recorded_claims(const std::vector<int32_t>& prev_owner);
 
 // RangeAssignor (server/range.cpp): input-only, the previous assignment is ignored. Exactly Kafka's.
 std::vector<int32_t> assign_range(const Problem& problem, const Prepared& prepared);
+
+// The whole call (owner and metrics, equal to the general path's) when the previous target assignment is
+// clean (clean_claims.hpp); nullopt otherwise, and the engine takes the general path (previous_owners, the
+// assignor, compute_metrics). range_direct: any subscriptions. uniform_direct (server/uniform.cpp): different
+// subscriptions, or equal ones (homogeneous_direct, server/uniform_homogeneous.cpp) whose row lists its topics
+// with partitions in ascending order; nullopt for anything else (and for a group without members).
+std::optional<AssignResult> range_direct(const Problem& problem, const Prepared& prepared);
+std::optional<AssignResult> uniform_direct(const Problem& problem, const Prepared& prepared);
+std::optional<AssignResult> homogeneous_direct(const Problem& problem, const Prepared& prepared);
 
 // UniformAssignor (server/uniform.cpp): the homogeneous builder when every member subscribes to the same
 // topics, the heterogeneous one otherwise; both incremental from prev_owner (ownership.hpp's rules:

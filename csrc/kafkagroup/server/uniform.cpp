@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/server/clean_claims.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 
 namespace kafkagroup {
@@ -50,6 +52,25 @@ void check_single_owner(const Problem& p, const Prepared& pr, const std::vector<
     // does not subscribe to, a member listing a partition twice, or two members) the exact check decides.
     if (recorded_claims(prev_owner) == static_cast<int64_t>(p.owned_partitions.size)) return;
     find_second_owner(p, pr);
+}
+
+std::optional<AssignResult> uniform_direct(const Problem& p, const Prepared& pr) {
+    if (pr.num_members == 0) return std::nullopt;
+    if (pr.uniform) return homogeneous_direct(p, pr);
+    // Different subscriptions: the claims walk gives the previous owners (previous_owners' result, without
+    // its stamp of every member's list) and proves no partition held twice (check_single_owner's question);
+    // the builder and compute_metrics then run as on the general path.
+    PreviousOwners prev;
+    prev.owner.assign(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    if (!write_clean_claims(p, pr, prev.owner)) return std::nullopt;
+    // Clean claims are all recorded, each partition once: a member's valid previous partitions are its claims.
+    prev.owned.assign(static_cast<std::size_t>(pr.num_members), 0);
+    if (pr.has_owned)
+        for (int32_t m = 0; m < pr.num_members; ++m) prev.owned[m] = p.owned_offsets[m + 1] - p.owned_offsets[m];
+    AssignResult result;
+    result.owner = uniform_heterogeneous(p, pr, prev.owner);
+    result.metrics = compute_metrics(p, pr, result.owner, result.withheld, prev);
+    return result;
 }
 
 std::vector<int32_t> assign_uniform(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {

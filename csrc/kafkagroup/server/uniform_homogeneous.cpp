@@ -19,8 +19,11 @@
 // partitions, and the free partitions are found by a scan that skips blocks with none. At 10,000 members x
 // 500,000 partitions that is a copy and a scan instead of two passes of per-partition branches.
 #include <algorithm>
+#include <optional>
 #include <utility>
 
+#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/server/clean_claims.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 
 namespace kafkagroup {
@@ -64,6 +67,48 @@ void collect_free(const int32_t* owner, int32_t lo, int32_t hi, std::vector<int3
         if (owner[part] < 0) out.push_back(part);
 }
 
+// Kafka's quota sizes, the larger ones first to the members that held more than base (see above).
+std::vector<int64_t> quotas(const std::vector<int64_t>& held, int64_t total, int32_t M) {
+    const int64_t base_quota = total / M;
+    int64_t extra = total % M;
+    std::vector<int64_t> quota(static_cast<std::size_t>(M), base_quota);
+    for (int32_t m = 0; m < M && extra > 0; ++m)
+        if (held[m] > base_quota) ++quota[m], --extra;
+    for (int32_t m = 0; m < M && extra > 0; ++m)
+        if (quota[m] == base_quota) ++quota[m], --extra;
+    return quota;
+}
+
+// The builder from owner[] holding the previous owners, when every claim was recorded and the spans are
+// ascending (visiting order is ascending ids): a member over quota keeps its quota lowest claims and frees
+// the others; the free partitions, ascending, go to the members below quota in member order. used[m] is
+// held[m] on entry and what m keeps on return. When the claims cover every subscribed partition, the free
+// ones are exactly those given up (sorted, not searched for); otherwise a block scan finds them.
+void trim_and_hand_out(const Problem& p, const std::vector<Span>& spans, int64_t total,
+                       const std::vector<int64_t>& quota, std::vector<int64_t>& used, std::vector<int32_t>& owner) {
+    const int32_t M = static_cast<int32_t>(quota.size());
+    std::vector<int32_t> free_parts, claims;
+    for (int32_t m = 0; m < M; ++m) {
+        if (used[m] <= quota[m]) continue;
+        claims.assign(p.owned_partitions.data + p.owned_offsets[m], p.owned_partitions.data + p.owned_offsets[m + 1]);
+        if (!std::is_sorted(claims.begin(), claims.end())) std::sort(claims.begin(), claims.end());
+        for (std::size_t k = static_cast<std::size_t>(quota[m]); k < claims.size(); ++k) {
+            owner[claims[k]] = kUnassigned;
+            free_parts.push_back(claims[k]);
+        }
+        used[m] = quota[m];
+    }
+    if (static_cast<int64_t>(p.owned_partitions.size) == total) {
+        std::sort(free_parts.begin(), free_parts.end());
+    } else {
+        free_parts.clear();
+        for (const Span& s : spans) collect_free(owner.data(), s.first, s.second, free_parts);
+    }
+    std::size_t next = 0;
+    for (int32_t m = 0; m < M && next < free_parts.size(); ++m)
+        for (int64_t k = used[m]; k < quota[m] && next < free_parts.size(); ++k) owner[free_parts[next++]] = m;
+}
+
 }  // namespace
 
 std::vector<int32_t> uniform_homogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
@@ -75,8 +120,6 @@ std::vector<int32_t> uniform_homogeneous(const Problem& p, const Prepared& pr, c
     for (const Span& s : spans) total += s.second - s.first;
     if (total == 0) return owner;
 
-    const int64_t base_quota = total / M;
-    int64_t extra = total % M;
     // Every claim recorded: each is a distinct partition of a subscribed topic owned by its member, so a
     // member holds exactly its claims.
     const bool all_recorded =
@@ -89,46 +132,65 @@ std::vector<int32_t> uniform_homogeneous(const Problem& p, const Prepared& pr, c
             for (int32_t part = s.first; part < s.second; ++part)
                 if (prev_owner[part] >= 0) ++held[prev_owner[part]];
     }
+    const std::vector<int64_t> quota = quotas(held, total, M);
 
-    std::vector<int64_t> quota(static_cast<std::size_t>(M), base_quota);
-    for (int32_t m = 0; m < M && extra > 0; ++m)
-        if (held[m] > base_quota) ++quota[m], --extra;
-    for (int32_t m = 0; m < M && extra > 0; ++m)
-        if (quota[m] == base_quota) ++quota[m], --extra;
-
+    if (all_recorded && ascending(spans)) {
+        // Previous owners lie on subscribed topics only (ownership.hpp's rule 1): owner[] is prev_owner.
+        owner = prev_owner;
+        trim_and_hand_out(p, spans, total, quota, held, owner);
+        return owner;
+    }
     // Keep up to quota (a member over quota keeps its lowest ids, in visiting order), free the rest.
     std::vector<int32_t> free_parts;
     std::vector<int64_t>& used = held;   // reused: held[] becomes what each member keeps
-    if (all_recorded && ascending(spans)) {
-        // Visiting order is ascending ids: a member over quota keeps its quota lowest claims.
-        for (const Span& s : spans)
-            std::copy(prev_owner.begin() + s.first, prev_owner.begin() + s.second, owner.begin() + s.first);
-        std::vector<int32_t> claims;
-        for (int32_t m = 0; m < M; ++m) {
-            if (held[m] <= quota[m]) continue;
-            claims.assign(p.owned_partitions.data + p.owned_offsets[m], p.owned_partitions.data + p.owned_offsets[m + 1]);
-            if (!std::is_sorted(claims.begin(), claims.end())) std::sort(claims.begin(), claims.end());
-            for (std::size_t k = static_cast<std::size_t>(quota[m]); k < claims.size(); ++k) owner[claims[k]] = kUnassigned;
-            used[m] = quota[m];
-        }
-        for (const Span& s : spans) collect_free(owner.data(), s.first, s.second, free_parts);
-    } else {
-        std::fill(used.begin(), used.end(), 0);
-        for (const Span& s : spans)
-            for (int32_t part = s.first; part < s.second; ++part) {
-                const int32_t m = prev_owner[part];
-                if (m >= 0 && used[m] < quota[m]) {
-                    owner[part] = m;
-                    ++used[m];
-                } else {
-                    free_parts.push_back(part);
-                }
+    std::fill(used.begin(), used.end(), 0);
+    for (const Span& s : spans)
+        for (int32_t part = s.first; part < s.second; ++part) {
+            const int32_t m = prev_owner[part];
+            if (m >= 0 && used[m] < quota[m]) {
+                owner[part] = m;
+                ++used[m];
+            } else {
+                free_parts.push_back(part);
             }
-    }
+        }
     std::size_t next = 0;
     for (int32_t m = 0; m < M && next < free_parts.size(); ++m)
         for (int64_t k = used[m]; k < quota[m] && next < free_parts.size(); ++k) owner[free_parts[next++]] = m;
     return owner;
+}
+
+std::optional<AssignResult> homogeneous_direct(const Problem& p, const Prepared& pr) {
+    const int32_t M = pr.num_members;
+    if (!pr.uniform || M == 0) return std::nullopt;
+    const std::vector<Span> spans = row_spans(p, pr);
+    int64_t total = 0;
+    for (const Span& s : spans) total += s.second - s.first;
+    if (total == 0 || !ascending(spans)) return std::nullopt;
+
+    // The claims walk writes the previous owners straight into the result.
+    AssignResult result;
+    std::vector<int32_t>& owner = result.owner;
+    owner.assign(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    if (!write_clean_claims(p, pr, owner)) return std::nullopt;
+
+    std::vector<int64_t> held(static_cast<std::size_t>(M), 0);
+    if (pr.has_owned)
+        for (int32_t m = 0; m < M; ++m) held[m] = p.owned_offsets[m + 1] - p.owned_offsets[m];
+    const std::vector<int64_t> owned = held;
+    const std::vector<int64_t> quota = quotas(held, total, M);
+    trim_and_hand_out(p, spans, total, quota, held, owner);
+
+    // Every member ends at its quota (the quotas sum to the subscribed partitions, all handed out) and
+    // keeps held[m] = min(claims, quota) of its claims: the metrics without a pass over owner[].
+    Metrics& metrics = result.metrics;
+    metrics.assigned = total;
+    const int64_t claims = pr.has_owned ? static_cast<int64_t>(p.owned_partitions.size) : 0;
+    int64_t kept = 0;
+    for (int64_t k : held) kept += k;
+    metrics.moved = claims - kept;
+    complete_metrics(p, pr, quota, owned, claims, true, [] { return TopicHolders{}; }, metrics);
+    return result;
 }
 
 }  // namespace server

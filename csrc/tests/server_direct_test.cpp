@@ -1,0 +1,243 @@
+// The server assignors' direct paths (server/clean_claims.hpp; range_direct, uniform_direct) against the
+// general path they stand in for: previous_owners, the assignor, compute_metrics. On random groups, equal and
+// different subscriptions, over rounds whose previous targets are the last result with edits a coordinator
+// may send: members without claims, a partition claimed by two members or listed twice by one, stray claims
+// on topics a member left, claims and subscription rows out of order. A direct path must answer exactly when
+// the claims are clean by the plain definition (below), and then with the general path's owner and metrics.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "kafkagroup/metrics.hpp"
+#include "kafkagroup/ownership.hpp"
+#include "kafkagroup/problem.hpp"
+#include "kafkagroup/server/server_assignors.hpp"
+
+using namespace kafkagroup;
+
+namespace {
+
+template <class T>
+View<T> view(const std::vector<T>& v) {
+    return View<T>{v.data(), v.size()};
+}
+
+struct Group {
+    std::vector<int32_t> counts;
+    std::vector<int64_t> sub_offsets{0};
+    std::vector<int32_t> sub_topics;
+    std::vector<int64_t> owned_offsets{0};
+    std::vector<int32_t> owned;
+
+    int32_t members() const { return static_cast<int32_t>(sub_offsets.size()) - 1; }
+    int32_t topic_of(int32_t part) const {
+        int32_t t = 0;
+        for (int32_t base = counts[0]; base <= part; base += counts[++t]) {}
+        return t;
+    }
+    bool subscribes(int32_t m, int32_t t) const {
+        return std::find(sub_topics.begin() + sub_offsets[m], sub_topics.begin() + sub_offsets[m + 1], t) !=
+               sub_topics.begin() + sub_offsets[m + 1];
+    }
+    Problem problem() const {
+        Problem p;
+        p.partition_count = view(counts);
+        p.sub_offsets = view(sub_offsets);
+        p.sub_topics = view(sub_topics);
+        p.owned_offsets = view(owned_offsets);
+        p.owned_partitions = view(owned);
+        return p;
+    }
+};
+
+// Clean, as clean_claims.hpp defines it: every claim on a topic its member subscribes to, no partition named
+// twice.
+bool clean_by_definition(const Group& g) {
+    std::vector<int32_t> named;
+    for (int32_t m = 0; m < g.members(); ++m)
+        for (int64_t i = g.owned_offsets[m]; i < g.owned_offsets[m + 1]; ++i) {
+            if (!g.subscribes(m, g.topic_of(g.owned[i]))) return false;
+            named.push_back(g.owned[i]);
+        }
+    std::sort(named.begin(), named.end());
+    return std::adjacent_find(named.begin(), named.end()) == named.end();
+}
+
+void check_same(const AssignResult& direct, const AssignResult& general) {
+    CHECK(direct.owner == general.owner);
+    CHECK(direct.withheld.empty());
+    const Metrics &a = direct.metrics, &b = general.metrics;
+    CHECK(a.balance_gap == b.balance_gap);
+    CHECK(a.max_load == b.max_load);
+    CHECK(a.min_load == b.min_load);
+    CHECK(a.assigned == b.assigned);
+    CHECK(a.unassigned == b.unassigned);
+    CHECK(a.withheld == b.withheld);
+    CHECK(a.moved == b.moved);
+    CHECK(a.moved_lower_bound == b.moved_lower_bound);
+}
+
+// One group: the general path's result (nullopt when it refuses the claims) beside the direct path's.
+void check_group(const Group& g, bool uniform, int& direct_answers) {
+    const Problem p = g.problem();
+    const Prepared pr = prepare(p);
+    const std::optional<AssignResult> direct = uniform ? server::uniform_direct(p, pr) : server::range_direct(p, pr);
+    const bool clean = clean_by_definition(g);
+    // range answers whenever the claims are clean; uniform too, with equal subscriptions only when the row's
+    // topics with partitions (the order the builder visits partitions in) are ascending, and there are some
+    bool expected = clean;
+    if (uniform) {
+        std::vector<int32_t> visited;
+        for (int64_t i = g.sub_offsets[0]; i < g.sub_offsets[1]; ++i)
+            if (g.counts[g.sub_topics[i]] > 0) visited.push_back(g.sub_topics[i]);
+        if (pr.uniform) expected = expected && !visited.empty() && std::is_sorted(visited.begin(), visited.end());
+    }
+    REQUIRE(direct.has_value() == expected);
+    if (!direct) return;
+    ++direct_answers;
+    if (pr.uniform && g.members() > 1) {   // the homogeneous form (one row for everyone) answers the same
+        Problem shared = p;
+        const std::vector<int64_t> row_offsets{0, g.sub_offsets[1]};
+        shared.sub_offsets = view(row_offsets);
+        shared.sub_topics = View<int32_t>{g.sub_topics.data(), static_cast<std::size_t>(g.sub_offsets[1])};
+        shared.shared_members = g.members();
+        const Prepared shared_pr = prepare(shared);
+        const std::optional<AssignResult> again =
+            uniform ? server::uniform_direct(shared, shared_pr) : server::range_direct(shared, shared_pr);
+        REQUIRE(again.has_value());
+        check_same(*again, *direct);
+    }
+    const PreviousOwners prev_owners = previous_owners(p, pr);
+    const std::vector<int32_t> prev =
+        prev_owners.none() ? std::vector<int32_t>(static_cast<std::size_t>(pr.num_partitions), kUnassigned)
+                           : prev_owners.owner;
+    AssignResult general;
+    if (uniform) {
+        server::check_single_owner(p, pr, prev);   // clean claims: never throws
+        general.owner = server::assign_uniform(p, pr, prev);
+    } else {
+        general.owner = server::assign_range(p, pr);
+    }
+    general.metrics = compute_metrics(p, pr, general.owner, general.withheld, prev_owners);
+    check_same(*direct, general);
+}
+
+// many: hundreds of topics of at most one partition, so that members hold a few partitions each over long
+// subscription lists (the walk then answers by binary searches in a member's list)
+Group random_group(std::mt19937& rng, bool homogeneous, bool many = false) {
+    Group g;
+    const int topics = many ? std::uniform_int_distribution<int>(150, 250)(rng) : std::uniform_int_distribution<int>(1, 7)(rng);
+    for (int t = 0; t < topics; ++t)
+        g.counts.push_back(many ? std::bernoulli_distribution(0.25)(rng) : std::uniform_int_distribution<int>(0, 14)(rng));
+    const int members = std::uniform_int_distribution<int>(1, 12)(rng);
+    std::vector<int32_t> row;
+    for (int t = 0; t < topics; ++t)
+        if (std::bernoulli_distribution(0.7)(rng)) row.push_back(t);
+    if (std::bernoulli_distribution(0.2)(rng)) std::shuffle(row.begin(), row.end(), rng);   // unsorted row
+    for (int m = 0; m < members; ++m) {
+        if (homogeneous) {
+            g.sub_topics.insert(g.sub_topics.end(), row.begin(), row.end());
+        } else {
+            const std::size_t from = g.sub_topics.size();
+            for (int t = 0; t < topics; ++t)
+                if (std::bernoulli_distribution(0.6)(rng)) g.sub_topics.push_back(t);
+            if (std::bernoulli_distribution(0.2)(rng)) std::shuffle(g.sub_topics.begin() + from, g.sub_topics.end(), rng);
+        }
+        g.sub_offsets.push_back(static_cast<int64_t>(g.sub_topics.size()));
+    }
+    g.owned_offsets.assign(static_cast<std::size_t>(members) + 1, 0);
+    return g;
+}
+
+// owned lists from an owner array, then one of the edits a coordinator's input may carry.
+void set_previous(Group& g, const std::vector<int32_t>& owner, std::mt19937& rng) {
+    const int32_t M = g.members(), P = static_cast<int32_t>(owner.size());
+    std::vector<std::vector<int32_t>> lists(static_cast<std::size_t>(M));
+    for (int32_t part = 0; part < P; ++part)
+        if (owner[part] >= 0 && owner[part] < M) lists[owner[part]].push_back(part);
+    const int edit = std::uniform_int_distribution<int>(0, 7)(rng);
+    const int32_t m = std::uniform_int_distribution<int32_t>(0, M - 1)(rng);
+    if (P > 0) {
+        const int32_t part = std::uniform_int_distribution<int32_t>(0, P - 1)(rng);
+        if (edit == 1) lists[m].clear();                                  // a member without claims
+        if (edit == 2) lists[m].push_back(part);                          // maybe claimed twice, or stray
+        if (edit == 3 && !lists[m].empty()) lists[m].push_back(lists[m][0]);   // one member lists one twice
+        if (edit == 4 && M > 1) lists[(m + 1) % M].push_back(part);       // another member's claim on it
+        if (edit == 5) std::shuffle(lists[m].begin(), lists[m].end(), rng);   // claims out of order
+        if (edit == 6) {   // m leaves a topic it holds partitions of: stray claims
+            for (int64_t i = g.sub_offsets[m]; i < g.sub_offsets[m + 1]; ++i) {
+                const int32_t t = g.sub_topics[i];
+                bool holds = false;
+                for (int32_t c : lists[m]) holds = holds || g.topic_of(c) == t;
+                if (!holds) continue;
+                g.sub_topics.erase(g.sub_topics.begin() + i);
+                for (int32_t k = m + 1; k <= M; ++k) --g.sub_offsets[k];
+                break;
+            }
+        }
+    }
+    g.owned.clear();
+    g.owned_offsets.assign(1, 0);
+    for (const auto& l : lists) {
+        g.owned.insert(g.owned.end(), l.begin(), l.end());
+        g.owned_offsets.push_back(static_cast<int64_t>(g.owned.size()));
+    }
+}
+
+void run_rounds(bool uniform, uint32_t seed) {
+    std::mt19937 rng(seed);
+    int direct_answers = 0, groups = 0;
+    for (int round = 0; round < 600; ++round) {
+        Group g = random_group(rng, /*homogeneous=*/round % 3 != 0, /*many=*/round % 5 == 0);
+        std::vector<int32_t> owner;
+        for (int step = 0; step < 5; ++step) {
+            if (step == 0) {
+                g.owned.clear();   // a first assignment: no claims
+            } else {
+                // one or two members join with member 0's subscription (two: what members over quota give up
+                // is shared out, in order)
+                for (int joining = step % 2 == 0 ? 1 + round % 2 : 0; joining > 0; --joining) {
+                    g.sub_topics.insert(g.sub_topics.end(), g.sub_topics.begin(), g.sub_topics.begin() + g.sub_offsets[1]);
+                    g.sub_offsets.push_back(static_cast<int64_t>(g.sub_topics.size()));
+                }
+                set_previous(g, owner, rng);
+            }
+            ++groups;
+            check_group(g, uniform, direct_answers);
+            const Problem p = g.problem();
+            const Prepared pr = prepare(p);
+            const PreviousOwners prev_owners = previous_owners(p, pr);
+            const std::vector<int32_t> prev =
+                prev_owners.none() ? std::vector<int32_t>(static_cast<std::size_t>(pr.num_partitions), kUnassigned)
+                                   : prev_owners.owner;
+            if (uniform) {
+                try {
+                    server::check_single_owner(p, pr, prev);
+                } catch (const std::invalid_argument&) {
+                    break;   // the group is refused: start another
+                }
+                owner = server::assign_uniform(p, pr, prev);
+            } else {
+                owner = server::assign_range(p, pr);
+            }
+        }
+    }
+    // many groups take the direct path, many do not
+    CHECK(direct_answers > groups / 5);
+    CHECK(direct_answers < groups);
+}
+
+}  // namespace
+
+TEST_CASE("server-range's direct path: the general path's owner and metrics exactly when the claims are clean") {
+    run_rounds(/*uniform=*/false, 2121);
+}
+
+TEST_CASE("server-uniform's direct path: the general path's owner and metrics exactly when the claims are clean") {
+    run_rounds(/*uniform=*/true, 2122);
+}
