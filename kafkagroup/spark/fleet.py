@@ -62,6 +62,24 @@ def _log_uniform(rng: np.random.Generator, lo: int, hi: int, n: int) -> np.ndarr
     return np.rint(np.exp(rng.uniform(math.log(lo), math.log(hi), n))).astype(np.int64)
 
 
+def _check_generator_args(num_groups: int, **named: Any) -> None:
+    """generate_fleet's arguments, checked before any is used as a size or a logarithm's argument."""
+    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)) or num_groups < 0:
+        raise ValueError(f"generate_fleet: num_groups must be an integer >= 0, got {num_groups!r}")
+    for name in ("members", "partitions", "topics"):
+        value = named[name]
+        ok = (isinstance(value, (tuple, list)) and len(value) == 2
+              and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+              and 1 <= value[0] <= value[1])
+        if not ok:
+            raise ValueError(f"generate_fleet: {name} must be a range (lo, hi) of integers with 1 <= lo <= hi, "
+                             f"got {value!r}")
+    for name in ("uniform_fraction", "static_fraction"):
+        value = named[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            raise ValueError(f"generate_fleet: {name} must be a number in 0..1, got {value!r}")
+
+
 def _strings(prefix: str, numbers: np.ndarray, width: int) -> pa.Array:
     """``prefix + zero-padded number`` for every number, built by pyarrow (no Python loop)."""
     digits = pc.utf8_lpad(pa.array(numbers, pa.int64()).cast(pa.string()), width=width, padding="0")
@@ -78,7 +96,13 @@ def generate_fleet(num_groups: int, *, seed: int = 0, members: tuple[int, int] =
     probability `uniform_fraction` every member subscribes to every topic of its group, otherwise
     each member takes a random half of them (at least one). A `static_fraction` of members get a
     group.instance.id. No owned partitions: every group is assigned fresh.
+
+    Raises ValueError naming the argument when a range is not ``(lo, hi)`` with ``1 <= lo <= hi`` (a group
+    needs at least one member, partition and topic: the ranges are sampled on a log scale) or a fraction
+    is outside 0..1.
     """
+    _check_generator_args(num_groups, members=members, partitions=partitions, topics=topics,
+                          uniform_fraction=uniform_fraction, static_fraction=static_fraction)
     rng = np.random.default_rng(seed)
     member_count = _log_uniform(rng, members[0], members[1], num_groups)
     part_count = _log_uniform(rng, partitions[0], partitions[1], num_groups)

@@ -92,6 +92,8 @@ def test_confluent_init_transactions_fails_at_once_with_the_reason(server):
     assert "transactions are not supported by kafkagroup serve" in error.str(), error
 
 
+# alter_configs is deprecated in confluent-kafka, and used here on purpose: it is what older tools still send.
+@pytest.mark.filterwarnings("ignore:alter_configs has been deprecated:DeprecationWarning")
 def test_unadvertised_apis_fail_in_the_client_and_close_on_the_wire(server):
     admin = AdminClient({"bootstrap.servers": server.bootstrap})
     (future,) = admin.alter_configs([ConfigResource(ResourceType.TOPIC, "t", set_config={"retention.ms": "1"})]).values()

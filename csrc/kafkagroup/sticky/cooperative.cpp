@@ -7,7 +7,6 @@
 #include "kafkagroup/sticky/sticky.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "kafkagroup/runs.hpp"
 
