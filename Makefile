@@ -95,7 +95,7 @@ build/cxx/libkafkagroup.a: $(CXX_LIB_OBJECTS)
 
 # One program from every csrc/tests/*.cpp (engine_test.cpp holds doctest's main).
 CXX_TEST_SOURCES := $(wildcard csrc/tests/*.cpp)
-build/cxx/engine_test: $(CXX_TEST_SOURCES) build/cxx/libkafkagroup.a /usr/include/doctest/doctest.h
+build/cxx/engine_test: $(CXX_TEST_SOURCES) $(wildcard csrc/tests/*.hpp) build/cxx/libkafkagroup.a /usr/include/doctest/doctest.h
 	$(CXX) $(CXX_TEST_FLAGS) $(CXX_TEST_SOURCES) build/cxx/libkafkagroup.a -o $@
 
 cxx-test: build/cxx/engine_test

@@ -16,16 +16,14 @@
 
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/problem.hpp"
+#include "test_views.hpp"
 #include "kafkagroup/sticky/load_index.hpp"
 
 using namespace kafkagroup;
 
 namespace {
 
-template <class T>
-View<T> view(const std::vector<T>& v) {
-    return View<T>{v.data(), v.size()};
-}
+using kafkagroup_test::view;
 
 // Owns the arrays a Problem borrows.
 struct Group {

@@ -15,15 +15,13 @@
 
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/problem.hpp"
+#include "test_views.hpp"
 
 using namespace kafkagroup;
 
 namespace {
 
-template <class T>
-View<T> view(const std::vector<T>& v) {
-    return View<T>{v.data(), v.size()};
-}
+using kafkagroup_test::view;
 
 struct ServerGroup {
     std::vector<int32_t> counts;

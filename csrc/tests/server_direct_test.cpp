@@ -16,16 +16,14 @@
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
+#include "test_views.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 
 using namespace kafkagroup;
 
 namespace {
 
-template <class T>
-View<T> view(const std::vector<T>& v) {
-    return View<T>{v.data(), v.size()};
-}
+using kafkagroup_test::view;
 
 struct Group {
     std::vector<int32_t> counts;
