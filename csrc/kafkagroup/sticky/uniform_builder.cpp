@@ -10,6 +10,7 @@
 // Cost: O(N + M log M) time, O(P + M) memory; no per-partition heap operations are needed because the
 // quotas are known in advance.
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <tuple>
 
@@ -127,7 +128,19 @@ std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally, std::
                 if (in.weak_owner[part] >= 0) ++weak[in.weak_owner[part]];
     }
     std::vector<int64_t> quota(static_cast<std::size_t>(M), q);
-    if (r > 0) {
+    if (r > 0 && !in.weak_owner) {
+        // Without weak owners the order below is by owned alone (owned > q follows from owned), ties to the
+        // lower id: the r members owning the most are those above the r-th largest count v, then the lowest
+        // ids at v. O(M) with nth_element; the partial sort took O(M log r) (3,600 of 7,200 members after
+        // churn at 4M partitions: ~4% of the call).
+        std::vector<int64_t> counts(owned);
+        std::nth_element(counts.begin(), counts.begin() + (r - 1), counts.end(), std::greater<int64_t>());
+        const int64_t v = counts[static_cast<std::size_t>(r - 1)];
+        int64_t at_v = r;   // q + 1 quotas left for members owning exactly v, once those above v took theirs
+        for (int32_t m = 0; m < M; ++m) at_v -= owned[m] > v;
+        for (int32_t m = 0; m < M; ++m)
+            if (owned[m] > v || (owned[m] == v && at_v-- > 0)) quota[m] = q + 1;
+    } else if (r > 0) {
         // The q + 1 quotas go first to members that keep one more owned partition with it (owned > q:
         // any r of those give the most kept), then to members that keep one more weakly owned partition
         // (owned + weak > q: a result fed back as owned gets its own loads back), then by owned, id.
