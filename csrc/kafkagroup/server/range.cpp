@@ -47,25 +47,29 @@ TopicSubscribers range_takers(const Problem& p, const Prepared& pr) {
         open += count > 0;
     }
     out.members.resize(static_cast<std::size_t>(at));
-    // cap[t] = P_t: seen[t] (out.size) counts up to cap + 1, after which topic t is settled.
-    const int32_t* const base = pr.topic_base.data();
-    int64_t* const seen = out.size.data();
-    const int64_t* const first = out.first.data();
+    // The next free slot of topic t's takers runs from first[t] to first[t] + P_t; a subscriber arriving when
+    // it is full settles the topic (over[t]): count(t) is then P_t + 1. Per subscription a load, a compare and
+    // two stores (seen[] against the topic's bounds cost twice that).
+    std::vector<int64_t> slot(out.first), stop(static_cast<std::size_t>(T));
+    std::vector<char> over(static_cast<std::size_t>(T), 0);
+    for (int32_t t = 0; t < T; ++t) stop[t] = out.first[t] + (pr.topic_base[t + 1] - pr.topic_base[t]);
+    int64_t* const next = slot.data();
+    const int64_t* const full = stop.data();
     int32_t* const takers = out.members.data();
     const int32_t* const topics = p.sub_topics.data;
     for (int32_t m = 0; m < pr.num_members && open > 0; ++m)
         for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) {
             const int32_t t = topics[i];
-            const int64_t cap = base[t + 1] - base[t];
-            const int64_t s = seen[t];
-            if (s < cap) {
-                takers[first[t] + s] = m;
-                seen[t] = s + 1;
-            } else if (s == cap && cap > 0) {   // one more subscriber than partitions: settled
-                seen[t] = s + 1;
+            const int64_t s = next[t];
+            if (s < full[t]) {
+                takers[s] = m;
+                next[t] = s + 1;
+            } else if (!over[t] && full[t] > out.first[t]) {   // one more subscriber than partitions: settled
+                over[t] = 1;
                 --open;
             }
         }
+    for (int32_t t = 0; t < T; ++t) out.size[t] = slot[t] - out.first[t] + over[t];
     return out;
 }
 
@@ -169,12 +173,14 @@ private:
         return stamp_[topic_] == m;
     }
 
-    // The topic of `part` given topic_base[from] <= part: the last u >= from with topic_base[u] <= part, by
-    // doubling steps from `from` and a binary search in the last step (a member's sorted claims move forward
-    // a topic or a few at a time).
+    // The topic of `part` given topic_base[from] <= part: the last u >= from with topic_base[u] <= part. The
+    // next few topics are tried one by one (a member's sorted claims move forward a topic or a few at a time),
+    // then doubling steps and a binary search in the last step.
     int32_t topic_from(int32_t from, int32_t part) const {
         const int32_t* const base = pr_.topic_base.data();
         const int32_t T = pr_.num_topics;
+        for (const int32_t near = std::min(from + 4, T); from < near; ++from)
+            if (part < base[from + 1]) return from;
         int32_t step = 1;
         while (from + step < T && base[from + step] <= part) {
             from += step;
@@ -227,7 +233,8 @@ std::optional<AssignResult> range_direct(const Problem& p, const Prepared& pr) {
         }
         const int64_t per = count / n, extra = count % n, listed = per == 0 ? extra : n;
         const int32_t* const members = takers.begin(t);
-        for (int64_t i = 0; i < listed; ++i) load[members[i]] += per + (i < extra);
+        for (int64_t i = 0; i < std::min(extra, listed); ++i) load[members[i]] += per + 1;
+        for (int64_t i = extra; i < listed; ++i) load[members[i]] += per;
         metrics.assigned += count;
     }
     metrics.moved = moved;
