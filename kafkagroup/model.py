@@ -35,6 +35,7 @@ import numpy as np
 
 from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
+from kafkagroup.java_order import java_sort
 from kafkagroup.java_order import java_string_key  # noqa: F401  (re-exported: the module docstring's order)
 
 # A topic's metadata: a partition count, or one list of replica racks per partition.
@@ -326,7 +327,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     from kafkagroup import _core
     from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 
-    specs, code, catalog = _metadata(partitions_per_topic, partition_racks)
+    specs, code, catalog, metadata_names = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
     code = code.copy()
     cols = _read_columns(subscriptions, code)
@@ -361,7 +362,8 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
             owned_offsets = owned_partition = owned_codes = None
 
     names = list(code)   # metadata topics first: the catalog reads the first len(specs) names
-    dictionary = utf8_strings(names)
+    # (no name beyond the metadata's, the usual case: its layout as the metadata's cache holds it)
+    dictionary = metadata_names if metadata_names is not None and len(names) == len(specs) else utf8_strings(names)
     rack_code: dict[str, int] = {}
     if catalog is None:
         catalog, rack_code = topic_catalog(specs, dictionary)
@@ -416,32 +418,41 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 # The last plain metadata (topic -> partition count, no replica racks) build_group read, and what it derived
 # from it: callers assign over the same topics call after call (a coordinator, a planning loop, a benchmark),
 # and at 1,000 topics checking and cataloguing them is a third of a small group's call. Only immutable
-# things are kept (the TopicCatalog is immutable once built; specs and code are never changed, code is
-# copied before use); the tuple is replaced whole, so concurrent callers may share it.
+# things are kept (the TopicCatalog is immutable once built; specs, code and the names' UTF-8 layout are
+# never changed, code is copied before use); the tuple is replaced whole, so concurrent callers may share it.
 _last_metadata: tuple = ((), None)
 
 
 def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
               partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
-              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any]:
-    """(topic_specs, topic name -> row, TopicCatalog or None to build) of the metadata. Plain metadata (a dict
-    of int counts, no racks) equal to the last call's, topic for topic in the same order (the order is the
-    catalog's row order), reuses what that call derived; anything else is read afresh, errors included."""
+              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any, Any]:
+    """(topic_specs, topic name -> row, TopicCatalog or None to build, the names' utf8_strings or None) of the
+    metadata. Plain metadata (a dict of int counts, no racks) equal to the last call's, topic for topic in the
+    same order, reuses what that call derived; anything else is read afresh, errors included. The specs of
+    plain metadata are laid out in Java order of the names (the catalog's rows then ascend in Java order, so
+    the native builder orders a group's topics by row number instead of comparing names on every call)."""
+    from kafkagroup._members import plain_counts
+
     global _last_metadata
     key = None
-    if partition_racks is None and type(partitions_per_topic) is dict and \
-            set(map(type, partitions_per_topic.values())) <= {int}:   # (not bool: True == 1 must still fail)
-        key = (tuple(partitions_per_topic), tuple(partitions_per_topic.values()))
-        last_key, last = _last_metadata
-        if last is not None and key == last_key:
-            return last
+    if partition_racks is None and type(partitions_per_topic) is dict:
+        key = plain_counts(partitions_per_topic)   # (names, counts), all str and int (not bool: True == 1)
+        if key is not None:
+            last_key, last = _last_metadata
+            if last is not None and key == last_key:
+                return last
     specs = topic_specs(partitions_per_topic, partition_racks)
+    if key is not None:
+        ordered = list(specs)
+        java_sort(ordered, key=str)
+        specs = {name: specs[name] for name in ordered}
     code = dict(zip(specs, range(len(specs))))
     if key is None:
-        return specs, code, None
-    catalog = topic_catalog(specs)[0]
-    _last_metadata = (key, (specs, code, catalog))
-    return specs, code, catalog
+        return specs, code, None, None
+    dictionary = utf8_strings(list(specs))
+    catalog = topic_catalog(specs, dictionary)[0]
+    _last_metadata = (key, (specs, code, catalog, dictionary))
+    return specs, code, catalog, dictionary
 
 
 def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
@@ -495,8 +506,7 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
             ids, topics, owned, generation, rack, instance = read
             if topics is None:
                 topics = [()] * len(ids)
-            elif None in topics:
-                topics = [() if t is None else t for t in topics]
+            # (a None entry -- no topics given -- is read as an empty list by code_topic_lists)
             if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
                     and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
                 known = len(code)
@@ -640,7 +650,7 @@ class _GroupNames(BuildErrorNames):
         return None if self.cols.instance is None else self.cols.instance[i]
 
     def topics(self, i: int) -> Any:
-        return list(self.cols.topics[i])
+        return list(self.cols.topics[i] or ())
 
     def claim(self, e: int) -> tuple[Any, Any]:
         if self.flat_claims is None:
