@@ -33,6 +33,10 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+# (imported once here, not inside build_group: an import statement costs ~10k instructions a call, a tenth
+# of a 100-member group's whole call)
+from kafkagroup import _claims, _codec, _core, _members
+from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.java_order import java_sort
@@ -324,8 +328,6 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     >>> g.members, g.topics, g.partition_count.tolist()
     (['C0', 'C1'], ['t0'], [3])
     """
-    from kafkagroup import _core
-    from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 
     specs, code, catalog, metadata_names = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
@@ -345,10 +347,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 
     owned_offsets = owned_partition = owned_codes = None
     if cols.owned is not None:
-        from kafkagroup._claims import intern_claims
 
         owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
-        owned_offsets, owned_codes, owned_partition, bad = intern_claims(owned, code)
+        owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code)
         if bad >= 0:  # not a (str, int) pair: word the error from the claims themselves (the first bad one)
             for member_id, claims in zip(cols.ids, owned):
                 owned_pairs(member_id, claims)
@@ -387,7 +388,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(cols, names, specs)))
 
     perm = built["member_perm"]
-    topics = list(map(names.__getitem__, built["topic_row"].tolist()))
+    rows = built["topic_row"]
+    # (a Java-ordered catalog whose every topic the group reads -- a homogeneous group -- names its first rows)
+    topics = names[:rows.size] if np.array_equal(rows, np.arange(rows.size)) else [names[r] for r in rows.tolist()]
     partition_count = built["partition_count"]
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(partition_count, out=topic_base[1:])
@@ -431,12 +434,10 @@ def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
     same order, reuses what that call derived; anything else is read afresh, errors included. The specs of
     plain metadata are laid out in Java order of the names (the catalog's rows then ascend in Java order, so
     the native builder orders a group's topics by row number instead of comparing names on every call)."""
-    from kafkagroup._members import plain_counts
-
     global _last_metadata
     key = None
     if partition_racks is None and type(partitions_per_topic) is dict:
-        key = plain_counts(partitions_per_topic)   # (names, counts), all str and int (not bool: True == 1)
+        key = _members.plain_counts(partitions_per_topic)   # (names, counts), all str and int (not bool: True == 1)
         if key is not None:
             last_key, last = _last_metadata
             if last is not None and key == last_key:
@@ -498,10 +499,8 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
     A dict of plain dict specs (ids and names strings, topic lists lists or tuples, generations ints, racks
     and instance ids strings) is read in one native pass (kafkagroup._members); anything else goes through
     :func:`normalize_member`, which words every error."""
-    from kafkagroup._members import code_topic_lists, read_specs
-
     if type(subscriptions) is dict:
-        read = read_specs(subscriptions, _SPEC_ALIASES, len(_SPEC_COLUMNS))
+        read = _members.read_specs(subscriptions, _SPEC_ALIASES, len(_SPEC_COLUMNS))
         if read is not None:
             ids, topics, owned, generation, rack, instance = read
             if topics is None:
@@ -510,7 +509,7 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
             if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
                     and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
                 known = len(code)
-                offsets, codes, bad = code_topic_lists(topics, code)
+                offsets, codes, bad = _members.code_topic_lists(topics, code)
                 if bad >= 0:   # the general path words the error: forget the names this pass added
                     for name in list(islice(code, known, None)):
                         del code[name]
@@ -528,7 +527,7 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
         if not all(isinstance(m, Member) for m in members):
             raise InvalidGroupError("subscriptions must be a mapping member_id -> subscription, or Members")
     topics = [m.topics for m in members]
-    offsets, codes, bad = code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code)
+    offsets, codes, bad = _members.code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code)
     if bad >= 0:
         check_topics(members[bad].member_id, tuple(topics[bad]))
         raise AssertionError("kafkagroup._members refused a topic list that check_topics accepts")  # pragma: no cover
@@ -544,7 +543,6 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
     continue that space (``rack_code.setdefault(rack, len(rack_code))``): one code space for both.
     ``names``: the topic names already laid out by :func:`utf8_strings` (the first len(specs) of them
     are read), else they are laid out here."""
-    from kafkagroup import _core
 
     rack_code: dict[str, int] = {}
     catalog_racks: dict[str, Any] = {}
@@ -579,8 +577,6 @@ def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, 
     (offsets int64[n+1], UTF-8 bytes, validity uint8[n] or None). Lone surrogates pass through (as
     Java's String allows them). Laid out natively (kafkagroup._codec, the group leader's, which reads an
     ASCII str's bytes in place); a value that is neither str nor None is a TypeError."""
-    from kafkagroup import _codec
-
     return _codec.utf8_strings(values if type(values) is list else list(values))
 
 
