@@ -49,6 +49,8 @@ cdef extern from *:
     #define KG_TYPE(o) ((void*)Py_TYPE(o))
     #define KG_TUPLE_TYPE ((void*)&PyTuple_Type)
     #define KG_LIST_TYPE ((void*)&PyList_Type)
+    #define KG_SET_TYPE ((void*)&PySet_Type)
+    #define KG_FROZENSET_TYPE ((void*)&PyFrozenSet_Type)
     #define KG_LONG_TYPE ((void*)&PyLong_Type)
     #define KG_UNICODE_TYPE ((void*)&PyUnicode_Type)
     #define KG_LIST_ITEMS(o) (((PyListObject*)(o))->ob_item)
@@ -92,15 +94,16 @@ cdef extern from *:
     #if PY_VERSION_HEX < 0x030D0000
         PySetObject* so = (PySetObject*)set;
         setentry* table = so->table;
-        Py_ssize_t j, mask = so->mask;
+        Py_ssize_t j, mask = so->mask, left = so->used;   /* (stops at the last item: a small set is mostly empty slots) */
         long long value;
-        for (j = 0; j <= mask; j++) {
+        for (j = 0; left > 0 && j <= mask; j++) {
             PyObject* key = table[j].key;
             if (key == NULL || key == _PySet_Dummy) continue;
             if (!kg_small_int(key, &value)) return -1;
             slots[i] = slot;
             parts[i] = value;
             i++;
+            left--;
         }
         return i;
     #else
@@ -114,6 +117,8 @@ cdef extern from *:
     void* KG_TYPE(PyObject* o) nogil
     void* KG_TUPLE_TYPE
     void* KG_LIST_TYPE
+    void* KG_SET_TYPE
+    void* KG_FROZENSET_TYPE
     void* KG_LONG_TYPE
     void* KG_UNICODE_TYPE
     PyObject** KG_LIST_ITEMS(object o)
@@ -122,7 +127,7 @@ cdef extern from *:
     PyObject* KG_TUPLE_ITEM(PyObject* o, Py_ssize_t i) nogil
     bint kg_small_int(PyObject* o, long long* value) nogil
     bint kg_plain_compact_size(PyObject* claims, Py_ssize_t* size)
-    Py_ssize_t kg_set_claims(PyObject* set, int32_t slot, int32_t* slots, int64_t* parts, Py_ssize_t i)
+    Py_ssize_t kg_set_claims(PyObject* set, int32_t slot, int32_t* slots, int64_t* parts, Py_ssize_t i) nogil
     bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value)
 
 include "address_table.pxi"
@@ -328,9 +333,12 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject**
                       const int64_t* off, int32_t* slot_view, int64_t* part_view) except -2:
     """Pass 2 when some member's claims are compact: every claim into slot_view / part_view, member by member
     (member m's from off[m]); the first bad claim's flat index, or -1."""
-    cdef Py_ssize_t members = len(per_member), m, i, f = 0, n, bad
+    cdef Py_ssize_t members = len(per_member), m, i, f = 0, n, bad, k
     cdef PyObject* t
     cdef PyObject* item
+    cdef PyObject* found
+    cdef PyObject* last_topic = NULL      # the compact topic before (a str the member's dict holds), and its slot
+    cdef int32_t last_slot = -1, c
     cdef Py_ssize_t pos
     cdef object claims, topic, parts
     cdef _ByAddress by_address = _ByAddress()
@@ -347,6 +355,19 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject**
         elif is_compact[m] == 1:
             pos = 0
             while PyDict_Next(claims, &pos, &t, &item):   # (borrowed: the member's dict holds them)
+                if KG_TYPE(t) == KG_UNICODE_TYPE and (KG_TYPE(item) == KG_SET_TYPE or KG_TYPE(item) == KG_FROZENSET_TYPE):
+                    # the usual compact topic (a set of small ints), read here: no call per topic
+                    if t != last_topic:
+                        c = by_address.find(t)
+                        if c == ABSENT:
+                            found = PyDict_GetItem(slot, <object>t)
+                            c = -1 if found is NULL else <int32_t><object>found
+                            by_address.put(t, c)
+                        last_topic, last_slot = t, c
+                    k = kg_set_claims(item, last_slot, slot_view, part_view, i)
+                    if k >= 0:
+                        i = k
+                        continue
                 i = _topic_claims(<object>t, <object>item, i, slot, by_address, slot_view, part_view)
                 if i < 0:
                     return -i - 2
