@@ -23,7 +23,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -170,6 +170,45 @@ def member_rows(groups: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([group_ids] + children, names=["group_id"] + names)
 
 
+class OutputMemory(NamedTuple):
+    """The output rows' memory kept for reuse: bytes kept now (blocks dropped outputs gave back, not yet
+    reused) and the limit (bytes)."""
+
+    kept: int
+    limit: int
+
+
+def output_memory(limit: int | None = None) -> OutputMemory:
+    """Read, and with `limit` first set, how much memory of dropped outputs this process keeps for reuse.
+
+    The rows :func:`assign_fleet_local` and the Spark executors hand back (~6.5 KB per small group) are
+    written into blocks that earlier outputs gave back once their tables were dropped, kept up to `limit`
+    bytes per process (256 MiB by default; csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks
+    this large to the OS on free, so every call faulted its whole output in afresh (10,000 small groups:
+    ~15,000 page faults, 35-47 ms of kernel CPU per call). Kept blocks count in the process's resident
+    memory while no output uses them; a lower limit frees what is kept beyond it at once, 0 keeps nothing.
+    An output bigger than the limit (100,000 small groups: ~650 MB) is faulted in afresh in part on every
+    call: raise the limit to keep it all.
+
+    >>> from kafkagroup.spark.fleet import output_memory
+    >>> before = output_memory()
+    >>> output_memory(1 << 30).limit        # keep up to 1 GiB
+    1073741824
+    >>> output_memory(0).kept               # keep nothing: what was kept is freed
+    0
+    >>> output_memory(before.limit).limit == before.limit
+    True
+
+    Raises ValueError when `limit` is not an integer >= 0.
+    """
+    from kafkagroup import _core
+
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0):
+        raise ValueError(f"output_memory: limit must be a number of bytes >= 0 (an int), got {limit!r}")
+    kept, current = _core.output_memory(None if limit is None else int(limit))
+    return OutputMemory(kept=int(kept), limit=int(current))
+
+
 # Groups per batch when the caller does not say. Each batch costs a fixed share: a few dozen numpy /
 # pyarrow calls reading the input's buffers and one import per output record batch (all holding the GIL; in
 # the loop ~0.4 ms per batch, caches cold after the previous batch's native call), and the native call's
@@ -177,7 +216,7 @@ def member_rows(groups: pa.Table) -> pa.Table:
 # the remaining groups over the threads, 8 batches for 10,000 groups on 2 threads instead of 4), which
 # were slower: their fixed shares cost more than the imbalance they removed (10,000 small groups, 2
 # threads, near-idle cores: 27.7 vs 27.0 ms, 53.8 vs 51.9 ms of CPU). One thread takes batches of
-# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (_core.output_memory) 1,000-4,000 per
+# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (output_memory()) 1,000-4,000 per
 # batch cost the same CPU at 10,000 groups, and 4,000 was faster than 2,500 at 100,000 (572-595 vs 676-760 ms).
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
@@ -324,8 +363,7 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
 
     Memory: the rows handed back (~6.5 KB per small group) are written into blocks that earlier outputs gave
     back once their tables were dropped, kept for reuse up to a limit per process (256 MiB by default;
-    ``kafkagroup._core.output_memory(limit)`` reads and sets it, 0 keeps nothing;
-    csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks this large to the OS on free, so every
+    :func:`output_memory` reads and sets it, 0 keeps nothing; csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks this large to the OS on free, so every
     call faulted its whole output in afresh -- ~15,000 page faults and 35-47 ms of kernel CPU per call at
     10,000 small groups on one thread against ~55 ms of user CPU. With the blocks kept, a repeated call
     faults little (10,000 groups: 89 -> 57 ms of CPU per call). The kept blocks count in the process's
