@@ -214,3 +214,17 @@ def test_helpers_are_handed_out_once_the_caller_prepared_its_first_batch(monkeyp
     assert events[:2] == [("prepare", 0, caller), ("hand out", None, caller)]
     assert sum(kind == "hand out" for kind, _, _ in events) == 2
     assert sorted(b for kind, b, _ in events if kind == "prepare") == list(range(12))
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+def test_capped_batches_come_in_whole_rounds_of_threads(threads):
+    # A remainder batch leaves the other threads idle while it runs (100,000 small groups on 2 threads: 25
+    # batches of 4,000 -- one thread alone for most of a batch at the end -- now 26 of 3,847).
+    for num_groups in (100_000, 16_001, 40_000, 1_000_003):
+        per_batch = fleet.auto_batch_groups(num_groups, threads)
+        batches = -(-num_groups // per_batch)
+        assert per_batch <= fleet.MAX_AUTO_BATCH_GROUPS
+        assert batches % threads == 0, (num_groups, per_batch, batches)
+        assert batches < -(-num_groups // fleet.MAX_AUTO_BATCH_GROUPS) + threads   # no more than one round more
+    assert fleet.auto_batch_groups(100_000, 1) == fleet.MAX_AUTO_BATCH_GROUPS   # one thread: as large as allowed
+    assert fleet.auto_batch_groups(10_000, 2) == 2_500                          # uncapped: two per thread, as before
