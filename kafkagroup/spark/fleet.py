@@ -188,7 +188,8 @@ def output_memory(limit: int | None = None) -> OutputMemory:
     ~15,000 page faults, 35-47 ms of kernel CPU per call). Kept blocks count in the process's resident
     memory while no output uses them; a lower limit frees what is kept beyond it at once, 0 keeps nothing.
     An output bigger than the limit (100,000 small groups: ~650 MB) is faulted in afresh in part on every
-    call: raise the limit to keep it all.
+    call, and dropping it returns what is over the limit to the OS (measured at 100,000 groups: 12-24 ms
+    per dropped output at the default limit, ~1 ms at 1 GiB): raise the limit to keep it all.
 
     >>> from kafkagroup.spark.fleet import output_memory
     >>> before = output_memory()
@@ -228,9 +229,9 @@ def auto_batch_groups(num_groups: int, threads: int) -> int:
 
     When batches are capped at MAX_AUTO_BATCH_GROUPS, their count is rounded up to a multiple of `threads`
     (the batches a little smaller): with a remainder, the last round of batches leaves threads idle while
-    the others finish theirs. 100,000 small groups on 2 threads: 25 batches of 4,000, one thread idle for
-    most of a batch at the end (~27 ms of ~400), measured as 53 ms of idle thread time per call; now 26
-    batches of 3,847."""
+    the others finish theirs. 100,000 small groups on 2 threads: 25 batches of 4,000, one thread alone for
+    most of the last; now 26 batches of 3,847 (the gap between the two threads' last batch ends, same run,
+    old and new alternating at load 7-8: 27.5 -> 13.5 ms, medians of 5, of ~340 ms per call)."""
     per_batch = -(-num_groups // (threads * BATCHES_PER_THREAD))
     if per_batch > MAX_AUTO_BATCH_GROUPS and threads > 1:
         batches = -(-num_groups // MAX_AUTO_BATCH_GROUPS)
@@ -373,16 +374,15 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
 
     Memory: the rows handed back (~6.5 KB per small group) are written into blocks that earlier outputs gave
     back once their tables were dropped, kept for reuse up to a limit per process (256 MiB by default;
-    :func:`output_memory` reads and sets it, 0 keeps nothing; csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks this large to the OS on free, so every
-    call faulted its whole output in afresh -- ~15,000 page faults and 35-47 ms of kernel CPU per call at
-    10,000 small groups on one thread against ~55 ms of user CPU. With the blocks kept, a repeated call
-    faults little (10,000 groups: 89 -> 57 ms of CPU per call). The kept blocks count in the process's
-    resident memory while no output uses them. (Writing the rows into pyarrow's pools instead was tried
+    :func:`output_memory` reads and sets it, 0 keeps nothing; csrc/kafkagroup/output_memory.hpp). Why:
+    malloc returns blocks this large to the OS on free, so every call faulted its whole output in afresh --
+    ~15,000 page faults and 35-47 ms of kernel CPU per call at 10,000 small groups on one thread against
+    ~55 ms of user CPU. With the blocks kept, a repeated call faults little (10,000 groups: 89 -> 57 ms of
+    CPU per call). The kept blocks count in the process's resident memory while no output uses them. (Writing the rows into pyarrow's pools instead was tried
     before and did not win: jemalloc faulted as often, mimalloc cost more at 100,000 groups.)
     """
     from kafkagroup.batch import available_cores
-    from kafkagroup.spark.arrow_builder import TopicMeta
-    from kafkagroup.spark.arrow_builder import batch_inputs
+    from kafkagroup.spark.arrow_builder import TopicMeta, batch_inputs
     from kafkagroup.spark.executor import (ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs,
                                            plan_outputs_of)
 
