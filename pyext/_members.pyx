@@ -35,8 +35,7 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Size
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from cpython.long cimport PyLong_AsLongLong
-from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 
 cnp.import_array()
 
@@ -285,16 +284,15 @@ def plain_counts(dict counts):
     cdef PyObject* key
     cdef PyObject* value
     cdef long long v
+    cdef int overflow = 0
     cdef list names = [None] * n
     cdef list values = [None] * n
     while PyDict_Next(counts, &pos, &key, &value):   # borrowed: the dict keeps them alive
         if not KG_IS_STR(key) or not KG_IS_INT(value):
             return None
-        v = PyLong_AsLongLong(<object>value)   # (an exact int: overflow reads as -1 with an error set)
-        if v == -1 and PyErr_Occurred():
-            PyErr_Clear()
-            return None
-        if not 0 <= v < 2147483648:
+        # (an exact int: beyond a long long it reads as overflow, no error set; the general path words it)
+        v = PyLong_AsLongLongAndOverflow(<object>value, &overflow)
+        if overflow or not 0 <= v < 2147483648:
             return None
         kg_list_put(<PyObject*>names, i, key)
         kg_list_put(<PyObject*>values, i, value)

@@ -126,3 +126,13 @@ def test_kept_metadata_in_java_order_orders_topics_as_the_names_do(order, lists,
     assert outcome(lambda: answer(strategy, MappingProxyType(topics), members)) == kept
     subscribed = {t for t in topics if any(t in m["topics"] for m in members.values())}
     assert build_group(topics, members, strict=False).topics == sorted(subscribed, key=java_string_key)
+
+
+@pytest.mark.parametrize("count", [2**31, 2**63, 2**80, -2**80])
+def test_a_partition_count_past_every_int_size_is_an_invalid_group_naming_the_topic(count):
+    """Plain metadata is checked natively before it is kept (kafkagroup._members.plain_counts); a count too big
+    for a C long long must reach the general path's error like any other bad count, not an OverflowError."""
+    members = {"C0": {"topics": ["t0"]}}
+    with pytest.raises(InvalidGroupError, match="topic 't0': .*partition count"):
+        kafkagroup.assign("range", {"t0": count}, members)
+    assert kafkagroup.assign("range", {"t0": 2}, members).owner.tolist() == [0, 0]   # the next call is unaffected
