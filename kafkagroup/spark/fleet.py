@@ -200,12 +200,14 @@ def output_memory(limit: int | None = None) -> OutputMemory:
     >>> output_memory(before.limit).limit == before.limit
     True
 
-    Raises ValueError when `limit` is not an integer >= 0.
+    Raises ValueError when `limit` is not an integer in 0 .. 2**63 - 1.
     """
     from kafkagroup import _core
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0):
         raise ValueError(f"output_memory: limit must be a number of bytes >= 0 (an int), got {limit!r}")
+    if limit is not None and limit >= 1 << 63:   # (the native side takes an int64)
+        raise ValueError(f"output_memory: limit must be below 2**63 bytes, got {limit!r}")
     kept, current = _core.output_memory(None if limit is None else int(limit))
     return OutputMemory(kept=int(kept), limit=int(current))
 

@@ -144,3 +144,12 @@ def test_every_input_type_gives_the_same_rows_on_reused_memory(schema, threads):
                                        batch_groups=200)
     assert rows.equals(want_rows)
     assert metrics.drop_columns(["engine_us"]).equals(want_metrics.drop_columns(["engine_us"]))
+
+
+@pytest.mark.parametrize("limit", [1 << 63, 1 << 80])
+def test_a_limit_past_int64_is_a_value_error_as_documented(limit):
+    # the native side takes an int64: a larger int was pybind11's TypeError "incompatible function arguments"
+    before = output_memory()
+    with pytest.raises(ValueError, match=r"output_memory: limit must be below 2\*\*63 bytes, got "):
+        output_memory(limit)
+    assert output_memory() == before
