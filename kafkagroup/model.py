@@ -118,7 +118,11 @@ def normalize_member(member_id: str, spec: Any, *, check_elements: bool = True) 
     topics = _field(spec, *TOPICS_FIELD, default=())
     if isinstance(topics, str):
         raise InvalidGroupError(f"member {member_id!r}: topics must be a list of names, got a string")
+    if not _iterable(topics):
+        raise InvalidGroupError(f"member {member_id!r}: topics must be a list of names, got {topics!r}")
     owned_raw = _field(spec, *OWNED_FIELD, default=())
+    if owned_raw is not None and not isinstance(owned_raw, Mapping) and not _iterable(owned_raw):
+        _not_claims(member_id, owned_raw)
     if check_elements:
         owned: Any = tuple(owned_pairs(member_id, owned_raw))
     elif isinstance(owned_raw, Mapping):
@@ -157,6 +161,8 @@ def owned_pairs(member_id: str, owned: Any) -> list[tuple[str, int]]:
     [('t0', 2), ('t0', 0), ('t1', 0)]
     """
     if not isinstance(owned, Mapping):
+        if not _iterable(owned):
+            _not_claims(member_id, owned)
         return [check_claim(member_id, claim) for claim in owned]
     pairs = []
     for topic, partitions in owned.items():
@@ -165,6 +171,19 @@ def owned_pairs(member_id: str, owned: Any) -> list[tuple[str, int]]:
                                     f"of partition numbers, got {partitions!r}")
         pairs.extend(check_claim(member_id, (topic, p)) for p in partitions)
     return pairs
+
+
+def _iterable(value: Any) -> bool:
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _not_claims(member_id: str, owned: Any) -> None:
+    raise InvalidGroupError(f"member {member_id!r}: owned partitions must be (topic, partition) pairs or a mapping "
+                            f"topic -> partitions, got {owned!r}")
 
 
 def _is_collection(partitions: Any) -> bool:
@@ -349,7 +368,13 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     if cols.owned is not None:
 
         owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
-        owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code)
+        try:
+            owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code)
+        except TypeError:   # a member's claims are not iterable (tuple(5)): word it, naming the member
+            for member_id, claims in zip(cols.ids, owned):
+                if claims is not None:
+                    owned_pairs(member_id, claims)
+            raise
         if bad >= 0:  # not a (str, int) pair: word the error from the claims themselves (the first bad one)
             for member_id, claims in zip(cols.ids, owned):
                 owned_pairs(member_id, claims)

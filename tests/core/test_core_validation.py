@@ -95,3 +95,21 @@ def test_garbage_arrays_raise_or_assign_validly(strategy, count, sub_off, sub_to
         if m >= 0:
             topic = int(np.searchsorted(np.cumsum(count), part, side="right"))
             assert topic in sub_top[sub_off[m]:sub_off[m + 1]]
+
+
+@pytest.mark.parametrize("spec, says", [
+    ({"topics": 5}, "member 'a': topics must be a list of names, got 5"),
+    ({"topics": ["t"], "owned": 5}, "member 'a': owned partitions must be (topic, partition) pairs or a mapping"),
+    ({"topics": ["t"], "owned": 2.5}, "member 'a': owned partitions must be (topic, partition) pairs or a mapping"),
+])
+@pytest.mark.parametrize("strategy", ["range", "sticky", "server-uniform"])
+def test_a_member_field_that_is_not_a_collection_is_an_invalid_group_naming_the_member(spec, says, strategy):
+    # both readers (the native one for plain dict specs, normalize_member for the rest) used to let
+    # tuple(5)'s TypeError "'int' object is not iterable" out, naming nobody
+    import re
+
+    from kafkagroup.errors import InvalidGroupError
+
+    for members in ({"a": spec}, {"a": type("Spec", (), spec)()}):
+        with pytest.raises(InvalidGroupError, match=re.escape(says)):
+            kafkagroup.assign(strategy, {"t": 3}, members)
