@@ -96,8 +96,10 @@ Prepared prepare(const Problem& p) {
     for (std::size_t m = 0; m < rows; ++m) {
         const int32_t* const list = p.sub_topics.data + p.sub_offsets[m];
         const int64_t size = p.sub_offsets[m + 1] - p.sub_offsets[m];
+        // (an empty list is equal without memcmp: with no topics at all, sub_topics.data may be null, and
+        // memcmp's arguments must not be, even for 0 bytes -- UBSan stops there)
         if (m > 0 && size == first_size &&
-            std::memcmp(list, first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0) {
+            (first_size == 0 || std::memcmp(list, first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0)) {
             ++same_as_first;
             continue;
         }
