@@ -16,7 +16,9 @@ bool subscriptions_uniform(const Problem& p, const Prepared& pr) {
     for (int32_t m = 1; m < pr.num_members; ++m) {
         if (p.sub_offsets[m + 1] - p.sub_offsets[m] != first_size) return false;
         const int32_t* list = p.sub_topics.data + p.sub_offsets[m];
-        if (std::memcmp(list, first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0) continue;
+        // (two empty lists are equal without memcmp: sub_topics.data may be null, which memcmp must not get)
+        if (first_size == 0 || std::memcmp(list, first, static_cast<std::size_t>(first_size) * sizeof(int32_t)) == 0)
+            continue;
         for (int64_t i = 0; i < first_size; ++i)
             if (!in_first[list[i]]) return false;
     }
