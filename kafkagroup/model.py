@@ -392,8 +392,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     # (a Java-ordered catalog whose every topic the group reads -- a homogeneous group -- names its first rows)
     topics = names[:rows.size] if np.array_equal(rows, np.arange(rows.size)) else [names[r] for r in rows.tolist()]
     partition_count = built["partition_count"]
-    topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
-    np.cumsum(partition_count, out=topic_base[1:])
+    topic_base = built["part_offsets"]   # (a batch of one group, built without error: its topics' bases from 0)
     racks_by_code = list(rack_code)
     inputs = int(built["group_inputs"][0])
     sub_names = [names[c] for c in cols.sub_codes.tolist()] if built["unknown_entries"].size else []
