@@ -184,8 +184,10 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
             _check_single_owner(group)     # (only now: an O(P) pass that a valid group never needs)
         raise
     assignment = MemberAssignment(group, result.owner)
-    topics, partitions = group.partition_names(result.withheld)
-    withheld = list(map(TopicPartition, topics, partitions))
+    withheld: list[TopicPartition] = []
+    if result.withheld.size:   # (only cooperative assignors withhold)
+        topics, partitions = group.partition_names(result.withheld)
+        withheld = list(map(TopicPartition, topics, partitions))
     return AssignmentResult(strategy=strategy, assignment=assignment, withheld=withheld, metrics=result.metrics,
                             engine_us=result.engine_us, total_us=(time.perf_counter() - start) * 1e6,
                             unknown_topics=group.unknown_topics, dropped_claims=group.dropped_claims,

@@ -390,14 +390,14 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     perm = built["member_perm"]
     rows = built["topic_row"]
     # (a Java-ordered catalog whose every topic the group reads -- a homogeneous group -- names its first rows)
-    topics = names[:rows.size] if np.array_equal(rows, np.arange(rows.size)) else [names[r] for r in rows.tolist()]
+    topics = names[:rows.size] if _counts_up(rows) else [names[r] for r in rows.tolist()]
     partition_count = built["partition_count"]
     topic_base = built["part_offsets"]   # (a batch of one group, built without error: its topics' bases from 0)
     racks_by_code = list(rack_code)
     inputs = int(built["group_inputs"][0])
     sub_names = [names[c] for c in cols.sub_codes.tolist()] if built["unknown_entries"].size else []
     ids = cols.ids   # (a list of our own: read_specs' or the general path's)
-    if not (perm.size == members and np.array_equal(perm, np.arange(members))):   # already in MemberInfo order
+    if not (perm.size == members and _counts_up(perm)):   # already in MemberInfo order
         ids = [ids[i] for i in perm.tolist()]
     return CompactGroup(
         topics=topics, members=ids,
@@ -415,6 +415,19 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         dropped_claims=int(built["dropped_claims"][0]),
         dropped=_dropped_claims(cols, owned_offsets, owned_codes, owned_partition, names, specs, built["topic_row"])
         if built["dropped_claims"][0] else [])
+
+
+_ZERO_UP = np.arange(1024, dtype=np.int64)   # 0, 1, 2, ...: grown (replaced whole) when a longer run is asked
+
+
+def _counts_up(values: np.ndarray) -> bool:
+    """values == 0, 1, ..., n-1 (one comparison with a kept range: np.array_equal with a fresh np.arange
+    costs several times as much on the short arrays of a small group)."""
+    global _ZERO_UP
+    n = values.size
+    if n > _ZERO_UP.size:
+        _ZERO_UP = np.arange(max(n, 2 * _ZERO_UP.size), dtype=np.int64)
+    return bool((values == _ZERO_UP[:n]).all())
 
 
 # The last plain metadata (topic -> partition count, no replica racks) build_group read, and what it derived
