@@ -329,10 +329,10 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     (['C0', 'C1'], ['t0'], [3])
     """
 
-    specs, code, catalog, metadata_names = _metadata(partitions_per_topic, partition_racks)
+    specs, code, catalog, metadata_names, addresses = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
     code = code.copy()
-    cols = _read_columns(subscriptions, code)
+    cols = _read_columns(subscriptions, code, addresses)
     members = len(cols.ids)
     # A group whose members all send the same list (most do) hands the builder that list once, on its first
     # member (the others' empty): what the builder derives from subscriptions -- the group's topics, the
@@ -349,7 +349,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     if cols.owned is not None:
 
         owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
-        owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code)
+        owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code, addresses)
         if bad >= 0:  # not a (str, int) pair: word the error from the claims themselves (the first bad one)
             for member_id, claims in zip(cols.ids, owned):
                 owned_pairs(member_id, claims)
@@ -440,9 +440,9 @@ _last_metadata: tuple = ((), None)
 
 def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
               partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
-              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any, Any]:
-    """(topic_specs, topic name -> row, TopicCatalog or None to build, the names' utf8_strings or None) of the
-    metadata. Plain metadata (a dict of int counts, no racks) equal to the last call's, topic for topic in the
+              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any, Any, Any]:
+    """(topic_specs, topic name -> row, TopicCatalog or None to build, the names' utf8_strings or None, their
+    _members.address_table or None) of the metadata. Plain metadata (a dict of int counts, no racks) equal to the last call's, topic for topic in the
     same order, reuses what that call derived; anything else is read afresh, errors included. The specs of
     plain metadata are laid out in Java order of the names (the catalog's rows then ascend in Java order, so
     the native builder orders a group's topics by row number instead of comparing names on every call)."""
@@ -461,11 +461,13 @@ def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
         specs = {name: specs[name] for name in ordered}
     code = dict(zip(specs, range(len(specs))))
     if key is None:
-        return specs, code, None, None
+        return specs, code, None, None, None
     dictionary = utf8_strings(list(specs))
     catalog = topic_catalog(specs, dictionary)[0]
-    _last_metadata = (key, (specs, code, catalog, dictionary))
-    return specs, code, catalog, dictionary
+    # (the names by address: valid while the kept specs hold these very str objects, i.e. with this entry)
+    addresses = _members.address_table(list(specs))
+    _last_metadata = (key, (specs, code, catalog, dictionary, addresses))
+    return specs, code, catalog, dictionary, addresses
 
 
 def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
@@ -505,8 +507,10 @@ class _Columns:
     instance: list[str | None] | None = None
 
 
-def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dict[str, int]) -> _Columns:
-    """Members' fields as columns and their topic lists coded (``code`` gains the names it lacked).
+def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dict[str, int], addresses: Any = None
+                  ) -> _Columns:
+    """Members' fields as columns and their topic lists coded (``code`` gains the names it lacked; ``addresses``:
+    the metadata's _members.address_table, or None).
 
     A dict of plain dict specs (ids and names strings, topic lists lists or tuples, generations ints, racks
     and instance ids strings) is read in one native pass (kafkagroup._members); anything else goes through
@@ -521,7 +525,7 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
             if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
                     and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
                 known = len(code)
-                offsets, codes, bad = _members.code_topic_lists(topics, code)
+                offsets, codes, bad = _members.code_topic_lists(topics, code, addresses)
                 if bad >= 0:   # the general path words the error: forget the names this pass added
                     for name in list(islice(code, known, None)):
                         del code[name]
@@ -539,7 +543,8 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
         if not all(isinstance(m, Member) for m in members):
             raise InvalidGroupError("subscriptions must be a mapping member_id -> subscription, or Members")
     topics = [m.topics for m in members]
-    offsets, codes, bad = _members.code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code)
+    offsets, codes, bad = _members.code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code,
+                                                     addresses)
     if bad >= 0:
         check_topics(members[bad].member_id, tuple(topics[bad]))
         raise AssertionError("kafkagroup._members refused a topic list that check_topics accepts")  # pragma: no cover
