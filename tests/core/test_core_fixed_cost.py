@@ -265,3 +265,36 @@ def test_metrics_counted_while_the_builder_writes_agree_with_numpy(seed):
                  else np.zeros(0, dtype=np.int32) for m in range(M)]
         a.update(owned_offsets=np.concatenate([[0], np.cumsum([len(o) for o in owned])]).astype(np.int64),
                  owned_partitions=np.concatenate(owned), generation=np.ones(M, dtype=np.int32))
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky"])
+def test_members_on_every_topic_and_on_some_share_the_ownership_rules(strategy, seed):
+    # Different subscriptions where some members subscribe to every topic (previous_owners takes their claims
+    # without a topic lookup) and the others to a part (the lookup path), claims contested across the two kinds,
+    # stale (a topic the claimant left), repeated and in runs: moved agrees with Kafka's ownership rules.
+    rng = np.random.default_rng(seed)
+    T, M = 5, 8
+    count = rng.integers(1, 30, size=T).astype(np.int32)
+    P = int(count.sum())
+    base = np.concatenate([[0], np.cumsum(count)])
+    subs = [list(range(T)) if m % 2 == 0 else sorted(rng.choice(T, size=int(rng.integers(1, T)), replace=False).tolist())
+            for m in range(M)]
+    claims = []
+    for m in range(M):
+        c = []
+        for t in rng.choice(T, size=int(rng.integers(0, T + 1)), replace=False).tolist():   # stale topics too
+            lo = int(rng.integers(0, count[t]))
+            c.extend(range(int(base[t]) + lo, int(base[t]) + min(int(count[t]), lo + int(rng.integers(1, 6)))))
+        c.extend(rng.integers(0, P, size=int(rng.integers(0, 4))).tolist())
+        if c and rng.random() < 0.3:
+            c.append(c[0])
+        claims.append(sorted(c) if rng.random() < 0.5 else c)
+    a = {"partition_count": count,
+         "sub_offsets": np.cumsum([0] + [len(s) for s in subs]).astype(np.int64),
+         "sub_topics": np.array([t for s in subs for t in s], dtype=np.int32),
+         "owned_offsets": np.cumsum([0] + [len(c) for c in claims]).astype(np.int64),
+         "owned_partitions": np.array([p for c in claims for p in c], dtype=np.int32),
+         "generation": rng.integers(-1, 3, size=M).astype(np.int32)}
+    r = kafkagroup.assign_arrays(strategy, **a)
+    assert r.metrics.moved == _reference_moves(a, r, r.owner)[0]

@@ -209,3 +209,34 @@ def test_replica_racks_continue_the_member_rack_numbering(member_racks):
     outcome = _agree(members, {"t0": 2, "t1": 1}, partition_racks=racks)
     assert outcome[0] == "ok"
     assert outcome[1]["racks"] == ([None, "r0", "r1", "r2", "r9"] if member_racks else [None, "r2", "r9", "r1"])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_one_partition_claims_of_every_name_length_match_the_python_twin(seed):
+    # The run of one-partition claims is read in C (kg_single_claims) for headers of 16..32 bytes (names of
+    # 10..26 bytes) and in Cython for the others: names of 1..40 bytes, claims that leave the run at any
+    # point (a partition at or past the topic's count, two partitions, a topic skipped, one not subscribed,
+    # one unknown to the metadata, a name one byte off the expected one) agree with the python twin.
+    rng = random.Random(seed)
+    names = sorted({"".join(rng.choice("ab") for _ in range(rng.randint(1, 40))) for _ in range(30)})
+    metadata = {n: rng.randint(1, 4) for n in names[:-1]}   # the last name is unknown to the metadata
+    members = []
+    for m in range(12):
+        subscribed = [n for n in names if rng.random() < 0.9]
+        owned = []
+        for n in subscribed:
+            r = rng.random()
+            count = metadata.get(n, 2)
+            if r < 0.7:
+                owned.append(TopicPartition(n, rng.randrange(count)))
+            elif r < 0.8:
+                owned.append(TopicPartition(n, count + rng.randrange(2)))   # past the topic's partitions
+            elif r < 0.9:
+                owned += [TopicPartition(n, 0), TopicPartition(n, count)]
+        if rng.random() < 0.5:
+            near = rng.choice(names)
+            owned.append(TopicPartition(near[:-1] + ("b" if near[-1] == "a" else "a"), 0))   # one byte off
+        owned.sort(key=lambda tp: (names.index(tp.topic) if tp.topic in names else -1, tp.partition))
+        members.append((f"m{m:02d}", None, encode_subscription(Subscription(subscribed, None, owned, 2), 3)))
+    for assignor in ("range", "cooperative-sticky"):
+        assert _agree(members, metadata, assignor=assignor)[0] == "ok"
