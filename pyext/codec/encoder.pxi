@@ -1,165 +1,44 @@
 # The assignment encoder: owner[] -> one ConsumerProtocolAssignment per member (pyext/_codec.pyx
 # includes this file; it holds the module's cimports).
 #
-# encode_assignments: owner[] is transposed first -- a count of each member's partitions (which also
-# validates owner[]), then the partition ids scattered into one list per member (a counting sort:
-# partition order is kept, so each list is ascending, grouped by topic) -- and then each member's
-# message is sized and written on its own, front to back, from its list: a topic group is the topic's
-# header (int16 length, name, int32 count) and the group's partitions, its count written when it
-# closes.
+# encode_assignments: two passes over owner[] in partition order (topic by topic): the first counts each
+# member's partitions, topic groups and name bytes; the second writes every member's exactly-sized bytes
+# object in place through one write cursor per member. A topic group starts as a copy of the topic's
+# header (length, name, count 1); a group that receives further partitions gets its count written
+# when it closes.
 #
-# Why transposed: written straight from owner[] in partition order, each member's bytes grew by one
-# topic group at a time, interleaved with every other member's (at 1M partitions x 2,000 members after
-# a range or round-robin rebalance, 1M groups of ~20 bytes into 2,000 streams): each group wrote into a
-# cache line of its own that had to be read from memory first, and the pass ran at ~8 ms, bound by
-# those misses, not by its instructions. The scatter writes 4-byte ids into 2,000 lists whose current
-# lines stay in the cache (16 ids a line), and each message is then one sequential write the hardware
-# prefetches. Memory: 4 bytes per partition for the lists, freed on return.
+# Limit: a one-partition group is 10 bytes plus its name, written to one of thousands of interleaved
+# streams, so at 1M such groups the pass is bound by memory writes (each member's next cache line is
+# prefetched when its group opens), not by instructions.
 
 
-cdef extern from *:
-    """
-    /* counts1[o + 1] += 1 for each owner o of owner[0..P) (slot 0 counts the unassigned); returns the
-       first p whose owner is not in [-1, members), or P. */
-    static Py_ssize_t kg_count_owners(const int32_t* owner, Py_ssize_t P, int32_t members, int64_t* counts1) {
-        /* the current run of one owner is counted in a register: counted in counts1 partition by
-           partition, a sticky result's runs made each increment wait for the previous one's store */
-        int32_t current = -1;
-        int64_t run = 0;
-        for (Py_ssize_t p = 0; p < P; ++p) {
-            const int32_t o = owner[p];
-            if ((uint32_t)o + 1u > (uint32_t)members) return p;
-            if (o == current) {
-                ++run;
-            } else {
-                counts1[current + 1] += run;
-                current = o;
-                run = 1;
-            }
-        }
-        counts1[current + 1] += run;
-        return P;
-    }
+# How far ahead of a member's write cursor pass 2 prefetches (bytes; a few topic groups).
+cdef enum:
+    PREFETCH_AHEAD = 256
 
-    /* parts[next1[o + 1]++] = p for each p in order: each owner's partitions, ascending, in its slice. A run
-       of partitions with one owner (a sticky result: hundreds) is written as one stretch: partition by
-       partition, each write waited for the previous one's update of the same next1 slot. */
-    static void kg_scatter_owners(const int32_t* owner, Py_ssize_t P, int64_t* next1, int32_t* parts) {
-        Py_ssize_t p = 0;
-        while (p < P) {
-            const int32_t o = owner[p];
-            if (p + 1 < P && owner[p + 1] == o) {
-                Py_ssize_t q = p + 2;
-                int32_t* dst;
-                while (q < P && owner[q] == o) ++q;
-                dst = parts + next1[o + 1];
-                next1[o + 1] += q - p;
-                for (; p < q; ++p) *dst++ = (int32_t)p;
-                continue;
-            }
-            parts[next1[o + 1]++] = (int32_t)p;
-            ++p;
-        }
-    }
 
-    /* The topic of partition id `pid` given that it is past topic t's partitions (t = -1 before the
-       first): the next topic when it holds pid (a member holding one partition of each topic, or its
-       share of consecutive topics), else a binary search over the later topics (empty topics included).
-       base[0..T] are the topics' first ids, non-decreasing, base[T] > pid. */
-    static inline Py_ssize_t kg_next_topic(const int64_t* base, Py_ssize_t T, Py_ssize_t t, int64_t pid) {
-        Py_ssize_t lo = t + 1, hi = T;   /* the answer u in [lo, T): the last with base[u] <= pid */
-        if (pid < base[lo + 1]) return lo;
-        while (hi - lo > 1) {
-            const Py_ssize_t mid = lo + (hi - lo) / 2;
-            if (base[mid] <= pid) lo = mid; else hi = mid;
-        }
-        return lo;
-    }
-
-    /* The byte size and topic group count of the message holding ids[0..n) (ascending partition ids);
-       header_at[t + 1] - header_at[t] is topic t's header length. */
-    static int64_t kg_member_size(const int32_t* ids, int64_t n, const int64_t* base, Py_ssize_t T,
-                                  const Py_ssize_t* header_at, int32_t* groups_out) {
-        Py_ssize_t t = -1;
-        int64_t size = 4 * n, end = 0;
-        int32_t groups = 0;
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t pid = ids[i];
-            if (pid >= end) {
-                t = kg_next_topic(base, T, t, pid);
-                end = base[t + 1];
-                size += header_at[t + 1] - header_at[t];
-                ++groups;
-            }
-        }
-        *groups_out = groups;
-        return size;
-    }
-
-    /* Writes the topic groups of ids[0..n) at w (kg_member_size bytes); returns the end. headers + header_at[t]
-       is topic t's header with count 1; a header of 16..32 bytes (names of 10..26) is copied as two
-       overlapping 16-byte moves. */
-    static char* kg_member_write(const int32_t* ids, int64_t n, const int64_t* base, Py_ssize_t T,
-                                 const char* headers, const Py_ssize_t* header_at, char* w) {
-        Py_ssize_t t = -1;
-        int64_t end = 0, first = 0;
-        char* count_at = NULL;
-        uint32_t k = 0;
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t pid = ids[i];
-            if (pid >= end) {
-                const char* h;
-                Py_ssize_t hl;
-                if (count_at != NULL && k != 1) kg_store_be32(count_at, k);
-                t = kg_next_topic(base, T, t, pid);
-                first = base[t];
-                end = base[t + 1];
-                h = headers + header_at[t];
-                hl = header_at[t + 1] - header_at[t];
-                if (hl >= 16 && hl <= 32) {
-                    uint64_t a[2], b[2];
-                    memcpy(a, h, 16);
-                    memcpy(b, h + hl - 16, 16);
-                    memcpy(w, a, 16);
-                    memcpy(w + hl - 16, b, 16);
-                } else {
-                    memcpy(w, h, (size_t)hl);
-                }
-                w += hl;
-                count_at = w - 4;
-                k = 0;
-            }
-            kg_store_be32(w, (uint32_t)(pid - first));
-            w += 4;
-            ++k;
-        }
-        if (count_at != NULL && k != 1) kg_store_be32(count_at, k);
-        return w;
-    }
-    """
-    Py_ssize_t kg_count_owners(const int32_t* owner, Py_ssize_t P, int32_t members, int64_t* counts1) noexcept nogil
-    void kg_scatter_owners(const int32_t* owner, Py_ssize_t P, int64_t* next1, int32_t* parts) noexcept nogil
-    int64_t kg_member_size(const int32_t* ids, int64_t n, const int64_t* base, Py_ssize_t T,
-                           const Py_ssize_t* header_at, int32_t* groups_out) noexcept nogil
-    char* kg_member_write(const int32_t* ids, int64_t n, const int64_t* base, Py_ssize_t T,
-                          const char* headers, const Py_ssize_t* header_at, char* w) noexcept nogil
+cdef struct Writer:   # one member's assignment being written
+    char* w           # next byte
+    char* group_count # where the current topic group's partition count goes
+    int32_t topic     # the current group's topic, -1 before the first
+    bint several      # the current group holds more than one partition (its count is still 1)
+    int32_t groups    # first pass: topic groups counted
+    int64_t size      # first pass: the exact byte size
 
 
 def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list names, int members,
                        int version, user_data):
     """One ConsumerProtocolAssignment per member from owner[]; see leader.encode_assignments."""
-    cdef Py_ssize_t P = owner.shape[0], T = base.shape[0] - 1, p, t, m
-    cdef int32_t o, groups
+    cdef Py_ssize_t P = owner.shape[0], T = base.shape[0] - 1, p, t, m, p0, p1
+    cdef int32_t o
     cdef Py_ssize_t tail, name_len, at
-    cdef int64_t* next1 = NULL     # [members + 1]: counts, then each slice's write position
-    cdef int64_t* start1 = NULL    # [members + 2]: where each slice starts (slot 0: the unassigned)
-    cdef int32_t* parts = NULL     # [P]: partition ids by owner
-    cdef char* headers = NULL      # per topic: int16 length, name, int32 count 1; concatenated
+    cdef Writer* wr = NULL
+    cdef Writer* x
+    cdef char* headers = NULL     # per topic: int16 length, name, int32 count 1; concatenated
     cdef Py_ssize_t* header_at = NULL
+    cdef const char* header
+    cdef Py_ssize_t header_len
     cdef char* w
-    cdef char* end
-    cdef int64_t size, n
-    cdef const int32_t* own
     if len(names) != T:
         raise ValueError(f"{len(names)} topic names for {T} topics")
     at = 0
@@ -180,13 +59,11 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
         if base[t + 1] < base[t]:
             raise ValueError(f"topic_base decreases at topic {t}")
     tail = 4 + (0 if user_data is None else len(user_data))
-    next1 = <int64_t*> calloc(members + 1, sizeof(int64_t))
-    start1 = <int64_t*> malloc((members + 2) * sizeof(int64_t))
-    parts = <int32_t*> malloc(max(P, 1) * sizeof(int32_t))
+    wr = <Writer*> malloc(max(members, 1) * sizeof(Writer))
     headers = <char*> malloc(max(at, 1))
     header_at = <Py_ssize_t*> malloc((T + 1) * sizeof(Py_ssize_t))
     try:
-        if next1 == NULL or start1 == NULL or parts == NULL or headers == NULL or header_at == NULL:
+        if wr == NULL or headers == NULL or header_at == NULL:
             raise MemoryError()
         at = 0
         for t in range(T):
@@ -198,40 +75,81 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
             kg_store_be32(headers + at + 2 + name_len, 1)
             at += 2 + name_len + 4
         header_at[T] = at
-        # Transpose: validate and count, then scatter the ids into one slice per member.
-        own = &owner[0] if P else NULL
-        p = kg_count_owners(own, P, members, next1)
-        if p < P:
-            o = owner[p]
-            raise InvariantError(f"owner[{p}] = {o} is not a member index in [-1, {members})")
-        start1[0] = 0
-        for m in range(members + 1):
-            start1[m + 1] = start1[m] + next1[m]
-            next1[m] = start1[m]
-        kg_scatter_owners(own, P, next1, parts)
-        # Each member's message, sized exactly, then written front to back.
+        for m in range(members):
+            wr[m].topic = -1
+            wr[m].size = 2 + 4 + tail
+            wr[m].groups = 0
+        # Pass 1: validate owner[], size every member's message.
+        for t in range(T):
+            header_len = header_at[t + 1] - header_at[t]
+            p0 = base[t]
+            p1 = base[t + 1]
+            for p in range(p0, p1):
+                o = owner[p]
+                if <uint32_t>o + 1u > <uint32_t>members:
+                    raise InvariantError(f"owner[{p}] = {o} is not a member index in [-1, {members})")
+                if o < 0:
+                    continue
+                x = &wr[o]
+                x.size += 4
+                if x.topic != t:
+                    x.topic = <int32_t>t
+                    x.groups += 1
+                    x.size += header_len
+        # Allocate exactly; write version, group count and user data.
         out = []
         for m in range(members):
-            n = start1[m + 2] - start1[m + 1]
-            size = 2 + 4 + tail + kg_member_size(parts + start1[m + 1], n, &base[0], T, header_at, &groups)
-            blob = PyBytes_FromStringAndSize(NULL, size)
+            x = &wr[m]
+            blob = PyBytes_FromStringAndSize(NULL, x.size)
             out.append(blob)
             w = PyBytes_AS_STRING(blob)
             w[0] = <char>((version >> 8) & 0xFF)
             w[1] = <char>(version & 0xFF)
-            _put32(w + 2, <uint32_t>groups)
-            end = kg_member_write(parts + start1[m + 1], n, &base[0], T, headers, header_at, w + 6)
+            _put32(w + 2, <uint32_t>x.groups)
             if user_data is None:
-                _put32(end, 0xFFFFFFFFu)
+                _put32(w + x.size - 4, 0xFFFFFFFFu)
             else:
-                _put32(end, <uint32_t>len(user_data))
-                memcpy(end + 4, PyBytes_AS_STRING(user_data), len(user_data))
-            if end + tail != w + size:
-                raise InvariantError(f"member {m}: wrote {end + tail - w} bytes of a {size}-byte assignment")
+                _put32(w + x.size - tail, <uint32_t>len(user_data))
+                memcpy(w + x.size - tail + 4, PyBytes_AS_STRING(user_data), len(user_data))
+            x.w = w + 6
+            x.topic = -1
+            x.several = False
+        # Pass 2: partitions in id order, so each member's come grouped by topic, ascending. A group
+        # opens with its header's count of 1 (most groups of a large group hold one partition); the
+        # count of a group that received more is written when it closes: (bytes after it) / 4.
+        for t in range(T):
+            header = headers + header_at[t]
+            header_len = header_at[t + 1] - header_at[t]
+            p0 = base[t]
+            p1 = base[t + 1]
+            for p in range(p0, p1):
+                o = owner[p]
+                if o < 0:
+                    continue
+                x = &wr[o]
+                w = x.w
+                if x.topic != t:
+                    if x.several:
+                        _put32(x.group_count, <uint32_t>((w - x.group_count - 4) >> 2))
+                        x.several = False
+                    # Members interleave (a member's next group comes one topic later), so the
+                    # hardware sees thousands of write streams and prefetches none: ask for the line
+                    # this member writes a few groups from now.
+                    kg_prefetch_write(w + PREFETCH_AHEAD)
+                    copy_small(w, header, header_len)
+                    w += header_len
+                    x.group_count = w - 4
+                    x.topic = <int32_t>t
+                else:
+                    x.several = True
+                _put32(w, <uint32_t>(p - p0))
+                x.w = w + 4
+        for m in range(members):
+            x = &wr[m]
+            if x.several:
+                _put32(x.group_count, <uint32_t>((x.w - x.group_count - 4) >> 2))
         return out
     finally:
-        free(next1)
-        free(start1)
-        free(parts)
+        free(wr)
         free(headers)
         free(header_at)
