@@ -33,8 +33,13 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+# (imported once here, not inside build_group: an import statement costs ~10k instructions a call, a tenth
+# of a 100-member group's whole call)
+from kafkagroup import _claims, _codec, _core, _members
+from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
+from kafkagroup.java_order import java_sort
 from kafkagroup.java_order import java_string_key  # noqa: F401  (re-exported: the module docstring's order)
 
 # A topic's metadata: a partition count, or one list of replica racks per partition.
@@ -323,10 +328,8 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     >>> g.members, g.topics, g.partition_count.tolist()
     (['C0', 'C1'], ['t0'], [3])
     """
-    from kafkagroup import _core
-    from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 
-    specs, code, catalog = _metadata(partitions_per_topic, partition_racks)
+    specs, code, catalog, metadata_names = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
     code = code.copy()
     cols = _read_columns(subscriptions, code)
@@ -344,10 +347,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 
     owned_offsets = owned_partition = owned_codes = None
     if cols.owned is not None:
-        from kafkagroup._claims import intern_claims
 
         owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
-        owned_offsets, owned_codes, owned_partition, bad = intern_claims(owned, code)
+        owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code)
         if bad >= 0:  # not a (str, int) pair: word the error from the claims themselves (the first bad one)
             for member_id, claims in zip(cols.ids, owned):
                 owned_pairs(member_id, claims)
@@ -361,7 +363,8 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
             owned_offsets = owned_partition = owned_codes = None
 
     names = list(code)   # metadata topics first: the catalog reads the first len(specs) names
-    dictionary = utf8_strings(names)
+    # (no name beyond the metadata's, the usual case: its layout as the metadata's cache holds it)
+    dictionary = metadata_names if metadata_names is not None and len(names) == len(specs) else utf8_strings(names)
     rack_code: dict[str, int] = {}
     if catalog is None:
         catalog, rack_code = topic_catalog(specs, dictionary)
@@ -385,7 +388,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(cols, names, specs)))
 
     perm = built["member_perm"]
-    topics = list(map(names.__getitem__, built["topic_row"].tolist()))
+    rows = built["topic_row"]
+    # (a Java-ordered catalog whose every topic the group reads -- a homogeneous group -- names its first rows)
+    topics = names[:rows.size] if np.array_equal(rows, np.arange(rows.size)) else [names[r] for r in rows.tolist()]
     partition_count = built["partition_count"]
     topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(partition_count, out=topic_base[1:])
@@ -416,32 +421,39 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 # The last plain metadata (topic -> partition count, no replica racks) build_group read, and what it derived
 # from it: callers assign over the same topics call after call (a coordinator, a planning loop, a benchmark),
 # and at 1,000 topics checking and cataloguing them is a third of a small group's call. Only immutable
-# things are kept (the TopicCatalog is immutable once built; specs and code are never changed, code is
-# copied before use); the tuple is replaced whole, so concurrent callers may share it.
+# things are kept (the TopicCatalog is immutable once built; specs, code and the names' UTF-8 layout are
+# never changed, code is copied before use); the tuple is replaced whole, so concurrent callers may share it.
 _last_metadata: tuple = ((), None)
 
 
 def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
               partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
-              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any]:
-    """(topic_specs, topic name -> row, TopicCatalog or None to build) of the metadata. Plain metadata (a dict
-    of int counts, no racks) equal to the last call's, topic for topic in the same order (the order is the
-    catalog's row order), reuses what that call derived; anything else is read afresh, errors included."""
+              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any, Any]:
+    """(topic_specs, topic name -> row, TopicCatalog or None to build, the names' utf8_strings or None) of the
+    metadata. Plain metadata (a dict of int counts, no racks) equal to the last call's, topic for topic in the
+    same order, reuses what that call derived; anything else is read afresh, errors included. The specs of
+    plain metadata are laid out in Java order of the names (the catalog's rows then ascend in Java order, so
+    the native builder orders a group's topics by row number instead of comparing names on every call)."""
     global _last_metadata
     key = None
-    if partition_racks is None and type(partitions_per_topic) is dict and \
-            set(map(type, partitions_per_topic.values())) <= {int}:   # (not bool: True == 1 must still fail)
-        key = (tuple(partitions_per_topic), tuple(partitions_per_topic.values()))
-        last_key, last = _last_metadata
-        if last is not None and key == last_key:
-            return last
+    if partition_racks is None and type(partitions_per_topic) is dict:
+        key = _members.plain_counts(partitions_per_topic)   # (names, counts), all str and int (not bool: True == 1)
+        if key is not None:
+            last_key, last = _last_metadata
+            if last is not None and key == last_key:
+                return last
     specs = topic_specs(partitions_per_topic, partition_racks)
+    if key is not None:
+        ordered = list(specs)
+        java_sort(ordered, key=str)
+        specs = {name: specs[name] for name in ordered}
     code = dict(zip(specs, range(len(specs))))
     if key is None:
-        return specs, code, None
-    catalog = topic_catalog(specs)[0]
-    _last_metadata = (key, (specs, code, catalog))
-    return specs, code, catalog
+        return specs, code, None, None
+    dictionary = utf8_strings(list(specs))
+    catalog = topic_catalog(specs, dictionary)[0]
+    _last_metadata = (key, (specs, code, catalog, dictionary))
+    return specs, code, catalog, dictionary
 
 
 def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
@@ -487,20 +499,17 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
     A dict of plain dict specs (ids and names strings, topic lists lists or tuples, generations ints, racks
     and instance ids strings) is read in one native pass (kafkagroup._members); anything else goes through
     :func:`normalize_member`, which words every error."""
-    from kafkagroup._members import code_topic_lists, read_specs
-
     if type(subscriptions) is dict:
-        read = read_specs(subscriptions, _SPEC_ALIASES, len(_SPEC_COLUMNS))
+        read = _members.read_specs(subscriptions, _SPEC_ALIASES, len(_SPEC_COLUMNS))
         if read is not None:
             ids, topics, owned, generation, rack, instance = read
             if topics is None:
                 topics = [()] * len(ids)
-            elif None in topics:
-                topics = [() if t is None else t for t in topics]
+            # (a None entry -- no topics given -- is read as an empty list by code_topic_lists)
             if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
                     and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
                 known = len(code)
-                offsets, codes, bad = code_topic_lists(topics, code)
+                offsets, codes, bad = _members.code_topic_lists(topics, code)
                 if bad >= 0:   # the general path words the error: forget the names this pass added
                     for name in list(islice(code, known, None)):
                         del code[name]
@@ -518,7 +527,7 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
         if not all(isinstance(m, Member) for m in members):
             raise InvalidGroupError("subscriptions must be a mapping member_id -> subscription, or Members")
     topics = [m.topics for m in members]
-    offsets, codes, bad = code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code)
+    offsets, codes, bad = _members.code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code)
     if bad >= 0:
         check_topics(members[bad].member_id, tuple(topics[bad]))
         raise AssertionError("kafkagroup._members refused a topic list that check_topics accepts")  # pragma: no cover
@@ -534,7 +543,6 @@ def topic_catalog(specs: Mapping[str, tuple[int, Any]], names: tuple[np.ndarray,
     continue that space (``rack_code.setdefault(rack, len(rack_code))``): one code space for both.
     ``names``: the topic names already laid out by :func:`utf8_strings` (the first len(specs) of them
     are read), else they are laid out here."""
-    from kafkagroup import _core
 
     rack_code: dict[str, int] = {}
     catalog_racks: dict[str, Any] = {}
@@ -569,8 +577,6 @@ def utf8_strings(values: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, 
     (offsets int64[n+1], UTF-8 bytes, validity uint8[n] or None). Lone surrogates pass through (as
     Java's String allows them). Laid out natively (kafkagroup._codec, the group leader's, which reads an
     ASCII str's bytes in place); a value that is neither str nor None is a TypeError."""
-    from kafkagroup import _codec
-
     return _codec.utf8_strings(values if type(values) is list else list(values))
 
 
@@ -640,7 +646,7 @@ class _GroupNames(BuildErrorNames):
         return None if self.cols.instance is None else self.cols.instance[i]
 
     def topics(self, i: int) -> Any:
-        return list(self.cols.topics[i])
+        return list(self.cols.topics[i] or ())
 
     def claim(self, e: int) -> tuple[Any, Any]:
         if self.flat_claims is None:

@@ -48,6 +48,9 @@ cdef extern from *:
     #define KG_PREFETCH(p) __builtin_prefetch((const void*)(p))
     #define KG_TYPE(o) ((void*)Py_TYPE(o))
     #define KG_TUPLE_TYPE ((void*)&PyTuple_Type)
+    #define KG_LIST_TYPE ((void*)&PyList_Type)
+    #define KG_SET_TYPE ((void*)&PySet_Type)
+    #define KG_FROZENSET_TYPE ((void*)&PyFrozenSet_Type)
     #define KG_LONG_TYPE ((void*)&PyLong_Type)
     #define KG_UNICODE_TYPE ((void*)&PyUnicode_Type)
     #define KG_LIST_ITEMS(o) (((PyListObject*)(o))->ob_item)
@@ -91,15 +94,16 @@ cdef extern from *:
     #if PY_VERSION_HEX < 0x030D0000
         PySetObject* so = (PySetObject*)set;
         setentry* table = so->table;
-        Py_ssize_t j, mask = so->mask;
+        Py_ssize_t j, mask = so->mask, left = so->used;   /* (stops at the last item: a small set is mostly empty slots) */
         long long value;
-        for (j = 0; j <= mask; j++) {
+        for (j = 0; left > 0 && j <= mask; j++) {
             PyObject* key = table[j].key;
             if (key == NULL || key == _PySet_Dummy) continue;
             if (!kg_small_int(key, &value)) return -1;
             slots[i] = slot;
             parts[i] = value;
             i++;
+            left--;
         }
         return i;
     #else
@@ -112,6 +116,9 @@ cdef extern from *:
     int _PySet_NextEntry(object s, Py_ssize_t* pos, PyObject** key, Py_hash_t* hash)
     void* KG_TYPE(PyObject* o) nogil
     void* KG_TUPLE_TYPE
+    void* KG_LIST_TYPE
+    void* KG_SET_TYPE
+    void* KG_FROZENSET_TYPE
     void* KG_LONG_TYPE
     void* KG_UNICODE_TYPE
     PyObject** KG_LIST_ITEMS(object o)
@@ -120,7 +127,7 @@ cdef extern from *:
     PyObject* KG_TUPLE_ITEM(PyObject* o, Py_ssize_t i) nogil
     bint kg_small_int(PyObject* o, long long* value) nogil
     bint kg_plain_compact_size(PyObject* claims, Py_ssize_t* size)
-    Py_ssize_t kg_set_claims(PyObject* set, int32_t slot, int32_t* slots, int64_t* parts, Py_ssize_t i)
+    Py_ssize_t kg_set_claims(PyObject* set, int32_t slot, int32_t* slots, int64_t* parts, Py_ssize_t i) nogil
     bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value)
 
 include "address_table.pxi"
@@ -183,119 +190,173 @@ cdef object _compact_parts(object parts):
 
 def intern_claims(list owned, dict slot):
     cdef Py_ssize_t members = len(owned), m, n = 0, flat_n = 0, i = 0, j, k, size = 0   # (set on every path below; the compiler cannot see it)
-    cdef cnp.ndarray[int64_t, ndim=1] offsets = np.zeros(members + 1, dtype=np.int64)
-    cdef list per_member = [None] * members
+    cdef cnp.ndarray[int64_t, ndim=1] offsets = np.empty(members + 1, dtype=np.int64)
+    cdef int64_t* off = <int64_t*>cnp.PyArray_DATA(offsets)
+    cdef list per_member = owned[:]      # each member's claims as pass 2 reads them (a compact dict may be replaced)
     cdef cnp.ndarray[cnp.uint8_t, ndim=1] is_compact = np.zeros(members, dtype=np.uint8)
+    cdef cnp.uint8_t* compact_of = <cnp.uint8_t*>cnp.PyArray_DATA(is_compact)
+    cdef bint any_compact = False
     cdef object claims, topic, parts
+    cdef PyObject* raw
     cdef list compact
     # pass 1: each member's claims as a list / tuple of pairs, or (compact form) a list of (topic, partitions)
-    # with the partitions in _compact_parts' shapes (None: not a collection); count the claims.
+    # with the partitions in _compact_parts' shapes (None: not a collection); count the claims. Every claim
+    # becomes one entry (or the first bad one stops pass 2), so each member's offsets are known here.
+    off[0] = 0
     for m in range(members):
         if m + AHEAD < members:
             KG_PREFETCH(PyList_GET_ITEM(owned, m + AHEAD))
-        claims = owned[m]
-        if type(claims) is list or type(claims) is tuple:
-            size = len(claims)
+        raw = PyList_GET_ITEM(owned, m)    # (borrowed: owned holds it)
+        if KG_TYPE(raw) == KG_LIST_TYPE or KG_TYPE(raw) == KG_TUPLE_TYPE:
+            size = KG_TUPLE_SIZE(raw)      # (ob_size of either)
             flat_n += size
-        elif isinstance(claims, dict) or isinstance(claims, Mapping):
-            if type(claims) is not dict:
-                claims = owned[m] = dict(claims.items())
-            # read as it is when every topic's partitions are a list, tuple, set or frozenset (the usual case:
-            # no object made per topic, which would also wake the cyclic collector on a large group)
-            is_compact[m] = 1 if kg_plain_compact_size(<PyObject*>claims, &size) else 2
-            if is_compact[m] == 2:
-                compact = []
-                size = 0
-                for topic, parts in (<dict>claims).items():
-                    parts = _compact_parts(parts)
-                    compact.append((topic, parts))
-                    if parts is None:
-                        size += 1      # stands for one (bad) claim: the flat index of the error
-                        break
-                    size += len(parts)
-                claims = compact
         else:
-            claims = owned[m] = () if claims is None else tuple(claims)
-            size = len(claims)
-            flat_n += size
-        per_member[m] = claims
+            claims = <object>raw
+            if isinstance(claims, dict) or isinstance(claims, Mapping):
+                if type(claims) is not dict:
+                    claims = owned[m] = per_member[m] = dict(claims.items())
+                # read as it is when every topic's partitions are a list, tuple, set or frozenset (the usual
+                # case: no object made per topic, which would also wake the cyclic collector on a large group)
+                compact_of[m] = 1 if kg_plain_compact_size(<PyObject*>claims, &size) else 2
+                any_compact = True
+                if compact_of[m] == 2:
+                    compact = []
+                    size = 0
+                    for topic, parts in (<dict>claims).items():
+                        parts = _compact_parts(parts)
+                        compact.append((topic, parts))
+                        if parts is None:
+                            size += 1      # stands for one (bad) claim: the flat index of the error
+                            break
+                        size += len(parts)
+                    per_member[m] = compact
+            else:
+                claims = owned[m] = per_member[m] = () if claims is None else tuple(claims)
+                size = len(claims)
+                flat_n += size
         n += size
+        off[m + 1] = n
     cdef cnp.ndarray[int32_t, ndim=1] slots = np.empty(n, dtype=np.int32)
     cdef cnp.ndarray[int64_t, ndim=1] partitions = np.empty(n, dtype=np.int64)
     cdef int32_t* slot_view = <int32_t*>cnp.PyArray_DATA(slots)      # (raw pointers: a memoryview costs ~1 us
     cdef int64_t* part_view = <int64_t*>cnp.PyArray_DATA(partitions)  # to acquire, a third of a 100-member call)
-    # the pairs form's claims, gathered into one array of borrowed pointers (the lists keep them alive)
-    cdef PyObject** flat = <PyObject**>malloc((flat_n + 1) * sizeof(PyObject*))
+    # the pairs form's claims, gathered into one array of borrowed pointers (the lists keep them alive), then
+    # AHEAD pointers to a well-formed claim that is never read as one: prefetches ahead need no bounds check
+    cdef PyObject** flat = <PyObject**>malloc((flat_n + AHEAD) * sizeof(PyObject*))
     if flat is NULL:
         raise MemoryError()
     cdef PyObject** src
     j = 0
     for m in range(members):
-        claims = per_member[m]
-        if is_compact[m]:
+        if compact_of[m]:
             continue
-        if type(claims) is list:
-            size = PyList_GET_SIZE(claims)
-            src = KG_LIST_ITEMS(claims)
-        else:
-            size = PyTuple_GET_SIZE(claims)
-            src = KG_TUPLE_ITEMS(claims)
+        raw = PyList_GET_ITEM(per_member, m)
+        size = KG_TUPLE_SIZE(raw)
         if size:
+            src = KG_LIST_ITEMS(<object>raw) if KG_TYPE(raw) == KG_LIST_TYPE else KG_TUPLE_ITEMS(<object>raw)
             memcpy(&flat[j], src, size * sizeof(PyObject*))
             j += size
+    for k in range(AHEAD):
+        flat[flat_n + k] = <PyObject*>_PAD_CLAIM
     try:
-        bad = _read(per_member, <const cnp.uint8_t*>cnp.PyArray_DATA(is_compact), flat, flat_n, slot,
-                    <int64_t*>cnp.PyArray_DATA(offsets), slot_view, part_view)
+        if not any_compact:   # every claim is in flat, in output order
+            bad = _read_pairs(flat, flat_n, 0, slot, _ByAddress(), slot_view, part_view)
+        else:
+            bad = _read(per_member, compact_of, flat, flat_n, slot, off, slot_view, part_view)
     finally:
         free(flat)
     return offsets, slots, partitions, bad
 
 
-cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject** flat, Py_ssize_t flat_n, dict slot,
-                      int64_t* off, int32_t* slot_view, int64_t* part_view) except -2:
-    """Pass 2: every claim into slot_view / part_view, member by member; the first bad claim's flat index,
-    or -1."""
-    cdef Py_ssize_t members = len(per_member), m, i = 0, f = 0, end, k, count
+cdef tuple _PAD_CLAIM = ("", 0)   # what flat holds past its claims (only ever prefetched)
+
+
+cdef Py_ssize_t _read_pairs(PyObject** flat, Py_ssize_t count, Py_ssize_t i, dict slot, _ByAddress by_address,
+                            int32_t* slot_view, int64_t* part_view) except -2:
+    """Pairs-form claims flat[0..count) into entries i.. : -1, or the first bad claim's entry index. flat holds
+    AHEAD readable pointers past `count` (prefetched, never read as claims)."""
+    cdef Py_ssize_t f
     cdef PyObject* claim
     cdef PyObject* ahead
     cdef PyObject* t
-    cdef PyObject* found
     cdef PyObject* item
+    cdef PyObject* found
     cdef PyObject* last_topic = NULL      # the tuple claims' topic before, and its slot
-    cdef int32_t last_slot = -1
-    cdef Py_ssize_t pos
-    cdef object pair, topic, partition, claims, parts
+    cdef int32_t last_slot = -1, c
     cdef long long value
-    cdef int overflow
-    cdef int32_t c, topic_slot
-    cdef int64_t[::1] arr
+    cdef object pair, topic
     # claims name the same few topics over and over, mostly as the very same str objects: their slot is
     # looked up by address first (a few ns), by the dict once per distinct object
+    for f in range(count):
+        KG_PREFETCH(flat[f + AHEAD])
+        ahead = flat[f + AHEAD // 2]
+        if KG_TYPE(ahead) == KG_TUPLE_TYPE and KG_TUPLE_SIZE(ahead) == 2:
+            KG_PREFETCH(KG_TUPLE_ITEM(ahead, 1))
+        claim = flat[f]
+        if KG_TYPE(claim) == KG_TUPLE_TYPE and KG_TUPLE_SIZE(claim) == 2:
+            # (borrowed pointers throughout: the tuple holds its items for the whole call)
+            t = KG_TUPLE_ITEM(claim, 0)
+            if KG_TYPE(t) != KG_UNICODE_TYPE:
+                return i
+            item = KG_TUPLE_ITEM(claim, 1)
+            if not kg_small_int(item, &value) and not _partition_value(<object>item, &value):
+                return i
+            # (only a tuple claim's topic is cached by address: the tuple holds it for the whole call, so its
+            # address names this string throughout; a member's claims mostly repeat the topic of the claim
+            # before, which is checked first)
+            if t != last_topic:
+                c = by_address.find(t)
+                if c == ABSENT:
+                    found = PyDict_GetItem(slot, <object>t)
+                    c = -1 if found is NULL else <int32_t><object>found
+                    by_address.put(t, c)
+                last_topic, last_slot = t, c
+            c = last_slot
+        else:
+            # another sequence: its items may be made afresh on each read (and freed after), so its topic is
+            # looked up by name
+            pair = _pair(<object>claim)
+            if pair is None:
+                return i
+            topic = <object>PyTuple_GET_ITEM(pair, 0)
+            if type(topic) is not str or not _partition_value(<object>PyTuple_GET_ITEM(pair, 1), &value):
+                return i
+            found = PyDict_GetItem(slot, topic)
+            c = -1 if found is NULL else <int32_t><object>found
+        slot_view[i] = c
+        part_view[i] = value
+        i += 1
+    return -1
+
+
+cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject** flat, Py_ssize_t flat_n, dict slot,
+                      const int64_t* off, int32_t* slot_view, int64_t* part_view) except -2:
+    """Pass 2 when some member's claims are compact: every claim into slot_view / part_view, member by member
+    (member m's from off[m]); the first bad claim's flat index, or -1."""
+    cdef Py_ssize_t members = len(per_member), m, i, f = 0, n, bad, k
+    cdef PyObject* t
+    cdef PyObject* item
+    cdef PyObject* found
+    cdef PyObject* last_topic = NULL      # the compact topic before (a str the member's dict holds), and its slot
+    cdef int32_t last_slot = -1, c
+    cdef Py_ssize_t pos
+    cdef object claims, topic, parts
     cdef _ByAddress by_address = _ByAddress()
     for m in range(members):
         claims = per_member[m]
+        i = off[m]
         if not is_compact[m]:
-            end = f + len(claims)
-            while f < end:
-                if f + AHEAD < flat_n:
-                    KG_PREFETCH(flat[f + AHEAD])
-                if f + AHEAD // 2 < flat_n:
-                    ahead = flat[f + AHEAD // 2]
-                    if KG_TYPE(ahead) == KG_TUPLE_TYPE and KG_TUPLE_SIZE(ahead) == 2:
-                        KG_PREFETCH(KG_TUPLE_ITEM(ahead, 1))
-                claim = flat[f]
-                f += 1
-                if KG_TYPE(claim) == KG_TUPLE_TYPE and KG_TUPLE_SIZE(claim) == 2:
-                    # (borrowed pointers throughout: the tuple holds its items for the whole call)
-                    t = KG_TUPLE_ITEM(claim, 0)
-                    if KG_TYPE(t) != KG_UNICODE_TYPE:
-                        return i
-                    item = KG_TUPLE_ITEM(claim, 1)
-                    if not kg_small_int(item, &value) and not _partition_value(<object>item, &value):
-                        return i
-                    # (only a tuple claim's topic is cached by address: the tuple holds it for the whole call,
-                    # so its address names this string throughout; a member's claims mostly repeat the topic
-                    # of the claim before, which is checked first)
+            n = off[m + 1] - i
+            if n:
+                bad = _read_pairs(&flat[f], n, i, slot, by_address, slot_view, part_view)
+                if bad >= 0:
+                    return bad
+                f += n
+        elif is_compact[m] == 1:
+            pos = 0
+            while PyDict_Next(claims, &pos, &t, &item):   # (borrowed: the member's dict holds them)
+                if KG_TYPE(t) == KG_UNICODE_TYPE and (KG_TYPE(item) == KG_SET_TYPE or KG_TYPE(item) == KG_FROZENSET_TYPE):
+                    # the usual compact topic (a set of small ints), read here: no call per topic
                     if t != last_topic:
                         c = by_address.find(t)
                         if c == ABSENT:
@@ -303,24 +364,10 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject**
                             c = -1 if found is NULL else <int32_t><object>found
                             by_address.put(t, c)
                         last_topic, last_slot = t, c
-                    c = last_slot
-                else:
-                    # another sequence: its items may be made afresh on each read (and freed after), so its
-                    # topic is looked up by name
-                    pair = _pair(<object>claim)
-                    if pair is None:
-                        return i
-                    topic = <object>PyTuple_GET_ITEM(pair, 0)
-                    if type(topic) is not str or not _partition_value(<object>PyTuple_GET_ITEM(pair, 1), &value):
-                        return i
-                    found = PyDict_GetItem(slot, topic)
-                    c = -1 if found is NULL else <int32_t><object>found
-                slot_view[i] = c
-                part_view[i] = value
-                i += 1
-        elif is_compact[m] == 1:
-            pos = 0
-            while PyDict_Next(claims, &pos, &t, &item):   # (borrowed: the member's dict holds them)
+                    k = kg_set_claims(item, last_slot, slot_view, part_view, i)
+                    if k >= 0:
+                        i = k
+                        continue
                 i = _topic_claims(<object>t, <object>item, i, slot, by_address, slot_view, part_view)
                 if i < 0:
                     return -i - 2
@@ -329,7 +376,6 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject**
                 i = _topic_claims(topic, parts, i, slot, by_address, slot_view, part_view)
                 if i < 0:
                     return -i - 2
-        off[m + 1] = i
     return -1
 
 

@@ -12,8 +12,13 @@ read_specs(subscriptions, aliases, columns) -> (ids, column 0, ..., column colum
     member id is not a str. Cost: one lookup per key of each spec, ~0.1 us per member, against ~20 us
     for the general path.
 
+plain_counts(counts) -> (names list, counts list) or None
+    counts: topic -> partition count. The keys and values in the dict's order when every key is a str and
+    every value an int (not a bool) in 0 .. 2^31-1; None otherwise. kafkagroup.model compares the pair with
+    the last call's to reuse what it derived from the same metadata.
+
 code_topic_lists(lists, code) -> (offsets int64[M+1] or None, codes int32[n], bad)
-    lists: one topic list (list or tuple of str) per member. code: name -> int32 code; a name not in it
+    lists: one topic list (list or tuple of str, or None: no topics) per member. code: name -> int32 code; a name not in it
     is added with the next code (len(code)), as model.build_group's dict.setdefault does. A member whose
     list is the previous member's list object, or holds the very same str objects in the same order, is
     recognised without a dict lookup (members of a group mostly send the same list). When every member's
@@ -30,6 +35,8 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Size
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.long cimport PyLong_AsLongLong
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 
 cnp.import_array()
 
@@ -39,6 +46,7 @@ cdef extern from *:
     #define KG_PREFETCH(p) __builtin_prefetch((const void*)(p))
     #define KG_IS_DICT(o) (Py_TYPE(o) == &PyDict_Type)
     #define KG_IS_STR(o) (Py_TYPE(o) == &PyUnicode_Type)
+    #define KG_IS_INT(o) (Py_TYPE(o) == &PyLong_Type)
     #define KG_IS_LIST(o) (Py_TYPE(o) == &PyList_Type)
     #define KG_IS_TUPLE(o) (Py_TYPE(o) == &PyTuple_Type)
     #define KG_DICT_KEYS(o) ((const char*)((PyDictObject*)(o))->ma_keys)
@@ -54,6 +62,7 @@ cdef extern from *:
     void KG_PREFETCH(const void* p) nogil
     bint KG_IS_DICT(PyObject* o) nogil
     bint KG_IS_STR(PyObject* o) nogil
+    bint KG_IS_INT(PyObject* o) nogil
     bint KG_IS_LIST(PyObject* o) nogil
     bint KG_IS_TUPLE(PyObject* o) nogil
     const char* KG_DICT_KEYS(PyObject* o) nogil
@@ -173,6 +182,9 @@ cdef extern from *:
     PyObject** KG_SEQ_ITEMS(PyObject* o) nogil
 
 
+cdef tuple _NO_TOPICS = ()   # a None list reads as this (held by the module: its address is stable)
+
+
 def code_topic_lists(list lists, dict code):
     # Each list coded once into one growing C buffer (no array per member): a member whose list is the
     # previous member's object, or holds the very same str objects in the same order, points at the previous
@@ -207,6 +219,9 @@ def code_topic_lists(list lists, dict code):
                 n = PyList_GET_SIZE(<object>lst)
             elif KG_IS_TUPLE(lst):
                 n = PyTuple_GET_SIZE(<object>lst)
+            elif lst == <PyObject*>None:
+                lst = <PyObject*>_NO_TOPICS
+                n = 0
             else:
                 return None, None, m
             items = KG_SEQ_ITEMS(lst)
@@ -261,3 +276,27 @@ def code_topic_lists(list lists, dict code):
     finally:
         free(buf)
         free(start)
+
+
+def plain_counts(dict counts):
+    # One pass over the metadata kafkagroup.model caches by: each key a str, each value an int (not a bool)
+    # in 0 .. 2^31-1, else None (the caller's general path checks and words the error).
+    cdef Py_ssize_t n = len(counts), pos = 0, i = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef long long v
+    cdef list names = [None] * n
+    cdef list values = [None] * n
+    while PyDict_Next(counts, &pos, &key, &value):   # borrowed: the dict keeps them alive
+        if not KG_IS_STR(key) or not KG_IS_INT(value):
+            return None
+        v = PyLong_AsLongLong(<object>value)   # (an exact int: overflow reads as -1 with an error set)
+        if v == -1 and PyErr_Occurred():
+            PyErr_Clear()
+            return None
+        if not 0 <= v < 2147483648:
+            return None
+        kg_list_put(<PyObject*>names, i, key)
+        kg_list_put(<PyObject*>values, i, value)
+        i += 1
+    return names, values

@@ -6,8 +6,13 @@ engine (the ``kafkagroup::`` C++ namespace: _core releases the GIL around every 
 _core's free_without_gil (large engine buffers freed by numpy), or in an Arrow compute kernel (pyarrow
 releases the GIL inside them); held otherwise (the interpreter, numpy, pyarrow's glue, pybind11's
 argument conversion). Sampling CPU time, not wall time, keeps the share independent of the machine's
-other load; the 1-vs-2-thread wall-clock ratio follows from it (Amdahl: 1 / (held + (1 - held) / 2))
-only on idle cores.
+other load.
+
+What the share bounds: the held parts of the threads run one at a time, but each overlaps the other
+threads' native work, so N threads reach at most min(N, 1 / held) times one thread's speed (not Amdahl's
+1 / (held + (1 - held) / N), which would hold if nothing ran beside a held part). Below that bound what
+costs is threads wanting the GIL at the same moment (each wait is a voluntary context switch: the bench
+counts them) and batches ending unevenly.
 
 Usage: .venv/bin/python tools/fleet_gil_share.py [--groups 10000] [--batch-groups 1250] [--strategy range]
 [--keep-output-bytes N] (the loop picks 2,500 per batch for 10,000 groups on 2 threads, 1,250 on 4;
@@ -92,7 +97,8 @@ def main() -> None:
     share, n = held_share(samples(script))
     kept = "" if args.keep_output_bytes < 0 else f", output memory kept up to {args.keep_output_bytes:,} bytes"
     print(f"fleet loop, {args.groups:,} groups, {args.batch_groups:,} per batch{kept}, {args.strategy}, one thread: "
-          f"GIL held {share:.1%} of {n:,} CPU samples; Amdahl bound on 2 threads {1 / (share + (1 - share) / 2):.2f}x")
+          f"GIL held {share:.1%} of {n:,} CPU samples; threads' speed-up at most {1 / share:.0f}x "
+          f"(1 / held; on 2 threads min(2, 1 / held) = {min(2.0, 1 / share):.2f}x)")
 
 
 if __name__ == "__main__":

@@ -15,41 +15,40 @@
 namespace kafkagroup {
 namespace {
 
-// `tally`: a strategy whose builder writes the final owner[] in topic order counts the metrics' per-partition
-// part as it goes (metrics.hpp); compute_metrics counts the rest.
-using AssignFn = AssignResult (*)(const Problem&, const Prepared&, const PreviousOwners& prev, const AssignOptions&,
+// `tally`: a strategy whose builder writes the final owner[] in partition order counts the metrics'
+// per-partition part as it goes (metrics.hpp); compute_metrics counts the rest. `prev` is not const: the
+// sticky builder may take prev.owner's array to write owner[] over it (sticky.hpp, assign_sticky_call).
+using AssignFn = AssignResult (*)(const Problem&, const Prepared&, PreviousOwners& prev, const AssignOptions&,
                                   PartitionTally& tally);
 
-AssignResult run_range(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&,
+AssignResult run_range(const Problem& p, const Prepared& pr, PreviousOwners&, const AssignOptions&,
                        PartitionTally&) {
     return AssignResult{assign_range(p, pr), {}, {}};
 }
-AssignResult run_roundrobin(const Problem& p, const Prepared& pr, const PreviousOwners&, const AssignOptions&,
+AssignResult run_roundrobin(const Problem& p, const Prepared& pr, PreviousOwners&, const AssignOptions&,
                             PartitionTally&) {
     return AssignResult{assign_roundrobin(p, pr), {}, {}};
 }
 
-AssignResult run_sticky(const Problem& p, const Prepared& pr, const PreviousOwners& prev, const AssignOptions&,
+AssignResult run_sticky(const Problem& p, const Prepared& pr, PreviousOwners& prev, const AssignOptions&,
                         PartitionTally& tally) {
-    return AssignResult{assign_sticky(p, pr, prev, &tally), {}, {}};
+    return assign_sticky_call(p, pr, prev, tally, /*cooperative=*/false);
 }
-AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, const PreviousOwners& prev,
-                                    const AssignOptions&, PartitionTally&) {   // transfers change owner[] after
-    std::vector<int32_t> owner = assign_sticky(p, pr, prev);
-    std::vector<int32_t> withheld = withhold_transfers(p, pr, prev, owner);
-    return AssignResult{std::move(owner), std::move(withheld), {}};
+AssignResult run_cooperative_sticky(const Problem& p, const Prepared& pr, PreviousOwners& prev,
+                                    const AssignOptions&, PartitionTally& tally) {
+    return assign_sticky_call(p, pr, prev, tally, /*cooperative=*/true);
 }
 
 // Kafka 4's server-side assignors (KIP-848): the previous target assignment is the members' `owned`.
 // With AssignOptions::server_racks and racks given, the classic strategies' KIP-881 rack code runs instead
 // (the same code, not a second copy): range's rack-aware split (which is server range's split when no rack
 // matters) and the sticky's rack-aware balance over the previous target (balanced as server uniform is).
-AssignResult run_server_range(const Problem& p, const Prepared& pr, const PreviousOwners&,
+AssignResult run_server_range(const Problem& p, const Prepared& pr, PreviousOwners&,
                               const AssignOptions& options, PartitionTally&) {
     if (options.server_racks && pr.has_racks) return AssignResult{assign_range(p, pr), {}, {}};
     return AssignResult{server::assign_range(p, pr), {}, {}};
 }
-AssignResult run_server_uniform(const Problem& p, const Prepared& pr, const PreviousOwners& prev,
+AssignResult run_server_uniform(const Problem& p, const Prepared& pr, PreviousOwners& prev,
                                 const AssignOptions& options, PartitionTally&) {
     // The server code indexes prev_owner per partition: it gets P entries of -1 when nobody owned anything.
     std::vector<int32_t> none;
@@ -136,7 +135,7 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         compact_rack_ids(problem, rack_storage);
         if (e.direct)
             if (std::optional<AssignResult> direct = e.direct(problem, prepared, options)) return std::move(*direct);
-        const PreviousOwners prev = previous_owners(problem, prepared);
+        PreviousOwners prev = previous_owners(problem, prepared);
         PartitionTally tally(prepared, prev);
         AssignResult result = e.run(problem, prepared, prev, options, tally);
         result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev, tally);

@@ -138,6 +138,15 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
         }
         if (!fresh) repeated_.push_back(static_cast<int64_t>(k));
     }
+    if (!per_group_) {
+        rows_in_java_order_ = true;
+        std::size_t prev = K;   // the previous valid row
+        for (std::size_t k = 0; k < K && rows_in_java_order_; ++k) {
+            if (rows.names.is_null(k) || count_[k] < 0) continue;
+            if (prev < K && java_compare(name_of(prev), name_of(k)) >= 0) rows_in_java_order_ = false;
+            prev = k;
+        }
+    }
 }
 
 int64_t TopicCatalog::find(int64_t group, std::string_view name) const {
@@ -388,12 +397,16 @@ private:
             astral |= has_astral(keys_[m - m0]);
             order_[m - m0] = m;
         }
-        std::stable_sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
+        auto member_info_less = [&](int64_t a, int64_t b) {
             const bool sa = statics_[a - m0], sb = statics_[b - m0];
             if (sa != sb) return sa;
             // without a character beyond U+FFFF, UTF-8 byte order is Java's (UTF-16) order
             return (astral ? java_compare(keys_[a - m0], keys_[b - m0]) : keys_[a - m0].compare(keys_[b - m0])) < 0;
-        });
+        };
+        // members mostly arrive in MemberInfo order already (a group's own earlier output, ids numbered in
+        // join order): one pass of n - 1 compares finds that, against ~n log n for the sort
+        if (!std::is_sorted(order_.begin(), order_.end(), member_info_less))
+            std::stable_sort(order_.begin(), order_.end(), member_info_less);
         for (std::size_t k = 1; k < order_.size(); ++k) {
             const int64_t a = order_[k - 1], b = order_[k];
             if (statics_[a - m0] == statics_[b - m0] && keys_[a - m0] == keys_[b - m0]) {
@@ -436,9 +449,14 @@ private:
         }
         if (cat_.per_group()) check_meta_repeats(g, err);
         if (twice >= 0) error(err, BuildErrorCode::kTopicListedTwice, twice);
-        auto by_rank = [&](int32_t a, int32_t b) { return java_compare(names_.name(a), names_.name(b)) < 0; };
-        std::sort(known_.begin(), known_.end(), by_rank);
-        std::sort(unknown_.begin(), unknown_.end(), by_rank);
+        auto by_name = [&](int32_t a, int32_t b) { return java_compare(names_.name(a), names_.name(b)) < 0; };
+        if (cat_.rows_in_java_order()) {   // (known codes have distinct rows: a shared catalog has no repeats)
+            auto by_row = [&](int32_t a, int32_t b) { return row_for(g, a) < row_for(g, b); };
+            if (!std::is_sorted(known_.begin(), known_.end(), by_row)) std::sort(known_.begin(), known_.end(), by_row);
+        } else if (!std::is_sorted(known_.begin(), known_.end(), by_name)) {
+            std::sort(known_.begin(), known_.end(), by_name);
+        }
+        std::sort(unknown_.begin(), unknown_.end(), by_name);
         for (int32_t c : unknown_) out_.unknown_entries.push_back(first_entry_[c]);
         out_.unknown_offsets.push_back(static_cast<int64_t>(out_.unknown_entries.size()));
 

@@ -111,6 +111,10 @@ public:
     // refuses repeats: its caller reports them before building).
     const std::vector<int64_t>& repeated_rows() const { return repeated_; }
     int64_t row_group(int64_t row) const { return group_.empty() ? -1 : group_[row]; }
+    // A shared catalog whose valid rows ascend in Java order (checked once, when built: K - 1 compares): a
+    // group's topics are then ordered by row number, no name compared per call (kafkagroup.model builds
+    // its cached catalogs in that order; any other catalog keeps the per-group sort by name).
+    bool rows_in_java_order() const { return rows_in_java_order_; }
 
 private:
     bool per_group_ = false;
@@ -121,6 +125,7 @@ private:
     std::vector<int32_t> rack_codes_;
     int32_t rack_code_bound_ = 0;
     bool any_racks_ = false;
+    bool rows_in_java_order_ = false;
     StringTable names_;                            // distinct names -> name id
     std::vector<int64_t> row_of_name_;             // shared: name id -> first row
     std::unordered_map<uint64_t, int64_t> by_group_;   // per group: (group << 32 | name id) -> first row

@@ -129,63 +129,76 @@ void complete_metrics(const Problem& p, const Prepared& pr, const std::vector<in
 PartitionTally::PartitionTally(const Prepared& pr, const PreviousOwners& prev)
     : pr_(pr), prev_(prev), loads_(static_cast<std::size_t>(pr.num_members), 0) {}
 
-// One pass over the partitions of topics next_ .. t_end - 1: loads, unassigned and moved. It goes by runs of
-// partitions with one owner (and one previous owner), runs.hpp: a sticky result comes in runs of hundreds,
-// each added once instead of a per-member counter increment per partition.
-void PartitionTally::count_until(int32_t t_end, const int32_t* now) {
-    const Prepared& pr = pr_;
-    const std::vector<char>& topic_subscribed = pr.topic_subscribed;
-    const int32_t* const before = prev_.owner.data();   // null when nobody owned anything (then nothing is withheld)
-    int64_t unassigned = unassigned_, moved = moved_;
-    int64_t* const loads = loads_.data();
-    for (int32_t t = next_; t < t_end; ++t) {
-        const bool subscribed = topic_subscribed[t] != 0;
-        const int32_t end = pr.topic_base[t + 1];
-        if (prev_.none()) {
-            // Nothing was owned (so nothing is withheld either): loads and unassigned only.
-            int64_t free = 0;
-            for (int32_t part = pr.topic_base[t]; part < end;) {
-                const int32_t m = now[part];
-                const int32_t run = run_end(now, part, end);
-                if (run - part == 1) {  // short runs (runs.hpp): a block partition by partition
-                    for (const int32_t stop = std::min(end, part + kShortRunBlock); part < stop; ++part) {
-                        if (now[part] >= 0) ++loads[now[part]];
-                        else ++free;
-                    }
-                    continue;
-                }
-                if (m >= 0) loads[m] += run - part;
-                else free += run - part;
-                part = run;
-            }
-            if (subscribed) unassigned += free;
-            continue;
-        }
-        for (int32_t part = pr.topic_base[t]; part < end;) {
-            const int32_t m = now[part], prev = before[part];
-            const int32_t run = run_end(now, before, part, end);
+namespace {
+
+// Loads, free partitions and moved partitions of now[0..n) against before[0..n) (null: nobody owned
+// anything), all in one topic. It goes by runs of partitions with one owner (and one previous owner),
+// runs.hpp: a sticky result comes in runs of hundreds, each added once instead of a per-member counter
+// increment per partition.
+void count_segment(const int32_t* now, const int32_t* before, int32_t n, int64_t* loads, int64_t& free,
+                   int64_t& moved) {
+    if (!before) {
+        for (int32_t part = 0; part < n;) {
+            const int32_t m = now[part];
+            const int32_t run = run_end(now, part, n);
             if (run - part == 1) {  // short runs (runs.hpp): a block partition by partition
-                for (const int32_t stop = std::min(end, part + kShortRunBlock); part < stop; ++part) {
-                    const int32_t k = now[part], was = before[part];
-                    if (k >= 0) ++loads[k];
-                    else if (subscribed) ++unassigned;
-                    moved += was >= 0 && was != k;
+                for (const int32_t stop = std::min(n, part + kShortRunBlock); part < stop; ++part) {
+                    if (now[part] >= 0) ++loads[now[part]];
+                    else ++free;
                 }
                 continue;
             }
-            const int64_t n = run - part;
-            if (m >= 0) {
-                loads[m] += n;
-            } else if (subscribed) {
-                unassigned += n;
-            }
-            if (prev >= 0 && prev != m) moved += n;
+            if (m >= 0) loads[m] += run - part;
+            else free += run - part;
             part = run;
         }
+        return;
     }
-    unassigned_ = unassigned;
-    moved_ = moved;
-    if (t_end > next_) next_ = t_end;
+    for (int32_t part = 0; part < n;) {
+        const int32_t m = now[part], prev = before[part];
+        const int32_t run = run_end(now, before, part, n);
+        if (run - part == 1) {  // short runs (runs.hpp): a block partition by partition
+            for (const int32_t stop = std::min(n, part + kShortRunBlock); part < stop; ++part) {
+                const int32_t k = now[part], was = before[part];
+                if (k >= 0) ++loads[k];
+                else ++free;
+                moved += was >= 0 && was != k;
+            }
+            continue;
+        }
+        const int64_t len = run - part;
+        if (m >= 0) loads[m] += len;
+        else free += len;
+        if (prev >= 0 && prev != m) moved += len;
+        part = run;
+    }
+}
+
+}  // namespace
+
+void PartitionTally::count_stretch(int32_t end, const int32_t* now, const int32_t* before) {
+    const Prepared& pr = pr_;
+    const int32_t* const base = pr.topic_base.data();
+    int64_t* const loads = loads_.data();
+    while (next_ < end) {
+        while (base[topic_ + 1] <= next_) ++topic_;   // skips empty topics; next_ < P keeps topic_ < T
+        const int32_t stop = std::min(end, base[topic_ + 1]);
+        int64_t free = 0, moved = 0;   // locals: a reference to moved_ could alias loads[] (reloads)
+        count_segment(now, before, stop - next_, loads, free, moved);
+        moved_ += moved;
+        // A free partition counts as unassigned only in a subscribed topic.
+        if (pr.topic_subscribed[topic_]) unassigned_ += free;
+        now += stop - next_;
+        if (before) before += stop - next_;
+        next_ = stop;
+    }
+}
+
+void PartitionTally::count_until(int32_t t_end, const int32_t* now) {
+    const int32_t end = pr_.topic_base[t_end];
+    if (end <= next_) return;
+    const int32_t* const before = prev_.none() ? nullptr : prev_.owner.data() + next_;
+    count_stretch(end, now + next_, before);
 }
 
 Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<int32_t>& owner,
@@ -204,8 +217,12 @@ Metrics compute_metrics(const Problem& p, const Prepared& pr, const std::vector<
     // is subscribed, and it has no owner now: the pass counts it as free, and `unassigned` is that count less
     // the withheld ones. (No per-partition withheld flags: 4 MB filled and read at 4M partitions.)
     out.withheld = static_cast<int64_t>(withheld.size());
-    // Only a partition some member claims can be withheld (withhold_transfers).
-    if (prev.none() && !withheld.empty()) throw std::logic_error("compute_metrics: partitions withheld in a group nobody owned");
+    // Only a partition some member claims can be withheld (withhold_transfers). (Not prev.none(): a builder
+    // that wrote owner[] over prev.owner's array took it, having counted every partition, tally below.)
+    if (p.owned_partitions.empty() && !withheld.empty())
+        throw std::logic_error("compute_metrics: partitions withheld in a group nobody owned");
+    if (prev.none() && !p.owned_partitions.empty() && tally.counted() < pr.num_partitions)
+        throw std::logic_error("compute_metrics: the previous owners were taken before every partition was counted");
     tally.count_until(pr.num_topics, owner.data());
     const std::vector<int64_t>& load = tally.loads();
     const int64_t unassigned = tally.unassigned(), moved = tally.moved();

@@ -11,20 +11,32 @@
 
 namespace kafkagroup {
 
-// The per-partition part of the metrics (loads, unassigned, moved), counted topic by topic. A builder that
-// writes owner[] in topic order counts each stretch of topics right after writing it, while that stretch of
-// owner[] and of the previous owners is still in the cache (kTallyChunk partitions: 128 KB of each), instead
-// of reading both arrays back from memory in a pass of its own (32 MB at 4M partitions); compute_metrics
-// counts whatever no builder counted. Only a builder whose owner[] is final when written may count (not one
-// followed by rack passes or the cooperative transfers).
+// The per-partition part of the metrics (loads, unassigned, moved), counted stretch by stretch in partition
+// order. A builder that writes owner[] in partition order counts each stretch right after writing it, while
+// that stretch of owner[] and of the previous owners is still in the cache (kTallyChunk partitions: 128 KB of
+// each), instead of reading both arrays back from memory in a pass of its own (32 MB at 4M partitions);
+// compute_metrics counts whatever no builder counted. Only owners that are final when counted may be counted
+// (not before rack passes); a cooperative transfer found later is taken back with withdraw().
 class PartitionTally {
 public:
     static constexpr int32_t kTallyChunk = int32_t{1} << 15;
 
     PartitionTally(const Prepared& prepared, const PreviousOwners& prev);
-    // Counts topics next_topic() .. t_end - 1; owner holds at least their partitions.
+    // Counts the partitions of topics up to t_end - 1 not counted yet, from the whole arrays owner[] and
+    // prev.owner; owner holds at least those partitions.
     void count_until(int32_t t_end, const int32_t* owner);
-    int32_t next_topic() const { return next_; }
+    // Counts partitions counted() .. end - 1: now[i] and before[i] are the owner and the previous owner of
+    // partition counted() + i; before is null when nobody owned anything. For a builder that writes owner[]
+    // over the previous owners' own array (sticky/stretch_writer.hpp): it hands each stretch over before it
+    // overwrites the previous owners.
+    void count_stretch(int32_t end, const int32_t* now, const int32_t* before);
+    // A partition counted as member m's and withheld afterwards (a cooperative transfer without a valid
+    // previous owner, found from the claims after every stretch was counted): counted as free instead.
+    void withdraw(int32_t m) {
+        --loads_[static_cast<std::size_t>(m)];
+        ++unassigned_;
+    }
+    int32_t counted() const { return next_; }   // partitions 0 .. counted() - 1 are counted
     const std::vector<int64_t>& loads() const { return loads_; }
     int64_t unassigned() const { return unassigned_; }   // withheld partitions included (see compute_metrics)
     int64_t moved() const { return moved_; }
@@ -34,7 +46,8 @@ private:
     const PreviousOwners& prev_;
     std::vector<int64_t> loads_;
     int64_t unassigned_ = 0, moved_ = 0;
-    int32_t next_ = 0;
+    int32_t next_ = 0;    // the first partition not counted
+    int32_t topic_ = 0;   // the topic of partition next_ (or the first topic starting at or after it)
 };
 
 // Fills every Metrics field (see result.hpp). `prev` is previous_owners(problem, prepared); `tally` holds

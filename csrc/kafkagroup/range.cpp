@@ -33,17 +33,26 @@ std::vector<int32_t> contiguous_ranges(const Prepared& pr, const TopicSubscriber
         // Short ranges (a few partitions each, e.g. 5,000 partitions over 1,000 subscribers): each is written as
         // a block of kBlock, two vector stores, whose tail the next range overwrites, while a whole block fits
         // in the topic; a loop of length-dependent trip count cost ~7 instructions a partition there.
+        // The longer ranges (the first `extra`) and the shorter ones each get a loop of their own, the block test
+        // one compare of the offset: ~11 instructions a range instead of ~20.
         constexpr int64_t kBlock = 8;
-        const int32_t* const topic_end = out + count;
-        for (int64_t i = 0; i < n; ++i) {
-            const int32_t c = consumers[i];
-            const int64_t length = per + (i < extra ? 1 : 0);
-            if (length <= kBlock && topic_end - out >= kBlock) {
-                for (int64_t k = 0; k < kBlock; ++k) out[k] = c;
-                out += length;
-                continue;
+        int64_t i = 0, at = 0;
+        if (per < kBlock) {
+            const int64_t last_block = count - kBlock;   // a block fits while at <= last_block
+            // (the consumer read once: a store to out[] could alias the list)
+            for (; i < extra && at <= last_block; ++i, at += per + 1) {
+                const int32_t c = consumers[i];
+                for (int64_t k = 0; k < kBlock; ++k) out[at + k] = c;
             }
-            for (int64_t k = 0; k < length; ++k) *out++ = c;
+            for (; i >= extra && i < n && at <= last_block; ++i, at += per) {
+                const int32_t c = consumers[i];
+                for (int64_t k = 0; k < kBlock; ++k) out[at + k] = c;
+            }
+        }
+        for (; i < n; ++i) {
+            const int64_t length = per + (i < extra ? 1 : 0);
+            std::fill_n(out + at, length, consumers[i]);
+            at += length;
         }
     }
     return owner;

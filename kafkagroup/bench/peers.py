@@ -70,13 +70,15 @@ class _Timeout(Exception):
 def capped(fn: Callable[[], Any], cap_s: float) -> tuple[Any, float]:
     """(result, ms) of fn(), raising _Timeout past `cap_s` (SIGALRM: pure-Python peers stop cleanly).
 
-    The alarm repeats every 50 ms after the cap until fn() ends: Python drops an exception raised while it
-    runs a weakref or __del__ callback (it prints "Exception ignored in ..."), so one alarm can be lost; the
-    next one stops fn().  Once fn() has ended, a late alarm raises nothing."""
+    The alarm repeats every 50 ms after the cap until fn() ends. Python drops an exception raised while it
+    runs a finalizer (``__del__``, a weakref callback such as WeakKeyDictionary's) and reports it as
+    "Exception ignored in ...", so an alarm that lands in one raises nothing and the next one stops fn().
+    A finalizer called from C code that is neither is not recognised: its alarm is still lost (and
+    reported), and the repeat still stops fn(). Once fn() has ended, a late alarm raises nothing."""
     running = True
 
     def on_alarm(signum: int, frame: Any) -> None:
-        if running:
+        if running and not _in_finalizer(frame):
             raise _Timeout()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
@@ -89,6 +91,20 @@ def capped(fn: Callable[[], Any], cap_s: float) -> tuple[Any, float]:
         running = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+_FINALIZER_FILES = ("weakref.py", "_weakrefset.py")
+
+
+def _in_finalizer(frame: Any) -> bool:
+    """Whether the interrupted code runs inside ``__del__`` or the weakref module (where Python's own
+    weakref callbacks live): an exception raised there would be dropped."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_filename.endswith(_FINALIZER_FILES):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class KafkaPythonCluster:

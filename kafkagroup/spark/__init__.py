@@ -10,6 +10,8 @@
 - :func:`assignment_udf` -- the same as a ``pandas_udf`` for select / SQL pipelines.
 - :func:`compare_strategies` -- per group and strategy: moves and balance after a change
   (members removed / added, partitions added).
+- :func:`output_memory` -- how much memory of dropped outputs this process keeps for reuse (reads and
+  sets the limit; needs pyarrow only).
 
 Never imported by ``kafkagroup/__init__.py``. Importing this package imports nothing; the first use of a
 name above checks that pyspark, pandas and pyarrow are installed (an ImportError naming the extra
@@ -29,7 +31,11 @@ _EXPORTS = {
     "FleetAssignment": "kafkagroup.spark.api",
     "Change": "kafkagroup.spark.change",
     "TopicMeta": "kafkagroup.spark.arrow_builder",
+    "output_memory": "kafkagroup.spark.fleet",
+    "OutputMemory": "kafkagroup.spark.fleet",
 }
+# names that need pyarrow only (the single-process loop's module), not pyspark and pandas
+_PYARROW_ONLY = {"output_memory", "OutputMemory"}
 
 __all__ = sorted(_EXPORTS)
 
@@ -38,5 +44,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'kafkagroup.spark' has no attribute {name!r}")
-    require(f"kafkagroup.spark.{name}", ("pyspark", "pandas", "pyarrow"), "spark")
+    require(f"kafkagroup.spark.{name}", ("pyarrow",) if name in _PYARROW_ONLY else ("pyspark", "pandas", "pyarrow"),
+            "spark")
     return getattr(importlib.import_module(module), name)

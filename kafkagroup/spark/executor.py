@@ -353,13 +353,19 @@ def plan_outputs(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignO
     One native call interns, assigns and writes both outputs as Arrow record batches (``_core.plan_batch``
     with arrow=True, the GIL released throughout); Python imports each as it is (one call per record batch)
     and words error messages, so the Python work per batch does not grow with its groups (the fleet loop's
-    GIL-held share, issue 26)."""
+    GIL-held share, issue 26). The two halves: :func:`batch_inputs` then :func:`plan_outputs_of`."""
+    return plan_outputs_of(batch_inputs(batch, meta, strict=options.strict), options, threads)
+
+
+def plan_outputs_of(inputs: BatchInputs, options: AssignOptions, threads: int = 1
+                    ) -> tuple[list[pa.RecordBatch], pa.RecordBatch]:
+    """:func:`plan_outputs` of a batch whose inputs are read already (``batch_inputs(batch, meta,
+    strict=options.strict)``)."""
     from kafkagroup import _core
 
-    inputs = batch_inputs(batch, meta, strict=options.strict)
     raise_errors = options.on_error == "raise"
     refused, engine_errors, rows, metrics = _core.plan_batch(
-        *inputs.args, string_arg(inputs.group_ids), _skip(inputs, batch.num_rows), options.strategy, threads,
+        *inputs.args, string_arg(inputs.group_ids), _skip(inputs, len(inputs.group_ids)), options.strategy, threads,
         raise_errors, OUTPUT_BATCH_ROWS, True)
     errors = build_errors(inputs, refused)
     if errors and raise_errors:

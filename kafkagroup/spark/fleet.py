@@ -23,7 +23,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -170,6 +170,46 @@ def member_rows(groups: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([group_ids] + children, names=["group_id"] + names)
 
 
+class OutputMemory(NamedTuple):
+    """The output rows' memory kept for reuse: bytes kept now (blocks dropped outputs gave back, not yet
+    reused) and the limit (bytes)."""
+
+    kept: int
+    limit: int
+
+
+def output_memory(limit: int | None = None) -> OutputMemory:
+    """Read, and with `limit` first set, how much memory of dropped outputs this process keeps for reuse.
+
+    The rows :func:`assign_fleet_local` and the Spark executors hand back (~6.5 KB per small group) are
+    written into blocks that earlier outputs gave back once their tables were dropped, kept up to `limit`
+    bytes per process (256 MiB by default; csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks
+    this large to the OS on free, so every call faulted its whole output in afresh (10,000 small groups:
+    ~15,000 page faults, 35-47 ms of kernel CPU per call). Kept blocks count in the process's resident
+    memory while no output uses them; a lower limit frees what is kept beyond it at once, 0 keeps nothing.
+    An output bigger than the limit (100,000 small groups: ~650 MB) is faulted in afresh in part on every
+    call, and dropping it returns what is over the limit to the OS (measured at 100,000 groups: 12-24 ms
+    per dropped output at the default limit, ~1 ms at 1 GiB): raise the limit to keep it all.
+
+    >>> from kafkagroup.spark.fleet import output_memory
+    >>> before = output_memory()
+    >>> output_memory(1 << 30).limit        # keep up to 1 GiB
+    1073741824
+    >>> output_memory(0).kept               # keep nothing: what was kept is freed
+    0
+    >>> output_memory(before.limit).limit == before.limit
+    True
+
+    Raises ValueError when `limit` is not an integer >= 0.
+    """
+    from kafkagroup import _core
+
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0):
+        raise ValueError(f"output_memory: limit must be a number of bytes >= 0 (an int), got {limit!r}")
+    kept, current = _core.output_memory(None if limit is None else int(limit))
+    return OutputMemory(kept=int(kept), limit=int(current))
+
+
 # Groups per batch when the caller does not say. Each batch costs a fixed share: a few dozen numpy /
 # pyarrow calls reading the input's buffers and one import per output record batch (all holding the GIL; in
 # the loop ~0.4 ms per batch, caches cold after the previous batch's native call), and the native call's
@@ -177,7 +217,7 @@ def member_rows(groups: pa.Table) -> pa.Table:
 # the remaining groups over the threads, 8 batches for 10,000 groups on 2 threads instead of 4), which
 # were slower: their fixed shares cost more than the imbalance they removed (10,000 small groups, 2
 # threads, near-idle cores: 27.7 vs 27.0 ms, 53.8 vs 51.9 ms of CPU). One thread takes batches of
-# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (_core.output_memory) 1,000-4,000 per
+# MAX_AUTO_BATCH_GROUPS at most: with the output memory kept (output_memory()) 1,000-4,000 per
 # batch cost the same CPU at 10,000 groups, and 4,000 was faster than 2,500 at 100,000 (572-595 vs 676-760 ms).
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
@@ -185,8 +225,18 @@ BATCHES_PER_THREAD = 2
 
 
 def auto_batch_groups(num_groups: int, threads: int) -> int:
-    """Batch size for `num_groups` groups on `threads` threads (see MAX_AUTO_BATCH_GROUPS)."""
+    """Batch size for `num_groups` groups on `threads` threads (see MAX_AUTO_BATCH_GROUPS).
+
+    When batches are capped at MAX_AUTO_BATCH_GROUPS, their count is rounded up to a multiple of `threads`
+    (the batches a little smaller): with a remainder, the last round of batches leaves threads idle while
+    the others finish theirs. 100,000 small groups on 2 threads: 25 batches of 4,000, one thread alone for
+    most of the last; now 26 batches of 3,847 (the gap between the two threads' last batch ends, same run,
+    old and new alternating at load 7-8: 27.5 -> 13.5 ms, medians of 5, of ~340 ms per call)."""
     per_batch = -(-num_groups // (threads * BATCHES_PER_THREAD))
+    if per_batch > MAX_AUTO_BATCH_GROUPS and threads > 1:
+        batches = -(-num_groups // MAX_AUTO_BATCH_GROUPS)
+        batches = -(-batches // threads) * threads
+        per_batch = -(-num_groups // batches)
     return max(MIN_AUTO_BATCH_GROUPS, min(MAX_AUTO_BATCH_GROUPS, per_batch))
 
 
@@ -225,11 +275,20 @@ def _worker_pool(threads: int) -> Any:
         return _POOL
 
 
-def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.RecordBatch], Any]) -> list[Any]:
-    """work(batch) for every batch on `threads` threads (this one and threads - 1 kept workers) taking batches
-    from one queue in order; the results in input order. If batches fail, the first failed one's exception is
-    raised (as a loop over the batches would) once every started batch is done; no batch after a failed one
-    is started once it has failed."""
+def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[Any], Any],
+               prepare: Callable[[pa.RecordBatch], Any] | None = None) -> list[Any]:
+    """work(prepare(batch)) for every batch on `threads` threads (this one and threads - 1 kept workers) taking
+    batches from one queue in order; the results in input order. If batches fail, the first failed one's
+    exception is raised (as a loop over the batches would) once every started batch is done; no batch after a
+    failed one is started once it has failed.
+
+    `prepare` is the part of a batch that holds the GIL before `work` releases it (the fleet loop: reading the
+    input's buffers). The helpers are handed out only once this thread has prepared its first batch: started
+    together, the threads would prepare their first batches at the same time and pass the GIL to and fro
+    (numpy and pyarrow release it inside many calls; each pass wakes the other thread), and, their batches
+    being equal, meet again at every later batch. Started one preparation apart, each prepares while the
+    other is in `work`. Measured on 10,000 small groups, 4 batches, 2 threads: the two first preparations
+    took 0.8-1.0 ms of wall time each instead of 0.35-0.45 ms, and so did the second pair (lock-step)."""
     from concurrent.futures import wait
 
     results: list[Any] = [None] * len(batches)
@@ -239,25 +298,46 @@ def _run_queue(batches: list[pa.RecordBatch], threads: int, work: Callable[[pa.R
 
     given_up = False   # the calling thread failed outside a batch: the helpers take no further batch
 
-    def worker() -> None:
-        while True:
-            with lock:
-                i = next(order, None)
-                if i is None or given_up or (failed and i > min(failed)):
-                    return
-            try:
-                results[i] = work(batches[i])
-            except BaseException as e:   # raised by the caller, in input order
-                with lock:
-                    failed[i] = e
+    def take() -> int | None:
+        with lock:
+            i = next(order, None)
+            if i is None or given_up or (failed and i > min(failed)):
+                return None
+            return i
 
-    # the calling thread is one of the workers (one thread fewer to wake, and it would only wait)
-    pool = _worker_pool(threads - 1)
-    helpers = []
+    def prepared(i: int) -> tuple[bool, Any]:
+        try:
+            return True, prepare(batches[i]) if prepare is not None else batches[i]
+        except BaseException as e:   # raised by the caller, in input order
+            with lock:
+                failed[i] = e
+            return False, None
+
+    def finish(i: int, batch: Any) -> None:
+        try:
+            results[i] = work(batch)
+        except BaseException as e:   # raised by the caller, in input order
+            with lock:
+                failed[i] = e
+
+    def worker() -> None:
+        while (i := take()) is not None:
+            ok, batch = prepared(i)
+            if ok:
+                finish(i, batch)
+
+    helpers: list[Any] = []
     try:
-        for _ in range(min(threads, len(batches)) - 1):
-            helpers.append(pool.submit(worker))
-        worker()
+        first = take()
+        if first is not None:
+            ok, batch = prepared(first)
+            if ok:
+                # the calling thread is one of the workers (one thread fewer to wake)
+                pool = _worker_pool(threads - 1)
+                for _ in range(min(threads, len(batches)) - 1):
+                    helpers.append(pool.submit(worker))
+                finish(first, batch)
+                worker()
     except BaseException:
         # a refused hand-out (RuntimeError at interpreter shutdown) or a KeyboardInterrupt between batches:
         # the helpers already started stop at their next batch and are waited for, then the error is raised
@@ -294,17 +374,17 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
 
     Memory: the rows handed back (~6.5 KB per small group) are written into blocks that earlier outputs gave
     back once their tables were dropped, kept for reuse up to a limit per process (256 MiB by default;
-    ``kafkagroup._core.output_memory(limit)`` reads and sets it, 0 keeps nothing;
-    csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks this large to the OS on free, so every
-    call faulted its whole output in afresh -- ~15,000 page faults and 35-47 ms of kernel CPU per call at
-    10,000 small groups on one thread against ~55 ms of user CPU. With the blocks kept, a repeated call
-    faults little (10,000 groups: 89 -> 57 ms of CPU per call). The kept blocks count in the process's
-    resident memory while no output uses them. (Writing the rows into pyarrow's pools instead was tried
+    :func:`output_memory` reads and sets it, 0 keeps nothing; csrc/kafkagroup/output_memory.hpp). Why:
+    malloc returns blocks this large to the OS on free, so every call faulted its whole output in afresh --
+    ~15,000 page faults and 35-47 ms of kernel CPU per call at 10,000 small groups on one thread against
+    ~55 ms of user CPU. With the blocks kept, a repeated call faults little (10,000 groups: 89 -> 57 ms of
+    CPU per call). The kept blocks count in the process's resident memory while no output uses them. (Writing the rows into pyarrow's pools instead was tried
     before and did not win: jemalloc faulted as often, mimalloc cost more at 100,000 groups.)
     """
     from kafkagroup.batch import available_cores
-    from kafkagroup.spark.arrow_builder import TopicMeta
-    from kafkagroup.spark.executor import ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs
+    from kafkagroup.spark.arrow_builder import TopicMeta, batch_inputs
+    from kafkagroup.spark.executor import (ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs,
+                                           plan_outputs_of)
 
     threads = available_cores() if threads is None else int(threads)
     if threads < 1:
@@ -326,7 +406,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     if threads == 1 or len(batches) == 1:
         planned = [plan_outputs(batch, meta, options, engine_threads) for batch in batches]
     else:
-        planned = _run_queue(batches, threads, lambda batch: plan_outputs(batch, meta, options))
+        planned = _run_queue(batches, threads, lambda inputs: plan_outputs_of(inputs, options),
+                             prepare=lambda batch: batch_inputs(batch, meta, strict=options.strict))
     assigned = [b for rows, _ in planned for b in rows]
     metrics = [group_metrics for _, group_metrics in planned]
     return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),

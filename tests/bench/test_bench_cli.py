@@ -162,3 +162,48 @@ def test_a_cap_holds_when_its_first_alarm_is_lost():
         capped(peer, 0.05)
     assert swallowed == [1]
     assert capped(lambda: 7, 0.05)[0] == 7   # no alarm outlives its call
+
+
+def test_a_cap_never_raises_inside_a_finalizer(monkeypatch):
+    """An alarm that lands in a __del__ or a weakref callback is not raised there (Python would drop it and
+    report "Exception ignored"): the cap skips it and stops the peer at the next alarm, outside."""
+    import sys
+    import time
+    import weakref
+
+    from kafkagroup.bench.peers import _Timeout, capped
+
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)
+    finalizers_run = []
+
+    class Slow:
+        def __del__(self):
+            end = time.monotonic() + 0.3          # outlives the 0.05 s cap and several repeats
+            while time.monotonic() < end:
+                pass
+            finalizers_run.append("__del__")
+
+    class Key:
+        pass
+
+    def slow_callback():
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            pass
+        finalizers_run.append("weakref")
+
+    def peer():
+        Slow()                                     # its __del__ runs now, past the cap
+        key = Key()
+        weakref.finalize(key, slow_callback)       # called from weakref.py, as WeakKeyDictionary's are
+        del key                                    # the callback runs now
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            pass
+        return "ran to the end"
+
+    with pytest.raises(_Timeout):
+        capped(peer, 0.05)
+    assert finalizers_run == ["__del__", "weakref"]
+    assert dropped == []

@@ -5,6 +5,8 @@ metadata), whatever the call before it was -- the same dict changed in place, re
 equal but holding bools, floats or numpy integers, which are errors or conversions of their own."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 import kafkagroup
 import kafkagroup.model as model
 from kafkagroup.errors import InvalidGroupError
+from kafkagroup.java_order import java_string_key
 from kafkagroup.model import build_group
 from kafkagroup.protocol.codec_harness import outcome as group_outcome
 
@@ -104,3 +107,22 @@ def test_racks_are_never_taken_from_kept_metadata():
     assert (with_racks.members, with_racks.owner.tolist()) == (want[1][0], want[1][1])
     racked = kafkagroup.assign("range", plain, members, partition_racks={"t0": [["r1"], ["r1"], ["r0"], ["r0"]]})
     assert racked.owner.tolist() == with_racks.owner.tolist()
+
+
+# Names whose Java order (UTF-16 code units) differs from Python's: a character above U+FFFF sorts before U+FFFD.
+ODD_NAMES = ["b", "a", "\U0001f600x", "\ufffdy", "a\U0001f600", "a\ufffd", "Z", "é"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.permutations(ODD_NAMES), st.lists(st.permutations(ODD_NAMES + ["gone"]).map(lambda t: t[:4]), min_size=1,
+                                            max_size=4), st.sampled_from(["server-range", "server-uniform", "range"]))
+def test_kept_metadata_in_java_order_orders_topics_as_the_names_do(order, lists, strategy):
+    """Kept (plain) metadata is laid out in Java order and the builder then orders a group's topics by catalog row;
+    metadata read afresh (a mapping that is not a dict is never kept) orders them by comparing names. Both give
+    the same group, whatever order the metadata and the members' lists come in."""
+    topics = {name: 2 for name in order}
+    members = {f"C{i}": {"topics": list(t), "owned": [(t[0], 1)] if i == 0 else []} for i, t in enumerate(lists)}
+    kept = outcome(lambda: answer(strategy, topics, members))
+    assert outcome(lambda: answer(strategy, MappingProxyType(topics), members)) == kept
+    subscribed = {t for t in topics if any(t in m["topics"] for m in members.values())}
+    assert build_group(topics, members, strict=False).topics == sorted(subscribed, key=java_string_key)

@@ -126,9 +126,11 @@ def test_no_batch_starts_after_the_queue_gave_up_on_a_failed_hand_out(monkeypatc
             helper.append(real.submit(fn))
             return helper[0]
 
+    caller = threading.current_thread()
+
     def work(b: int) -> int:
         started.append(b)
-        if b == 0:
+        if threading.current_thread() is not caller and not in_first.is_set():   # the helper's first batch
             in_first.set()
             go.wait()
         return b
@@ -174,3 +176,55 @@ def test_a_child_forked_while_another_thread_takes_the_pool_can_call_the_loop():
         t.join()
     _, status = os.waitpid(pid, 0)
     assert status == 0, f"the child's call failed or hung (wait status {status})"
+
+
+def test_helpers_are_handed_out_once_the_caller_prepared_its_first_batch(monkeypatch):
+    # The part of a batch that holds the GIL (prepare) runs on the calling thread for the first batch before
+    # any helper is handed work: started together, the threads prepare at the same time, pass the GIL to and
+    # fro, and stay in lock-step (issue 26: 25 -> 3 voluntary context switches per 2-thread call at 10,000
+    # small groups). Each batch's work gets its own prepare's result, on the thread that prepared it.
+    from concurrent.futures import ThreadPoolExecutor
+
+    events: list[tuple[str, int | None, str]] = []
+    lock = threading.Lock()
+    real = ThreadPoolExecutor(max_workers=2)
+
+    class Recording:
+        def submit(self, fn):
+            with lock:
+                events.append(("hand out", None, threading.current_thread().name))
+            return real.submit(fn)
+
+    def prepare(b: int) -> tuple[int, str]:
+        with lock:
+            events.append(("prepare", b, threading.current_thread().name))
+        return b, threading.current_thread().name
+
+    def work(prepared: tuple[int, str]) -> int:
+        b, thread = prepared
+        assert thread == threading.current_thread().name
+        return b * 3
+
+    monkeypatch.setattr(fleet, "_worker_pool", lambda threads: Recording())
+    try:
+        assert fleet._run_queue(list(range(12)), 3, work, prepare=prepare) == [b * 3 for b in range(12)]
+    finally:
+        real.shutdown(wait=True)
+    caller = threading.current_thread().name
+    assert events[:2] == [("prepare", 0, caller), ("hand out", None, caller)]
+    assert sum(kind == "hand out" for kind, _, _ in events) == 2
+    assert sorted(b for kind, b, _ in events if kind == "prepare") == list(range(12))
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+def test_capped_batches_come_in_whole_rounds_of_threads(threads):
+    # A remainder batch leaves the other threads idle while it runs (100,000 small groups on 2 threads: 25
+    # batches of 4,000 -- one thread alone for most of a batch at the end -- now 26 of 3,847).
+    for num_groups in (100_000, 16_001, 40_000, 1_000_003):
+        per_batch = fleet.auto_batch_groups(num_groups, threads)
+        batches = -(-num_groups // per_batch)
+        assert per_batch <= fleet.MAX_AUTO_BATCH_GROUPS
+        assert batches % threads == 0, (num_groups, per_batch, batches)
+        assert batches < -(-num_groups // fleet.MAX_AUTO_BATCH_GROUPS) + threads   # no more than one round more
+    assert fleet.auto_batch_groups(100_000, 1) == fleet.MAX_AUTO_BATCH_GROUPS   # one thread: as large as allowed
+    assert fleet.auto_batch_groups(10_000, 2) == 2_500                          # uncapped: two per thread, as before

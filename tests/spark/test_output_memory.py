@@ -1,4 +1,5 @@
-"""The output rows' memory kept for reuse (csrc/kafkagroup/output_memory.hpp, ``_core.output_memory``): a dropped
+"""The output rows' memory kept for reuse (csrc/kafkagroup/output_memory.hpp; its public handle
+``kafkagroup.spark.output_memory``, in kafkagroup.spark.fleet): a dropped
 output's blocks are kept within the limit and handed to the next call's rows, which come out the same as on
 fresh memory (nothing may depend on what a reused block held before); the limit is kept to, and 0 keeps
 nothing."""
@@ -9,17 +10,16 @@ import gc
 import pyarrow as pa
 import pytest
 
-from kafkagroup import _core
-from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
+from kafkagroup.spark.fleet import OutputMemory, assign_fleet_local, generate_fleet, output_memory
 
 SMALL = {"members": (2, 12), "partitions": (30, 150)}
 
 
 @pytest.fixture(autouse=True)
 def default_limit():
-    limit = _core.output_memory()[1]
+    limit = output_memory()[1]
     yield
-    _core.output_memory(limit)
+    output_memory(limit)
 
 
 def _loop(fleet, threads=1, **kwargs):
@@ -28,19 +28,19 @@ def _loop(fleet, threads=1, **kwargs):
 
 def test_dropped_output_is_kept_and_reused():
     fleet = generate_fleet(600, seed=1, **SMALL)
-    _core.output_memory(0)
-    assert _core.output_memory()[0] == 0
-    _core.output_memory(256 << 20)
+    output_memory(0)
+    assert output_memory()[0] == 0
+    output_memory(256 << 20)
     first = _loop(fleet)
     del first
     gc.collect()
-    kept = _core.output_memory()[0]
+    kept = output_memory()[0]
     assert kept > 1 << 20          # ~45,000 rows: every string column is a block of its own, over 64 KiB
     second = _loop(fleet)
-    assert _core.output_memory()[0] < kept   # the same sizes again: taken from what was kept
+    assert output_memory()[0] < kept   # the same sizes again: taken from what was kept
     del second
     gc.collect()
-    assert _core.output_memory()[0] >= kept // 2
+    assert output_memory()[0] >= kept // 2
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -48,13 +48,13 @@ def test_rows_on_reused_memory_equal_rows_on_fresh_memory(threads):
     # other names and sizes than what the kept blocks held: a byte read past what a call wrote would differ
     before = generate_fleet(700, seed=11, **SMALL)
     fleet = generate_fleet(500, seed=12, **SMALL)
-    _core.output_memory(0)
+    output_memory(0)
     fresh_rows, fresh_metrics = _loop(fleet, threads, batch_groups=120)
-    _core.output_memory(256 << 20)
+    output_memory(256 << 20)
     dropped = _loop(before, threads, batch_groups=150)
     del dropped
     gc.collect()
-    assert _core.output_memory()[0] > 0
+    assert output_memory()[0] > 0
     rows, metrics = _loop(fleet, threads, batch_groups=120)
     assert rows.equals(fresh_rows)
     assert metrics.drop_columns(["engine_us"]).equals(fresh_metrics.drop_columns(["engine_us"]))
@@ -62,19 +62,50 @@ def test_rows_on_reused_memory_equal_rows_on_fresh_memory(threads):
 
 def test_limit_is_kept_to():
     fleet = generate_fleet(600, seed=3, **SMALL)
-    _core.output_memory(1 << 20)
+    output_memory(1 << 20)
     out = _loop(fleet)
     del out
     gc.collect()
-    kept, limit = _core.output_memory()
+    kept, limit = output_memory()
     assert limit == 1 << 20 and 0 < kept <= limit
-    assert _core.output_memory(0) == (0, 0)       # lowering the limit frees what is over it
+    assert output_memory(0) == (0, 0)       # lowering the limit frees what is over it
     out = _loop(fleet)
     del out
     gc.collect()
-    assert _core.output_memory()[0] == 0
-    with pytest.raises(ValueError, match="limit must be >= 0"):
-        _core.output_memory(-1)
+    assert output_memory()[0] == 0
+    with pytest.raises(ValueError, match="limit must be a number of bytes >= 0"):
+        output_memory(-1)
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5, "1024"])
+def test_a_bad_limit_is_refused_by_name_and_changes_nothing(bad):
+    before = output_memory()
+    with pytest.raises(ValueError, match=r"output_memory: limit must be a number of bytes >= 0 \(an int\), got "):
+        output_memory(bad)
+    assert output_memory().limit == before.limit
+
+
+def test_public_handle_reads_and_sets_the_limit():
+    import doctest
+
+    import kafkagroup.spark
+    from kafkagroup.spark import fleet as fleet_module
+
+    assert kafkagroup.spark.output_memory is output_memory   # the package's name, resolved lazily
+    assert "output_memory" in kafkagroup.spark.__all__
+    state = output_memory(3 << 20)
+    assert isinstance(state, OutputMemory) and state.limit == 3 << 20 and state.kept <= state.limit
+    fleet = generate_fleet(600, seed=3, **SMALL)
+    out = _loop(fleet)
+    del out
+    gc.collect()
+    assert 0 < output_memory().kept <= 3 << 20
+    # the docstring's example runs as shown
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner()
+    for test in finder.find(fleet_module.output_memory, "output_memory", globs={}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 4
 
 
 def _typed(string_type: pa.DataType, list_type=pa.list_) -> pa.Schema:
@@ -99,16 +130,16 @@ def test_every_input_type_gives_the_same_rows_on_reused_memory(schema, threads):
     children = [pa.array(ids, pa.string()) if f.name == "member_id" else flat.field(f.name) for f in fields]
     groups = fleet.groups.set_column(1, "members", pa.ListArray.from_arrays(
         members.offsets, pa.StructArray.from_arrays(children, fields=fields)))
-    _core.output_memory(0)
+    output_memory(0)
     want_rows, want_metrics = assign_fleet_local(groups, fleet.topics, "range", threads=threads, on_error="record",
                                                  batch_groups=200)
     assert want_metrics.column("error")[40].as_py() is not None
-    _core.output_memory(256 << 20)
+    output_memory(256 << 20)
     other = generate_fleet(1200, seed=22, **SMALL)   # other names and sizes, dropped: its blocks are kept
     dropped = assign_fleet_local(other.groups, other.topics, "range", threads=threads)
     del dropped
     gc.collect()
-    assert _core.output_memory()[0] > 1 << 20
+    assert output_memory()[0] > 1 << 20
     rows, metrics = assign_fleet_local(groups.cast(schema), fleet.topics, "range", threads=threads, on_error="record",
                                        batch_groups=200)
     assert rows.equals(want_rows)

@@ -47,27 +47,157 @@ TopicSubscribers range_takers(const Problem& p, const Prepared& pr) {
         open += count > 0;
     }
     out.members.resize(static_cast<std::size_t>(at));
-    // cap[t] = P_t: seen[t] (out.size) counts up to cap + 1, after which topic t is settled.
-    const int32_t* const base = pr.topic_base.data();
-    int64_t* const seen = out.size.data();
-    const int64_t* const first = out.first.data();
+    // The next free slot of topic t's takers runs from first[t] to first[t] + P_t; a subscriber arriving when
+    // it is full settles the topic (over[t]): count(t) is then P_t + 1. Per subscription a load, a compare and
+    // two stores (seen[] against the topic's bounds cost twice that).
+    std::vector<int64_t> slot(out.first), stop(static_cast<std::size_t>(T));
+    std::vector<char> over(static_cast<std::size_t>(T), 0);
+    for (int32_t t = 0; t < T; ++t) stop[t] = out.first[t] + (pr.topic_base[t + 1] - pr.topic_base[t]);
+    int64_t* const next = slot.data();
+    const int64_t* const full = stop.data();
     int32_t* const takers = out.members.data();
     const int32_t* const topics = p.sub_topics.data;
     for (int32_t m = 0; m < pr.num_members && open > 0; ++m)
         for (int64_t i = p.sub_offsets[m], end = p.sub_offsets[m + 1]; i < end; ++i) {
             const int32_t t = topics[i];
-            const int64_t cap = base[t + 1] - base[t];
-            const int64_t s = seen[t];
-            if (s < cap) {
-                takers[first[t] + s] = m;
-                seen[t] = s + 1;
-            } else if (s == cap && cap > 0) {   // one more subscriber than partitions: settled
-                seen[t] = s + 1;
+            const int64_t s = next[t];
+            if (s < full[t]) {
+                takers[s] = m;
+                next[t] = s + 1;
+            } else if (!over[t] && full[t] > out.first[t]) {   // one more subscriber than partitions: settled
+                over[t] = 1;
                 --open;
             }
         }
+    for (int32_t t = 0; t < T; ++t) out.size[t] = slot[t] - out.first[t] + over[t];
     return out;
 }
+
+// The claims walk of range_direct. range ignores the previous assignment, so claims feed only the metrics:
+// how many each member validly held (owned) and how many of those the new ranges give to someone else
+// (moved). ownership.hpp's rules count a claim when its member subscribes to the partition's topic (rule 1);
+// when no counted claim shares its partition with another (rules 2-4 then have nothing to decide) the
+// counted claims are exactly the previous owners, which is all this walk handles: a partition named twice
+// by counted claims returns false and the engine takes the general path.
+//
+// The common claim is one the new ranges give back to its claimant (owner[part] == m): a load, a compare
+// and a store that marks the partition as claimed (the sign bit of owner[part]; member ids are below
+// 2^31 - 1, so a marked entry is negative and never kUnassigned). Any other claim goes to claim_elsewhere,
+// which finds the topic and whether m subscribes to it; a claim on an unsubscribed topic is skipped without
+// a mark (it does not count). A counted claim meeting a marked entry is a second counted claim on the
+// partition. The marks are cleared after the walk (a vectorised pass over owner[]).
+class RangeClaims {
+public:
+    RangeClaims(const Problem& p, const Prepared& pr, int32_t* owner)
+        : p_(p), pr_(pr), owner_(owner), everything_(subscribes_everything(pr)),
+          stamp_(everything_ || pr.uniform ? 0 : static_cast<std::size_t>(pr.num_topics), -1) {}
+
+    // Walks every member's claims; false when two counted claims name one partition.
+    bool walk(std::vector<int64_t>& owned, int64_t& counted, int64_t& moved) {
+        const int32_t* const claims = p_.owned_partitions.data;
+        const int64_t* const offsets = p_.owned_offsets.data;
+        for (int32_t m = 0; m < pr_.num_members; ++m) {
+            const int32_t* const first = claims + offsets[m];
+            const int32_t* const end = claims + offsets[m + 1];
+            int64_t elsewhere = 0, skipped = 0;
+            for (const int32_t* c = kept_claims(first, end, owner_, m); c != end; c = kept_claims(c + 1, end, owner_, m)) {
+                const int verdict = claim_elsewhere(m, *c);
+                if (verdict < 0) return false;
+                elsewhere += verdict;
+                skipped += verdict == 0;
+            }
+            owned[m] = (end - first) - skipped;
+            counted += owned[m];
+            moved += elsewhere;
+        }
+        return true;
+    }
+
+    // Clears the marks the walk left in owner[] (also after a walk that returned false). With every
+    // partition assigned (no kUnassigned to keep) that is one AND an entry.
+    static void unmark(std::vector<int32_t>& owner, bool all_assigned) {
+        if (all_assigned) {
+            for (int32_t& v : owner) v &= ~kMarked;
+            return;
+        }
+        for (int32_t& v : owner) v = v < kUnassigned ? v & ~kMarked : v;
+    }
+
+private:
+    static constexpr int32_t kMarked = INT32_MIN;
+
+    // Marks the claims from c on that the new ranges give back to m; returns the first claim that is not
+    // such. A loop of its own, its few values in registers (inside walk's loop the compiler kept the counters
+    // on the stack), four claims a step: a load, a compare and a store a claim. Each claim is compared
+    // before the next is read, so a partition listed twice in one step meets its own mark.
+    static const int32_t* kept_claims(const int32_t* c, const int32_t* end, int32_t* own, int32_t m) {
+        const int32_t mark = m | kMarked;
+        for (; end - c >= 4; c += 4) {
+            if (own[c[0]] != m) return c;
+            own[c[0]] = mark;
+            if (own[c[1]] != m) return c + 1;
+            own[c[1]] = mark;
+            if (own[c[2]] != m) return c + 2;
+            own[c[2]] = mark;
+            if (own[c[3]] != m) return c + 3;
+            own[c[3]] = mark;
+        }
+        for (; c != end; ++c) {
+            if (own[*c] != m) break;
+            own[*c] = mark;
+        }
+        return c;
+    }
+
+    // A claim by m on `part` that the new ranges do not give m (or that m named before): 1 when it counts
+    // (m subscribes to its topic) and the partition is marked now, 0 when it does not count, -1 when the
+    // partition was marked by an earlier counted claim.
+    int claim_elsewhere(int32_t m, int32_t part) {
+        if (!subscribes(m, part)) return 0;
+        const int32_t v = owner_[part];
+        if (v < 0) return -1;   // marked (an unassigned partition is on a topic nobody subscribes to)
+        owner_[part] = v | kMarked;
+        return 1;
+    }
+
+    bool subscribes(int32_t m, int32_t part) {
+        if (everything_) return true;
+        const int32_t* const base = pr_.topic_base.data();
+        if (part < base[topic_] || part >= base[topic_ + 1]) topic_ = topic_from(part < base[topic_] ? 0 : topic_, part);
+        if (pr_.uniform) return pr_.topic_subscribed[topic_] != 0;
+        if (stamped_ != m) {   // m's first claim elsewhere: its row is stamped once
+            for (int64_t i = p_.sub_offsets[m], end = p_.sub_offsets[m + 1]; i < end; ++i)
+                stamp_[p_.sub_topics[i]] = m;
+            stamped_ = m;
+        }
+        return stamp_[topic_] == m;
+    }
+
+    // The topic of `part` given topic_base[from] <= part: the last u >= from with topic_base[u] <= part. The
+    // next few topics are tried one by one (a member's sorted claims move forward a topic or a few at a time),
+    // then doubling steps and a binary search in the last step.
+    int32_t topic_from(int32_t from, int32_t part) const {
+        const int32_t* const base = pr_.topic_base.data();
+        const int32_t T = pr_.num_topics;
+        for (const int32_t near = std::min(from + 4, T); from < near; ++from)
+            if (part < base[from + 1]) return from;
+        int32_t step = 1;
+        while (from + step < T && base[from + step] <= part) {
+            from += step;
+            step *= 2;
+        }
+        const int32_t end = std::min(from + step, T);
+        return static_cast<int32_t>(std::upper_bound(base + from, base + end, part) - base) - 1;
+    }
+
+    const Problem& p_;
+    const Prepared& pr_;
+    int32_t* const owner_;
+    const bool everything_;
+    std::vector<int32_t> stamp_;   // stamp_[t] == m: member stamped_ subscribes to t
+    int32_t stamped_ = -1;
+    int32_t topic_ = 0;            // the topic of the last claim looked up
+};
 
 }  // namespace
 
@@ -80,29 +210,16 @@ std::optional<AssignResult> range_direct(const Problem& p, const Prepared& pr) {
     const std::size_t M = static_cast<std::size_t>(pr.num_members);
     AssignResult result;
     result.owner = contiguous_ranges(pr, takers);
-    // One walk over the claims: a claim is kept when the new range holds it for its claimant.
     std::vector<int64_t> owned(M, 0);
-    int64_t claims = 0, kept = 0;
+    int64_t claims = 0, moved = 0;
     if (pr.has_owned) {
-        std::vector<char> named(static_cast<std::size_t>(pr.num_partitions), 0);
-        char named_twice = 0;
-        const bool subscribed = walk_claims_subscribed(p, pr, [&](int32_t m, const int32_t* first, const int32_t* last) {
-            const int32_t* const owner = result.owner.data();
-            char* const seen = named.data();
-            char twice = 0;
-            int64_t mine = 0;
-            for (const int32_t* c = first; c != last; ++c) {
-                const int32_t part = *c;   // read once: the char store below may alias it
-                twice |= seen[part];
-                seen[part] = 1;
-                mine += owner[part] == m;
-            }
-            named_twice |= twice;
-            kept += mine;
-        });
-        if (!subscribed || named_twice) return std::nullopt;
-        for (std::size_t m = 0; m < M; ++m) owned[m] = p.owned_offsets[m + 1] - p.owned_offsets[m];
-        claims = static_cast<int64_t>(p.owned_partitions.size);
+        RangeClaims walk(p, pr, result.owner.data());
+        const bool single = walk.walk(owned, claims, moved);
+        bool all_assigned = true;   // every topic with partitions has a taker
+        for (int32_t t = 0; t < pr.num_topics; ++t)
+            all_assigned = all_assigned && (takers.count(t) > 0 || pr.topic_base[t + 1] == pr.topic_base[t]);
+        RangeClaims::unmark(result.owner, all_assigned);
+        if (!single) return std::nullopt;
     }
     // Loads and holders from the split itself (the first `listed` takers of a topic receive
     // per + 1 for the first `extra`, per after), not from a pass over owner[].
@@ -116,24 +233,31 @@ std::optional<AssignResult> range_direct(const Problem& p, const Prepared& pr) {
         }
         const int64_t per = count / n, extra = count % n, listed = per == 0 ? extra : n;
         const int32_t* const members = takers.begin(t);
-        for (int64_t i = 0; i < listed; ++i) load[members[i]] += per + (i < extra);
+        for (int64_t i = 0; i < std::min(extra, listed); ++i) load[members[i]] += per + 1;
+        for (int64_t i = extra; i < listed; ++i) load[members[i]] += per;
         metrics.assigned += count;
     }
-    metrics.moved = claims - kept;
+    metrics.moved = moved;
+    // (each topic's takers copied as a block, their counts filled: no per-holder push_back)
     const auto holders = [&] {
+        const int32_t T = pr.num_topics;
         TopicHolders h;
-        h.offsets.assign(static_cast<std::size_t>(pr.num_topics) + 1, 0);
-        h.members.reserve(static_cast<std::size_t>(metrics.assigned));   // at most one holder per partition
-        h.held.reserve(static_cast<std::size_t>(metrics.assigned));
-        for (int32_t t = 0; t < pr.num_topics; ++t) {
+        h.offsets.resize(static_cast<std::size_t>(T) + 1);
+        h.offsets[0] = 0;
+        for (int32_t t = 0; t < T; ++t) {
             const int64_t n = takers.count(t), count = pr.topic_base[t + 1] - pr.topic_base[t];
-            const int64_t per = n == 0 ? 0 : count / n, extra = n == 0 ? 0 : count % n;
-            const int64_t listed = n == 0 ? 0 : per == 0 ? extra : n;
-            for (int64_t i = 0; i < listed; ++i) {
-                h.members.push_back(takers.begin(t)[i]);
-                h.held.push_back(static_cast<int32_t>(per + (i < extra)));
-            }
-            h.offsets[t + 1] = static_cast<int64_t>(h.members.size());
+            h.offsets[t + 1] = h.offsets[t] + (n == 0 ? 0 : count / n == 0 ? count % n : n);
+        }
+        h.members.resize(static_cast<std::size_t>(h.offsets[T]));
+        h.held.resize(static_cast<std::size_t>(h.offsets[T]));
+        for (int32_t t = 0; t < T; ++t) {
+            const int64_t n = takers.count(t), count = pr.topic_base[t + 1] - pr.topic_base[t];
+            const int64_t from = h.offsets[t], listed = h.offsets[t + 1] - from;
+            if (listed == 0) continue;
+            const int64_t per = count / n, extra = std::min(count % n, listed);
+            std::copy_n(takers.begin(t), listed, h.members.begin() + from);
+            std::fill_n(h.held.begin() + from, extra, static_cast<int32_t>(per + 1));
+            std::fill_n(h.held.begin() + from + extra, listed - extra, static_cast<int32_t>(per));
         }
         return h;
     };

@@ -23,4 +23,33 @@ std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepa
     return owner;
 }
 
+AssignResult assign_sticky_call(const Problem& problem, const Prepared& prepared, PreviousOwners& prev,
+                                PartitionTally& tally, bool cooperative) {
+    AssignResult result;
+    if (prepared.num_members > 0 && prepared.uniform && !prev.none()) {
+        const sticky::Input input(problem, prepared, prev);
+        if (!input.rack_aware) {
+            Transfers transfers(problem, prepared, prev);
+            // Written over prev.owner's array (sticky.hpp): taken here, its data (input.sticky_owner) unchanged.
+            std::vector<int32_t> over = std::move(prev.owner);
+            if (!cooperative) {
+                result.owner = sticky::build_uniform(input, &tally, &over);
+                return result;
+            }
+            result.owner = sticky::build_uniform(input, &tally, &over, &transfers);
+            result.withheld = transfers.finish(prepared, result.owner, &tally);
+            return result;
+        }
+    }
+    // Nobody owned anything (nothing to withhold: the target is final as written), or a path whose owner[] is
+    // final only after every pass (racks, different subscriptions), counted by compute_metrics.
+    if (!cooperative || prev.none()) {
+        result.owner = assign_sticky(problem, prepared, prev, &tally);
+        return result;
+    }
+    result.owner = assign_sticky(problem, prepared, prev);
+    result.withheld = withhold_transfers(problem, prepared, prev, result.owner);
+    return result;
+}
+
 }  // namespace kafkagroup

@@ -14,6 +14,7 @@
 //                             (equal subscriptions: across topics, q + 1 slots movable); shifts one level down
 //   rack_exchange.cpp         KIP-881, both paths, exact on groups under a work limit: load-keeping chains
 //                             for sticky owners, then rack matches, then weak owners (a fixed point)
+//   stretch_writer.hpp        owner[] written over the previous owners' array, a cache-resident stretch at a time
 //   cooperative.cpp           withhold every partition whose owner changes (KIP-429)
 #pragma once
 
@@ -28,9 +29,19 @@
 namespace kafkagroup {
 
 // owner[P] of the eager sticky assignment. `prev` is previous_owners(problem, prepared). `tally`, when
-// given, counts the metrics of the topics whose owners are final as they are written (metrics.hpp).
+// given, counts the metrics of the partitions whose owners are final as they are written (metrics.hpp).
 std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev,
                                    PartitionTally* tally = nullptr);
+
+// The engine's sticky (cooperative = false) or cooperative-sticky call: owner[] and, for cooperative, the
+// partitions withheld (withhold_transfers' rule). `tally` counts every partition it can as owner[] is written
+// (metrics.hpp); compute_metrics counts the rest. With equal subscriptions, no racks and some partition owned,
+// owner[] is written over prev.owner's own array, which it takes (prev.owner is then empty, every partition
+// counted): one P-sized array per call instead of two, the second one's page faults included (a 16 MB array
+// at 4M partitions, glibc maps most of them afresh per call), and the previous owners are read where they
+// are overwritten.
+AssignResult assign_sticky_call(const Problem& problem, const Prepared& prepared, PreviousOwners& prev,
+                                PartitionTally& tally, bool cooperative);
 
 // The cooperative adjustment of a sticky target: every partition assigned to a member other than its
 // valid previous owner while some other member still claims it (raw claims, any generation, as Kafka's
@@ -39,5 +50,26 @@ std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepa
 // assigns it.
 std::vector<int32_t> withhold_transfers(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev,
                                         std::vector<int32_t>& owner);
+
+// withhold_transfers in steps: withhold() on the partitions in order, a stretch at a time (while that stretch
+// of owner[] and of the previous owners is in the cache), then finish() once owner[] is complete.
+class Transfers {
+public:
+    // prev: previous_owners' (only its owned counts are read: prev.owner may be taken after this).
+    Transfers(const Problem& problem, const Prepared& prepared, const PreviousOwners& prev);
+    // Partitions begin .. begin + n - 1, with new owners now[0..n) and previous owners before[0..n): each
+    // transfer with a valid previous owner is withheld (now[i] = kUnassigned) and recorded; the others that
+    // change owner are remembered for finish() when some claim is invalid.
+    void withhold(int32_t begin, int32_t n, int32_t* now, const int32_t* before);
+    // The transfers only the claims show (see withhold_transfers), withheld in owner[]; `tally` (may be null)
+    // counts them as free. Returns every withheld partition, sorted. Call once, after every partition.
+    std::vector<int32_t> finish(const Prepared& prepared, std::vector<int32_t>& owner, PartitionTally* tally);
+
+private:
+    const Problem& problem_;
+    std::vector<int32_t> withheld_;    // ascending: stretches come in partition order
+    std::vector<uint64_t> unsure_;     // [P bits] only when some claim is invalid
+    bool any_unsure_ = false;
+};
 
 }  // namespace kafkagroup

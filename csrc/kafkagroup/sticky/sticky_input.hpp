@@ -7,6 +7,7 @@
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
+#include "kafkagroup/sticky/sticky.hpp"
 
 namespace kafkagroup {
 namespace sticky {
@@ -55,8 +56,12 @@ private:
 // every partition has its replicas on exactly the set of all replica racks.
 bool use_rack_aware_assignment(const Problem& problem, const Prepared& prepared);
 
-// `tally` (may be null) counts each stretch of topics as build_uniform writes it (metrics.hpp); only without racks.
-std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally);
+// `tally` (may be null) counts each stretch as build_uniform writes it (metrics.hpp); only without racks.
+// With previous owners and without racks, owner[] is written over `over` (the previous owners, as
+// in.sticky_owner has them: that very array, or null for a copy made here) and returned in its storage;
+// `transfers` (may be null) withholds the cooperative transfers of each stretch (stretch_writer.hpp).
+std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally, std::vector<int32_t>* over = nullptr,
+                                   Transfers* transfers = nullptr);
 std::vector<int32_t> build_general(const Input& in);
 
 // Rack-aware mode, both paths (rack_alignment.cpp): redistributes the partitions not held by their sticky
