@@ -12,5 +12,6 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-def intern_claims(owned: list[Sequence[Any] | Mapping[str, Iterable[int]] | None], slot: dict[str, int]
+def intern_claims(owned: list[Sequence[Any] | Mapping[str, Iterable[int]] | None], slot: dict[str, int],
+                  seed: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]] | None = None
                   ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int64], int]: ...

@@ -177,12 +177,17 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a protocol name, got {strategy!r}")
     group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict)
-    if strategy == "server-uniform":
-        _check_single_owner(group)
-    result = assign_arrays(strategy, **group.arrays(shared=True), rack_aware=rack_aware)
+    try:
+        result = assign_arrays(strategy, **group.arrays(shared=True), rack_aware=rack_aware)
+    except InvalidGroupError:
+        if strategy == "server-uniform":   # the engine refused a partition held twice: say which, with names
+            _check_single_owner(group)     # (only now: an O(P) pass that a valid group never needs)
+        raise
     assignment = MemberAssignment(group, result.owner)
-    topics, partitions = group.partition_names(result.withheld)
-    withheld = list(map(TopicPartition, topics, partitions))
+    withheld: list[TopicPartition] = []
+    if result.withheld.size:   # (only cooperative assignors withhold)
+        topics, partitions = group.partition_names(result.withheld)
+        withheld = list(map(TopicPartition, topics, partitions))
     return AssignmentResult(strategy=strategy, assignment=assignment, withheld=withheld, metrics=result.metrics,
                             engine_us=result.engine_us, total_us=(time.perf_counter() - start) * 1e6,
                             unknown_topics=group.unknown_topics, dropped_claims=group.dropped_claims,

@@ -348,10 +348,10 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     (['C0', 'C1'], ['t0'], [3])
     """
 
-    specs, code, catalog, metadata_names = _metadata(partitions_per_topic, partition_racks)
+    specs, code, catalog, metadata_names, addresses = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
     code = code.copy()
-    cols = _read_columns(subscriptions, code)
+    cols = _read_columns(subscriptions, code, addresses)
     members = len(cols.ids)
     # A group whose members all send the same list (most do) hands the builder that list once, on its first
     # member (the others' empty): what the builder derives from subscriptions -- the group's topics, the
@@ -369,7 +369,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 
         owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
         try:
-            owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code)
+            owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code, addresses)
         except TypeError:   # a member's claims are not iterable (tuple(5)): word it, naming the member
             for member_id, claims in zip(cols.ids, owned):
                 if claims is not None:
@@ -415,15 +415,14 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     perm = built["member_perm"]
     rows = built["topic_row"]
     # (a Java-ordered catalog whose every topic the group reads -- a homogeneous group -- names its first rows)
-    topics = names[:rows.size] if np.array_equal(rows, np.arange(rows.size)) else [names[r] for r in rows.tolist()]
+    topics = names[:rows.size] if _counts_up(rows) else [names[r] for r in rows.tolist()]
     partition_count = built["partition_count"]
-    topic_base = np.zeros(len(topics) + 1, dtype=np.int64)
-    np.cumsum(partition_count, out=topic_base[1:])
+    topic_base = built["part_offsets"]   # (a batch of one group, built without error: its topics' bases from 0)
     racks_by_code = list(rack_code)
     inputs = int(built["group_inputs"][0])
     sub_names = [names[c] for c in cols.sub_codes.tolist()] if built["unknown_entries"].size else []
     ids = cols.ids   # (a list of our own: read_specs' or the general path's)
-    if not (perm.size == members and np.array_equal(perm, np.arange(members))):   # already in MemberInfo order
+    if not (perm.size == members and _counts_up(perm)):   # already in MemberInfo order
         ids = [ids[i] for i in perm.tolist()]
     return CompactGroup(
         topics=topics, members=ids,
@@ -443,6 +442,19 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         if built["dropped_claims"][0] else [])
 
 
+_ZERO_UP = np.arange(1024, dtype=np.int64)   # 0, 1, 2, ...: grown (replaced whole) when a longer run is asked
+
+
+def _counts_up(values: np.ndarray) -> bool:
+    """values == 0, 1, ..., n-1 (one comparison with a kept range: np.array_equal with a fresh np.arange
+    costs several times as much on the short arrays of a small group)."""
+    global _ZERO_UP
+    n = values.size
+    if n > _ZERO_UP.size:
+        _ZERO_UP = np.arange(max(n, 2 * _ZERO_UP.size), dtype=np.int64)
+    return bool((values == _ZERO_UP[:n]).all())
+
+
 # The last plain metadata (topic -> partition count, no replica racks) build_group read, and what it derived
 # from it: callers assign over the same topics call after call (a coordinator, a planning loop, a benchmark),
 # and at 1,000 topics checking and cataloguing them is a third of a small group's call. Only immutable
@@ -453,9 +465,9 @@ _last_metadata: tuple = ((), None)
 
 def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
               partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
-              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any, Any]:
-    """(topic_specs, topic name -> row, TopicCatalog or None to build, the names' utf8_strings or None) of the
-    metadata. Plain metadata (a dict of int counts, no racks) equal to the last call's, topic for topic in the
+              ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any, Any, Any]:
+    """(topic_specs, topic name -> row, TopicCatalog or None to build, the names' utf8_strings or None, their
+    _members.address_table or None) of the metadata. Plain metadata (a dict of int counts, no racks) equal to the last call's, topic for topic in the
     same order, reuses what that call derived; anything else is read afresh, errors included. The specs of
     plain metadata are laid out in Java order of the names (the catalog's rows then ascend in Java order, so
     the native builder orders a group's topics by row number instead of comparing names on every call)."""
@@ -474,11 +486,13 @@ def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
         specs = {name: specs[name] for name in ordered}
     code = dict(zip(specs, range(len(specs))))
     if key is None:
-        return specs, code, None, None
+        return specs, code, None, None, None
     dictionary = utf8_strings(list(specs))
     catalog = topic_catalog(specs, dictionary)[0]
-    _last_metadata = (key, (specs, code, catalog, dictionary))
-    return specs, code, catalog, dictionary
+    # (the names by address: valid while the kept specs hold these very str objects, i.e. with this entry)
+    addresses = _members.address_table(list(specs))
+    _last_metadata = (key, (specs, code, catalog, dictionary, addresses))
+    return specs, code, catalog, dictionary, addresses
 
 
 def _dropped_claims(cols: _Columns, owned_offsets: np.ndarray, owned_codes: np.ndarray, owned_partition: np.ndarray,
@@ -518,8 +532,10 @@ class _Columns:
     instance: list[str | None] | None = None
 
 
-def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dict[str, int]) -> _Columns:
-    """Members' fields as columns and their topic lists coded (``code`` gains the names it lacked).
+def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dict[str, int], addresses: Any = None
+                  ) -> _Columns:
+    """Members' fields as columns and their topic lists coded (``code`` gains the names it lacked; ``addresses``:
+    the metadata's _members.address_table, or None).
 
     A dict of plain dict specs (ids and names strings, topic lists lists or tuples, generations ints, racks
     and instance ids strings) is read in one native pass (kafkagroup._members); anything else goes through
@@ -534,7 +550,7 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
             if ((generation is None or all(type(g) is int and -2**31 <= g < 2**31 for g in generation if g is not None))
                     and all(v is None or type(v) is str for col in (rack, instance) if col is not None for v in col)):
                 known = len(code)
-                offsets, codes, bad = _members.code_topic_lists(topics, code)
+                offsets, codes, bad = _members.code_topic_lists(topics, code, addresses)
                 if bad >= 0:   # the general path words the error: forget the names this pass added
                     for name in list(islice(code, known, None)):
                         del code[name]
@@ -552,7 +568,8 @@ def _read_columns(subscriptions: Mapping[str, Any] | Iterable[Member], code: dic
         if not all(isinstance(m, Member) for m in members):
             raise InvalidGroupError("subscriptions must be a mapping member_id -> subscription, or Members")
     topics = [m.topics for m in members]
-    offsets, codes, bad = _members.code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code)
+    offsets, codes, bad = _members.code_topic_lists([t if type(t) in (list, tuple) else tuple(t) for t in topics], code,
+                                                     addresses)
     if bad >= 0:
         check_topics(members[bad].member_id, tuple(topics[bad]))
         raise AssertionError("kafkagroup._members refused a topic list that check_topics accepts")  # pragma: no cover

@@ -9,11 +9,12 @@ the messages say); this module only converts. A member's claims come in one of t
   for the pairs (topic, p) for each topic in the dict's order and each p in the partitions' iteration
   order: everything below (flat indices included) counts claims in that expanded order.
 
-intern_claims(owned, slot) -> (offsets int64[M+1], slots int32[n], partitions int64[n], bad)
+intern_claims(owned, slot, seed=None) -> (offsets int64[M+1], slots int32[n], partitions int64[n], bad)
     owned: one claims object (either form, or None for none) per member. It is the caller's own list and
            is normalised in place, so that the claims can be read again to word an error: None becomes (),
            a Mapping that is not a dict its dict, any other iterable that is not a list or tuple its tuple.
     slot:  topic name -> int32 slot chosen by the caller; a name not in it gets slot -1
+    seed:  None, or _members.address_table(names) of names alive for the call whose slot is their index
     bad:   index (into the flattened claims) of the first claim that is not a (str, int) pair, or of the
            first claim of a compact topic whose partitions are not a collection (None, a number, a str);
            -1 when every claim is well-formed. The caller re-reads the claims to word the error. Nothing
@@ -188,7 +189,7 @@ cdef object _compact_parts(object parts):
         return None
 
 
-def intern_claims(list owned, dict slot):
+def intern_claims(list owned, dict slot, object seed=None):
     cdef Py_ssize_t members = len(owned), m, n = 0, flat_n = 0, i = 0, j, k, size = 0   # (set on every path below; the compiler cannot see it)
     cdef cnp.ndarray[int64_t, ndim=1] offsets = np.empty(members + 1, dtype=np.int64)
     cdef int64_t* off = <int64_t*>cnp.PyArray_DATA(offsets)
@@ -246,6 +247,7 @@ def intern_claims(list owned, dict slot):
     if flat is NULL:
         raise MemoryError()
     cdef PyObject** src
+    cdef _ByAddress by_address
     j = 0
     for m in range(members):
         if compact_of[m]:
@@ -260,9 +262,11 @@ def intern_claims(list owned, dict slot):
         flat[flat_n + k] = <PyObject*>_PAD_CLAIM
     try:
         if not any_compact:   # every claim is in flat, in output order
-            bad = _read_pairs(flat, flat_n, 0, slot, _ByAddress(), slot_view, part_view)
+            by_address = _ByAddress()
+            by_address.seed(seed)
+            bad = _read_pairs(flat, flat_n, 0, slot, by_address, slot_view, part_view)
         else:
-            bad = _read(per_member, compact_of, flat, flat_n, slot, off, slot_view, part_view)
+            bad = _read(per_member, compact_of, flat, flat_n, slot, off, slot_view, part_view, seed)
     finally:
         free(flat)
     return offsets, slots, partitions, bad
@@ -330,7 +334,7 @@ cdef Py_ssize_t _read_pairs(PyObject** flat, Py_ssize_t count, Py_ssize_t i, dic
 
 
 cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject** flat, Py_ssize_t flat_n, dict slot,
-                      const int64_t* off, int32_t* slot_view, int64_t* part_view) except -2:
+                      const int64_t* off, int32_t* slot_view, int64_t* part_view, object seed) except -2:
     """Pass 2 when some member's claims are compact: every claim into slot_view / part_view, member by member
     (member m's from off[m]); the first bad claim's flat index, or -1."""
     cdef Py_ssize_t members = len(per_member), m, i, f = 0, n, bad, k
@@ -342,6 +346,7 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject**
     cdef Py_ssize_t pos
     cdef object claims, topic, parts
     cdef _ByAddress by_address = _ByAddress()
+    by_address.seed(seed)
     for m in range(members):
         claims = per_member[m]
         i = off[m]

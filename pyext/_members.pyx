@@ -17,14 +17,20 @@ plain_counts(counts) -> (names list, counts list) or None
     every value an int (not a bool) in 0 .. 2^31-1; None otherwise. kafkagroup.model compares the pair with
     the last call's to reuse what it derived from the same metadata.
 
-code_topic_lists(lists, code) -> (offsets int64[M+1] or None, codes int32[n], bad)
+address_table(names) -> (keys uint64[], values int32[])
+    names[k] -> k by the str object's address, as the seed argument below takes it. Valid while the caller
+    keeps every name alive (kafkagroup.model keeps the table with the metadata whose names it holds): then
+    a member's topic name that is the very object of the metadata is coded without a dict lookup.
+
+code_topic_lists(lists, code, seed=None) -> (offsets int64[M+1] or None, codes int32[n], bad)
     lists: one topic list (list or tuple of str, or None: no topics) per member. code: name -> int32 code; a name not in it
     is added with the next code (len(code)), as model.build_group's dict.setdefault does. A member whose
     list is the previous member's list object, or holds the very same str objects in the same order, is
     recognised without a dict lookup (members of a group mostly send the same list). When every member's
     list is equal to the first one's, offsets is None and codes is that one list (the homogeneous form);
     otherwise offsets and codes are the CSR of every member's codes. bad: index of the first member whose
-    list is not a list/tuple of str, -1 when none is (nothing else returned is meaningful then).
+    list is not a list/tuple of str, -1 when none is (nothing else returned is meaningful then). seed: an
+    address_table() of names whose codes in `code` are their indices, or None.
 """
 import numpy as np
 cimport numpy as cnp
@@ -184,7 +190,23 @@ cdef extern from *:
 cdef tuple _NO_TOPICS = ()   # a None list reads as this (held by the module: its address is stable)
 
 
-def code_topic_lists(list lists, dict code):
+def address_table(list names):
+    # names[k] -> code k by the str object's address, laid out as _ByAddress keeps it (keys, values): the
+    # seed of code_topic_lists / _claims.intern_claims for names kept alive by the caller.
+    cdef _ByAddress table = _ByAddress()
+    cdef Py_ssize_t k
+    for k in range(len(names)):
+        if type(names[k]) is not str:
+            raise TypeError(f"address_table: names must be str, got {names[k]!r}")
+        table.put(<PyObject*>names[k], <int32_t>k)
+    keys = np.empty(table.mask + 1, dtype=np.uint64)
+    values = np.empty(table.mask + 1, dtype=np.int32)
+    memcpy(cnp.PyArray_DATA(keys), table.keys, (table.mask + 1) * sizeof(uintptr_t))
+    memcpy(cnp.PyArray_DATA(values), table.values, (table.mask + 1) * sizeof(int32_t))
+    return keys, values
+
+
+def code_topic_lists(list lists, dict code, object seed=None):
     # Each list coded once into one growing C buffer (no array per member): a member whose list is the
     # previous member's object, or holds the very same str objects in the same order, points at the previous
     # member's codes instead; any other list is coded name by name, by address first (_ByAddress). The CSR
@@ -207,6 +229,7 @@ def code_topic_lists(list lists, dict code):
     cdef int32_t* out
     cdef _ByAddress by_address = _ByAddress()
     cdef cnp.ndarray[int32_t, ndim=1] codes
+    by_address.seed(seed)
     if buf is NULL or start is NULL:
         free(buf)
         free(start)

@@ -1,5 +1,6 @@
 # Included by pyext/_members.pyx and pyext/_claims.pyx (Cython `include` is textual: one source, a copy of the
-# class in each module). Needs: calloc / free (libc.stdlib), uintptr_t / int32_t (libc.stdint), PyObject.
+# class in each module). Needs: calloc / malloc / free (libc.stdlib), memcpy (libc.string), uintptr_t / int32_t
+# (libc.stdint), PyObject, numpy's cimport as cnp.
 
 cdef enum:
     ABSENT = -2147483648   # find()'s answer for an address never put (values put are >= -1)
@@ -25,6 +26,38 @@ cdef class _ByAddress:
     def __dealloc__(self):
         free(self.keys)
         free(self.values)
+
+    cdef int seed(self, object kept) except -1:
+        """Start from a table address_table() laid out (None: empty). Its addresses must name objects alive
+        for the call (kafkagroup.model keeps them with the metadata they come from)."""
+        cdef const uintptr_t* keys
+        cdef const int32_t* values
+        cdef size_t size, i
+        cdef cnp.ndarray kept_keys, kept_values
+        if kept is None:
+            return 0
+        kept_keys, kept_values = kept
+        size = kept_keys.size
+        if (size == 0 or size & (size - 1) or kept_values.size != size or kept_keys.itemsize != sizeof(uintptr_t)
+                or kept_values.itemsize != sizeof(int32_t) or not kept_keys.flags.c_contiguous
+                or not kept_values.flags.c_contiguous):
+            raise ValueError("a kept address table is two contiguous arrays (uint64 keys, int32 values) of one "
+                             "power-of-two size")
+        keys = <const uintptr_t*>cnp.PyArray_DATA(kept_keys)
+        values = <const int32_t*>cnp.PyArray_DATA(kept_values)
+        free(self.keys)
+        free(self.values)
+        self.keys = <uintptr_t*>malloc(size * sizeof(uintptr_t))
+        self.values = <int32_t*>malloc(size * sizeof(int32_t))
+        if self.keys is NULL or self.values is NULL:
+            raise MemoryError()
+        memcpy(self.keys, keys, size * sizeof(uintptr_t))
+        memcpy(self.values, values, size * sizeof(int32_t))
+        self.mask = size - 1
+        self.used = 0
+        for i in range(size):
+            self.used += keys[i] != 0
+        return 0
 
     cdef inline size_t _slot(self, uintptr_t key) noexcept nogil:
         cdef size_t i = <size_t>(((key >> 4) * <uintptr_t>0x9E3779B97F4A7C15) >> 20) & self.mask

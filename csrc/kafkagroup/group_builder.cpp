@@ -205,6 +205,8 @@ namespace {
 // The batch's distinct names: each entry of a name column -> a dense code (first appearance order).
 class BatchNames {
 public:
+    explicit BatchNames(std::size_t expected) : table_(expected) {}
+
     // Codes of every entry of `column` (-1 for a null entry), as a view: into `storage` when entries are
     // remapped, or straight into column.codes when the column is already interned -- a dictionary of
     // distinct non-null names whose dictionary index k is batch code k (the first dictionary column of a
@@ -278,7 +280,7 @@ private:
         bool fresh = false;
         return table_.insert(s, fresh);
     }
-    StringTable table_{1024};
+    StringTable table_;
     std::vector<std::size_t> pending_, copied_;
     std::vector<uint64_t> hashes_;
 };
@@ -286,7 +288,10 @@ private:
 class Builder {
 public:
     Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out, bool sub_codes_valid)
-        : cat_(cat), in_(in), strict_(strict), out_(out), sub_codes_valid_(sub_codes_valid) {}
+        : cat_(cat), in_(in), strict_(strict), out_(out), sub_codes_valid_(sub_codes_valid),
+          // (a dictionary column names its distinct names: a table for those, not the 1,024 a batch starts with)
+          names_(in.sub_names.dictionary ? std::max<std::size_t>(16, in.sub_names.strings.size() + in.owned_names.strings.size())
+                                         : 1024) {}
 
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;

@@ -362,6 +362,9 @@ cdef class GroupDecoder:
         cdef const Expect* x
         cdef int32_t groups, count, t, g, k, length, part
         cdef int32_t* w = self.owned.data + self.owned.size
+        cdef int32_t* run_w
+        cdef Py_ssize_t run_cursor
+        cdef int32_t run_g
         cdef int64_t base
         cdef uint32_t limit
         cdef uint64_t tail
@@ -376,7 +379,15 @@ cdef class GroupDecoder:
             # (another topic, several partitions, an invalid partition, too few bytes) leaves the run
             # and is parsed field by field below.
             # (headers of 16 to 32 bytes in C, kg_single_claims; other lengths here)
-            pos = kg_single_claims(p, n, pos, expect, n_expect, &cursor, &g, groups, &w, record, READ_AHEAD)
+            # (through copies: the addresses of cursor, g and w themselves kept them in memory for the rest
+            # of this function, one load and store more per partition in the multi-partition loop below)
+            run_cursor = cursor
+            run_g = g
+            run_w = w
+            pos = kg_single_claims(p, n, pos, expect, n_expect, &run_cursor, &run_g, groups, &run_w, record, READ_AHEAD)
+            cursor = run_cursor
+            g = run_g
+            w = run_w
             while g < groups and cursor < n_expect:
                 x = &expect[cursor]
                 head = x.length + 6

@@ -136,3 +136,23 @@ def test_a_partition_count_past_every_int_size_is_an_invalid_group_naming_the_to
     with pytest.raises(InvalidGroupError, match="topic 't0': .*partition count"):
         kafkagroup.assign("range", {"t0": count}, members)
     assert kafkagroup.assign("range", {"t0": 2}, members).owner.tolist() == [0, 0]   # the next call is unaffected
+
+
+def test_names_known_by_address_are_only_the_kept_metadata_objects():
+    """Kept metadata also keeps its names by str address (no dict lookup for a member's topic that is the very
+    object). An equal metadata dict of other str objects reuses the kept entry: its names, and the members' equal
+    names made afresh, must still be coded by value -- every form gives the first call's group."""
+    def copy(name):
+        return "".join(list(name))   # an equal str, another object
+    names = [f"topic-{i}" for i in range(6)][::-1]
+    first = {n: 3 for n in names}
+    members = {f"C{i}": {"topics": names[i:], "owned": [(names[i], 1), (names[-1], i % 3)]} for i in range(3)}
+    expected = fresh(lambda: answer("server-range", first, members))
+    assert outcome(lambda: answer("server-range", first, members)) == expected
+    other = {copy(n): 3 for n in names}
+    fresh_members = {m: {"topics": [copy(t) for t in s["topics"]], "owned": [(copy(t), p) for t, p in s["owned"]]}
+                     for m, s in members.items()}
+    assert all(a is not b for a, b in zip(other, first))
+    assert outcome(lambda: answer("server-range", other, fresh_members)) == expected
+    assert outcome(lambda: answer("server-range", first, fresh_members)) == expected
+    assert outcome(lambda: answer("server-range", other, members)) == expected

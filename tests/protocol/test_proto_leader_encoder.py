@@ -41,3 +41,28 @@ def test_several_partitions_per_topic_and_idle_members():
         TopicPartition("alpha", 0), TopicPartition("alpha", 1), TopicPartition("alpha", 3),
         TopicPartition("beta-topic-with-a-long-name", 2), TopicPartition("beta-topic-with-a-long-name", 3))
     assert decode_assignment(native["C3"]).partitions == ()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_across_topics_empty_topics_and_far_apart_topics(seed):
+    # Shapes the hypothesis test rarely draws: runs of one owner that cross into the next topic, topics with
+    # no partitions between held ones, members holding one partition of many topics or a few of topics far
+    # apart, and unassigned partitions.
+    rng = np.random.default_rng(seed)
+    counts = [int(c) for c in rng.choice([0, 0, 1, 3, 40], size=60)]
+    metadata = {f"topic-{t:03d}": c for t, c in enumerate(counts)}
+    group = build_group(metadata, {f"C{k}": list(metadata) for k in range(5)})
+    total = int(group.topic_base[-1])
+    owner = np.full(total, -1, dtype=np.int32)
+    at = 0
+    while at < total:   # runs of random lengths (1..120) and owners, some unassigned
+        n = int(rng.integers(1, 120))
+        owner[at:at + n] = int(rng.integers(-1, 4))
+        at += n
+    owner[rng.choice(total, size=min(total, 7), replace=False)] = 4   # C4: a few partitions far apart
+    native = encode_assignments(group, owner, codec="native")
+    assert native == encode_assignments(group, owner, codec="python")
+    for index, member in enumerate(group.members):
+        topics, partitions = group.partition_names(np.flatnonzero(owner == index))
+        assert list(decode_assignment(native[member]).partitions) == [
+            TopicPartition(t, p) for t, p in zip(topics, partitions)]

@@ -12,8 +12,9 @@
 // 500 of each topic's 7,500 subscribers, all found among the first ~700 members: the scan stops there
 // instead of listing 7.5M subscriptions (a full per-topic CSR was 2/3 of the call).
 //
-// range_direct is the whole call when the previous target assignment is clean (clean_claims.hpp): one walk
-// over the claims counts those the new ranges keep, and the loads and holders come from the split itself,
+// range_direct is the whole call unless two claims that count (on topics their members subscribe to) name one
+// partition: one walk over the claims (RangeClaims) counts those the new ranges keep and skips the claims on
+// topics a member left, and the loads and holders come from the split itself,
 // so neither previous_owners' array nor compute_metrics' pass over the partitions is made. The metrics are
 // compute_metrics' (complete_metrics finishes both).
 #include <algorithm>

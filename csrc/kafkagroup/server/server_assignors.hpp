@@ -35,7 +35,8 @@ std::vector<int32_t> assign_range(const Problem& problem, const Prepared& prepar
 
 // The whole call (owner and metrics, equal to the general path's) when the previous target assignment is
 // clean (clean_claims.hpp); nullopt otherwise, and the engine takes the general path (previous_owners, the
-// assignor, compute_metrics). range_direct: any subscriptions. uniform_direct (server/uniform.cpp): different
+// assignor, compute_metrics). range_direct: any subscriptions, and claims on topics a member left are
+// skipped rather than refused (only two counted claims on one partition send it to the general path). uniform_direct (server/uniform.cpp): different
 // subscriptions, or equal ones (homogeneous_direct, server/uniform_homogeneous.cpp) whose row lists its topics
 // with partitions in ascending order; nullopt for anything else (and for a group without members).
 std::optional<AssignResult> range_direct(const Problem& problem, const Prepared& prepared);

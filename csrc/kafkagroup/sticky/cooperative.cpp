@@ -7,7 +7,10 @@
 // changes hands without a valid previous owner. The result comes out sorted without a sort.
 #include <algorithm>
 
-#include "kafkagroup/runs.hpp"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "kafkagroup/sticky/sticky.hpp"
 
 namespace kafkagroup {
@@ -31,20 +34,41 @@ Transfers::Transfers(const Problem& p, const Prepared& pr, const PreviousOwners&
 
 void Transfers::withhold(int32_t begin, int32_t n, int32_t* now_of, const int32_t* before) {
     const bool track_unsure = !unsure_.empty();
-    // Eight partitions per step where all eight keep their owner (most of them, in a sticky rebalance): a
-    // 64-bit compare per two entries (runs.hpp's loads); the others go one by one.
-    using runs_detail::load2;
     for (int32_t i = 0; i < n;) {
-        if (i + 8 <= n) {
+        // Sixteen partitions per step where none of them is a transfer or unsure (most of them in a sticky
+        // rebalance): first "all sixteen kept" (XOR, OR: about one instruction per partition), then, for a step
+        // with changes, "each changed one is free, or newly given with no valid previous owner while no
+        // claim needs settling" (as after members left: four instructions per partition); the per-partition
+        // loop below costs about four and a branch each.
+#if defined(__SSE2__)
+        if (i + 16 <= n) {
+            const auto at = [](const int32_t* p, int k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k)); };
             const int32_t* const a = now_of + i;
             const int32_t* const b = before + i;
-            if (((load2(a) ^ load2(b)) | (load2(a + 2) ^ load2(b + 2)) | (load2(a + 4) ^ load2(b + 4)) |
-                 (load2(a + 6) ^ load2(b + 6))) == 0) {
-                i += 8;
+            const __m128i zero = _mm_setzero_si128();
+            const __m128i diff = _mm_or_si128(_mm_or_si128(_mm_xor_si128(at(a, 0), at(b, 0)), _mm_xor_si128(at(a, 4), at(b, 4))),
+                                              _mm_or_si128(_mm_xor_si128(at(a, 8), at(b, 8)), _mm_xor_si128(at(a, 12), at(b, 12))));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi32(diff, zero)) == 0xFFFF) {
+                i += 16;
                 continue;
             }
+            if (!track_unsure) {
+                // A transfer: a != b, a >= 0, b >= 0; with a != b and b >= 0, a >= 0 is all that is left.
+                __m128i any = zero;
+                for (int k = 0; k < 16; k += 4) {
+                    const __m128i x = at(a, k), y = at(b, k);
+                    const __m128i both_owned = _mm_and_si128(_mm_cmpgt_epi32(x, _mm_set1_epi32(-1)),
+                                                             _mm_cmpgt_epi32(y, _mm_set1_epi32(-1)));
+                    any = _mm_or_si128(any, _mm_andnot_si128(_mm_cmpeq_epi32(x, y), both_owned));
+                }
+                if (_mm_movemask_epi8(any) == 0) {
+                    i += 16;
+                    continue;
+                }
+            }
         }
-        for (const int32_t step_end = std::min(n, i + 8); i < step_end; ++i) {
+#endif
+        for (const int32_t step_end = std::min(n, i + 16); i < step_end; ++i) {
             const int32_t now = now_of[i], prev_m = before[i];
             if (now < 0 || now == prev_m) continue;
             if (prev_m >= 0) {
