@@ -20,6 +20,10 @@ intern_claims(owned, slot, seed=None) -> (offsets int64[M+1], slots int32[n], pa
            -1 when every claim is well-formed. The caller re-reads the claims to word the error. Nothing
            else returned is meaningful when bad >= 0.
     A partition number outside int64 is returned as -1 (out of range for every topic, as it is).
+    Limit: claims must not change while they are read. A list of pairs that user code run during the call
+    (a Mapping's items(), an iterable's __iter__, a sequence claim's __getitem__) resizes is refused with a
+    RuntimeError when seen in pass 2's gather; one emptied after the gather is not detected (its pairs are
+    borrowed, not referenced).
 
 Cost: what dominates is memory, not instructions. The claims of a large group are 100k-1M tuples and
 ints scattered over the heap; read one after another, each costs a cache miss (~80 % of the time measured
@@ -254,6 +258,12 @@ def intern_claims(list owned, dict slot, object seed=None):
             continue
         raw = PyList_GET_ITEM(per_member, m)
         size = KG_TUPLE_SIZE(raw)
+        if size != off[m + 1] - off[m]:
+            # pass 1 ran user code (a Mapping's items(), an iterable's tuple()) that changed a list counted
+            # before it: flat and the output arrays are sized by the counts, so refuse rather than overrun them
+            free(flat)
+            raise RuntimeError(f"member #{m}'s owned claims changed while they were read "
+                               f"({off[m + 1] - off[m]} claims, then {size})")
         if size:
             src = KG_LIST_ITEMS(<object>raw) if KG_TYPE(raw) == KG_LIST_TYPE else KG_TUPLE_ITEMS(<object>raw)
             memcpy(&flat[j], src, size * sizeof(PyObject*))

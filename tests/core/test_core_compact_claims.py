@@ -235,3 +235,36 @@ def test_server_classes_answer_what_the_per_partition_procedure_answers(case, cl
     assert result.owner.tolist() == expected_result.owner.tolist()
     assert result.dropped == expected_result.dropped
     assert result.metrics == expected_result.metrics
+
+
+def test_claims_changed_by_user_code_while_read_are_refused_not_overrun():
+    """A Mapping's items() runs user code in the middle of the claims' first pass. Here it grows an earlier
+    member's list of pairs by 10,000 claims after that list was counted: the call must refuse the group with
+    an error, not copy the grown list into arrays sized for the count (a heap overrun)."""
+    from collections.abc import Mapping
+
+    from kafkagroup import _claims
+
+    first: list = [("t", 0)]
+
+    class Growing(Mapping):
+        def __init__(self) -> None:
+            self._d = {"t": [1]}
+
+        def __getitem__(self, key):
+            return self._d[key]
+
+        def __iter__(self):
+            return iter(self._d)
+
+        def __len__(self):
+            return len(self._d)
+
+        def items(self):
+            first.extend([("t", 0)] * 10_000)
+            return self._d.items()
+
+    with pytest.raises(RuntimeError, match="member #0's owned claims changed while they were read"):
+        _claims.intern_claims([first, Growing()], {"t": 0})
+    offsets, slots, parts, bad = _claims.intern_claims([[("t", 0)], {"t": [1]}], {"t": 0})
+    assert offsets.tolist() == [0, 1, 2] and parts.tolist() == [0, 1] and bad == -1
