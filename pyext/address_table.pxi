@@ -38,7 +38,7 @@ cdef class _ByAddress:
             return 0
         kept_keys, kept_values = kept
         size = kept_keys.size
-        if (size == 0 or size & (size - 1) or kept_values.size != size or kept_keys.itemsize != sizeof(uintptr_t)
+        if (size == 0 or size & (size - 1) or kept_values.size != kept_keys.size or kept_keys.itemsize != sizeof(uintptr_t)
                 or kept_values.itemsize != sizeof(int32_t) or not kept_keys.flags.c_contiguous
                 or not kept_values.flags.c_contiguous):
             raise ValueError("a kept address table is two contiguous arrays (uint64 keys, int32 values) of one "
