@@ -23,7 +23,7 @@ using namespace kafkagroup;
 
 namespace {
 
-using kafkagroup_test::view;
+using kafkagroup_test::problem_of;
 
 // Owns the arrays a Problem borrows.
 struct Group {
@@ -51,14 +51,7 @@ struct Group {
         }
     }
     Problem problem() const {
-        Problem p;
-        p.partition_count = view(partition_count);
-        p.sub_offsets = view(sub_offsets);
-        p.sub_topics = view(sub_topics);
-        p.owned_offsets = view(owned_offsets);
-        p.owned_partitions = view(owned_partitions);
-        p.generation = view(generation);
-        return p;
+        return problem_of(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation);
     }
 };
 

@@ -21,6 +21,7 @@ using namespace kafkagroup;
 
 namespace {
 
+using kafkagroup_test::problem_of;
 using kafkagroup_test::view;
 
 struct ServerGroup {
@@ -46,13 +47,7 @@ struct ServerGroup {
         }
     }
     Problem problem() const {
-        Problem p;
-        p.partition_count = view(counts);
-        p.sub_offsets = view(sub_offsets);
-        p.sub_topics = view(sub_topics);
-        p.owned_offsets = view(owned_offsets);
-        p.owned_partitions = view(owned);
-        return p;
+        return problem_of(counts, sub_offsets, sub_topics, owned_offsets, owned);
     }
     bool subscribes(int32_t m, int32_t t) const {
         for (int64_t i = sub_offsets[m]; i < sub_offsets[m + 1]; ++i)

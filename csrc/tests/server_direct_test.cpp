@@ -24,6 +24,7 @@ using namespace kafkagroup;
 
 namespace {
 
+using kafkagroup_test::problem_of;
 using kafkagroup_test::view;
 
 struct Group {
@@ -44,13 +45,7 @@ struct Group {
                sub_topics.begin() + sub_offsets[m + 1];
     }
     Problem problem() const {
-        Problem p;
-        p.partition_count = view(counts);
-        p.sub_offsets = view(sub_offsets);
-        p.sub_topics = view(sub_topics);
-        p.owned_offsets = view(owned_offsets);
-        p.owned_partitions = view(owned);
-        return p;
+        return problem_of(counts, sub_offsets, sub_topics, owned_offsets, owned);
     }
 };
 

@@ -16,7 +16,7 @@
 #include "test_views.hpp"
 
 using namespace kafkagroup;
-using kafkagroup_test::view;
+using kafkagroup_test::problem_of;
 
 namespace {
 
@@ -27,14 +27,7 @@ struct ClaimsGroup {
     std::vector<int32_t> owned_partitions, generation;
 
     Problem problem() const {
-        Problem p;
-        p.partition_count = view(partition_count);
-        p.sub_offsets = view(sub_offsets);
-        p.sub_topics = view(sub_topics);
-        p.owned_offsets = view(owned_offsets);
-        p.owned_partitions = view(owned_partitions);
-        p.generation = view(generation);
-        return p;
+        return problem_of(partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation);
     }
 };
 
