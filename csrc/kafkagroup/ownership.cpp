@@ -3,21 +3,10 @@
 #include <algorithm>
 
 #include "kafkagroup/huge_pages.hpp"
+#include "kafkagroup/topic_search.hpp"
 
 namespace kafkagroup {
 namespace {
-
-// The topic of `part` given base[from] <= part < base[T] (topic_base, non-decreasing): the last u >= from
-// with base[u] <= part, by doubling steps from `from` and a binary search in the last step.
-int32_t topic_after(const int32_t* base, int32_t T, int32_t from, int32_t part) {
-    int32_t step = 1;
-    while (from + step < T && base[from + step] <= part) {
-        from += step;
-        step *= 2;
-    }
-    const int32_t end = std::min(from + step, T);
-    return static_cast<int32_t>(std::upper_bound(base + from, base + end, part) - base) - 1;
-}
 
 // owner[] is written by appending (see previous_owners): entries below owner.size() are set, those at
 // and above it are unassigned and not yet written.

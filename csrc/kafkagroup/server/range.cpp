@@ -24,6 +24,7 @@
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/server/clean_claims.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
+#include "kafkagroup/topic_search.hpp"
 
 namespace kafkagroup {
 namespace server {
@@ -176,19 +177,13 @@ private:
 
     // The topic of `part` given topic_base[from] <= part: the last u >= from with topic_base[u] <= part. The
     // next few topics are tried one by one (a member's sorted claims move forward a topic or a few at a time),
-    // then doubling steps and a binary search in the last step.
+    // then topic_after's doubling steps and binary search.
     int32_t topic_from(int32_t from, int32_t part) const {
         const int32_t* const base = pr_.topic_base.data();
         const int32_t T = pr_.num_topics;
         for (const int32_t near = std::min(from + 4, T); from < near; ++from)
             if (part < base[from + 1]) return from;
-        int32_t step = 1;
-        while (from + step < T && base[from + step] <= part) {
-            from += step;
-            step *= 2;
-        }
-        const int32_t end = std::min(from + step, T);
-        return static_cast<int32_t>(std::upper_bound(base + from, base + end, part) - base) - 1;
+        return topic_after(base, T, from, part);
     }
 
     const Problem& p_;
