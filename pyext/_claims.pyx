@@ -285,6 +285,18 @@ def intern_claims(list owned, dict slot, object seed=None):
 cdef tuple _PAD_CLAIM = ("", 0)   # what flat holds past its claims (only ever prefetched)
 
 
+cdef inline int32_t _topic_slot(PyObject* topic, dict slot, _ByAddress by_address) except? ABSENT:
+    """The slot of a claim's topic str (-1: not in `slot`): by address when this object was seen in the call,
+    else by name, then remembered by address (the caller's objects hold the str for the whole call)."""
+    cdef int32_t c = by_address.find(topic)
+    cdef PyObject* found
+    if c == ABSENT:
+        found = PyDict_GetItem(slot, <object>topic)
+        c = -1 if found is NULL else <int32_t><object>found
+        by_address.put(topic, c)
+    return c
+
+
 cdef Py_ssize_t _read_pairs(PyObject** flat, Py_ssize_t count, Py_ssize_t i, dict slot, _ByAddress by_address,
                             int32_t* slot_view, int64_t* part_view) except -2:
     """Pairs-form claims flat[0..count) into entries i.. : -1, or the first bad claim's entry index. flat holds
@@ -319,12 +331,7 @@ cdef Py_ssize_t _read_pairs(PyObject** flat, Py_ssize_t count, Py_ssize_t i, dic
             # address names this string throughout; a member's claims mostly repeat the topic of the claim
             # before, which is checked first)
             if t != last_topic:
-                c = by_address.find(t)
-                if c == ABSENT:
-                    found = PyDict_GetItem(slot, <object>t)
-                    c = -1 if found is NULL else <int32_t><object>found
-                    by_address.put(t, c)
-                last_topic, last_slot = t, c
+                last_topic, last_slot = t, _topic_slot(t, slot, by_address)
             c = last_slot
         else:
             # another sequence: its items may be made afresh on each read (and freed after), so its topic is
@@ -350,9 +357,8 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject**
     cdef Py_ssize_t members = len(per_member), m, i, f = 0, n, bad, k
     cdef PyObject* t
     cdef PyObject* item
-    cdef PyObject* found
     cdef PyObject* last_topic = NULL      # the compact topic before (a str the member's dict holds), and its slot
-    cdef int32_t last_slot = -1, c
+    cdef int32_t last_slot = -1
     cdef Py_ssize_t pos
     cdef object claims, topic, parts
     cdef _ByAddress by_address = _ByAddress()
@@ -373,12 +379,7 @@ cdef Py_ssize_t _read(list per_member, const cnp.uint8_t* is_compact, PyObject**
                 if KG_TYPE(t) == KG_UNICODE_TYPE and (KG_TYPE(item) == KG_SET_TYPE or KG_TYPE(item) == KG_FROZENSET_TYPE):
                     # the usual compact topic (a set of small ints), read here: no call per topic
                     if t != last_topic:
-                        c = by_address.find(t)
-                        if c == ABSENT:
-                            found = PyDict_GetItem(slot, <object>t)
-                            c = -1 if found is NULL else <int32_t><object>found
-                            by_address.put(t, c)
-                        last_topic, last_slot = t, c
+                        last_topic, last_slot = t, _topic_slot(t, slot, by_address)
                     k = kg_set_claims(item, last_slot, slot_view, part_view, i)
                     if k >= 0:
                         i = k
@@ -399,7 +400,6 @@ cdef Py_ssize_t _topic_claims(object topic, object parts, Py_ssize_t i, dict slo
     """One compact topic's claims from flat index i on: the index after them, or -(bad index) - 2. (Raw
     pointers, not memoryviews: passing a memoryview acquires and releases it, ~100 ns a topic.)"""
     cdef Py_ssize_t count, k
-    cdef PyObject* found
     cdef int32_t topic_slot
     cdef long long value
     cdef int64_t[::1] arr
@@ -418,11 +418,7 @@ cdef Py_ssize_t _topic_claims(object topic, object parts, Py_ssize_t i, dict slo
     if type(topic) is not str:
         return -i - 2
     # (the topic is cached by address: the member's dict holds the str for the whole call)
-    topic_slot = by_address.find(<PyObject*>topic)
-    if topic_slot == ABSENT:
-        found = PyDict_GetItem(slot, topic)
-        topic_slot = -1 if found is NULL else <int32_t><object>found
-        by_address.put(<PyObject*>topic, topic_slot)
+    topic_slot = _topic_slot(<PyObject*>topic, slot, by_address)
     if type(parts) is frozenset or type(parts) is set:
         k = kg_set_claims(<PyObject*>parts, topic_slot, slot_view, part_view, i)
         if k >= 0:
