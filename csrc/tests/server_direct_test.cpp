@@ -17,6 +17,7 @@
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
+#include "test_checks.hpp"
 #include "test_views.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 
@@ -69,15 +70,7 @@ bool clean_by_definition(const Group& g, bool counted_only = false) {
 void check_same(const AssignResult& direct, const AssignResult& general) {
     CHECK(direct.owner == general.owner);
     CHECK(direct.withheld.empty());
-    const Metrics &a = direct.metrics, &b = general.metrics;
-    CHECK(a.balance_gap == b.balance_gap);
-    CHECK(a.max_load == b.max_load);
-    CHECK(a.min_load == b.min_load);
-    CHECK(a.assigned == b.assigned);
-    CHECK(a.unassigned == b.unassigned);
-    CHECK(a.withheld == b.withheld);
-    CHECK(a.moved == b.moved);
-    CHECK(a.moved_lower_bound == b.moved_lower_bound);
+    kafkagroup_test::check_same_metrics(direct.metrics, general.metrics);
 }
 
 // One group: the general path's result (nullopt when it refuses the claims) beside the direct path's.

@@ -13,9 +13,11 @@
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
 #include "kafkagroup/sticky/sticky.hpp"
+#include "test_checks.hpp"
 #include "test_views.hpp"
 
 using namespace kafkagroup;
+using kafkagroup_test::check_same_metrics;
 using kafkagroup_test::problem_of;
 
 namespace {
@@ -86,17 +88,6 @@ std::vector<int32_t> transfers_by_rule(const ClaimsGroup& g, const PreviousOwner
         }
     }
     return withheld;
-}
-
-void check_same_metrics(const Metrics& a, const Metrics& b) {
-    CHECK(a.balance_gap == b.balance_gap);
-    CHECK(a.max_load == b.max_load);
-    CHECK(a.min_load == b.min_load);
-    CHECK(a.assigned == b.assigned);
-    CHECK(a.unassigned == b.unassigned);
-    CHECK(a.withheld == b.withheld);
-    CHECK(a.moved == b.moved);
-    CHECK(a.moved_lower_bound == b.moved_lower_bound);
 }
 
 }  // namespace
