@@ -374,14 +374,10 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     (:meth:`~kafkagroup.spark.arrow_builder.TopicMeta.of_table`), or a TopicMeta built by the caller.
     None means each group row carries its own ``topic_table``.
 
-    Memory: the rows handed back (~6.5 KB per small group) are written into blocks that earlier outputs gave
-    back once their tables were dropped, kept for reuse up to a limit per process (256 MiB by default;
-    :func:`output_memory` reads and sets it, 0 keeps nothing; csrc/kafkagroup/output_memory.hpp). Why:
-    malloc returns blocks this large to the OS on free, so every call faulted its whole output in afresh --
-    ~15,000 page faults and 35-47 ms of kernel CPU per call at 10,000 small groups on one thread against
-    ~55 ms of user CPU. With the blocks kept, a repeated call faults little (10,000 groups: 89 -> 57 ms of
-    CPU per call). The kept blocks count in the process's resident memory while no output uses them. (Writing the rows into pyarrow's pools instead was tried
-    before and did not win: jemalloc faulted as often, mimalloc cost more at 100,000 groups.)
+    Memory: the rows handed back are written into blocks that earlier outputs gave back, kept for reuse up
+    to a limit per process: see :func:`output_memory`, which reads and sets it and says why. (Writing the
+    rows into pyarrow's pools instead was tried before and did not win: jemalloc faulted as often, mimalloc
+    cost more at 100,000 groups.)
     """
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.arrow_builder import TopicMeta, batch_inputs
