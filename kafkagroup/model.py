@@ -347,7 +347,6 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     >>> g.members, g.topics, g.partition_count.tolist()
     (['C0', 'C1'], ['t0'], [3])
     """
-
     specs, code, catalog, metadata_names, addresses = _metadata(partitions_per_topic, partition_racks)
     # Topic names: one dictionary (metadata topics first, then subscribed names missing from it).
     code = code.copy()
@@ -366,7 +365,6 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
 
     owned_offsets = owned_partition = owned_codes = None
     if cols.owned is not None:
-
         owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
         try:
             owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code, addresses)
@@ -467,10 +465,11 @@ def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
               partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None
               ) -> tuple[dict[str, tuple[int, Any]], dict[str, int], Any, Any, Any]:
     """(topic_specs, topic name -> row, TopicCatalog or None to build, the names' utf8_strings or None, their
-    _members.address_table or None) of the metadata. Plain metadata (a dict of int counts, no racks) equal to the last call's, topic for topic in the
-    same order, reuses what that call derived; anything else is read afresh, errors included. The specs of
-    plain metadata are laid out in Java order of the names (the catalog's rows then ascend in Java order, so
-    the native builder orders a group's topics by row number instead of comparing names on every call)."""
+    _members.address_table or None) of the metadata. Plain metadata (a dict of int counts, no racks) equal
+    to the last call's, topic for topic in the same order, reuses what that call derived; anything else is
+    read afresh, errors included. The specs of plain metadata are laid out in Java order of the names (the
+    catalog's rows then ascend in Java order, so the native builder orders a group's topics by row number
+    instead of comparing names on every call)."""
     global _last_metadata
     key = None
     if partition_racks is None and type(partitions_per_topic) is dict:
