@@ -166,8 +166,11 @@ void set_result_types(py::handle array_result, py::handle metrics) {
     g_types.metrics = reinterpret_cast<PyTypeObject*>(metrics.ptr());
 }
 
-// An instance of the frozen dataclass `type` with fields keys[i] = values[i], made as object.__new__ does,
-// its __dict__ filled directly (the values are stolen references).
+// An instance of the frozen dataclass `type` with fields keys[i] = values[i] (the values are stolen references),
+// made as object.__new__ and the generated __init__ make it: object.__setattr__ per field, which with the
+// class's managed dict (CPython 3.11+) stores into the instance's inline values in declaration order, the
+// order __init__ uses, so no dict is built (filling a __dict__ made per instance was a fifth of a 100-partition
+// call, its resizes and its deallocation included).
 py::object frozen_instance(PyTypeObject* type, PyObject* const* keys, std::initializer_list<PyObject*> values) {
     std::vector<py::object> owned;
     owned.reserve(values.size());
@@ -176,11 +179,44 @@ py::object frozen_instance(PyTypeObject* type, PyObject* const* keys, std::initi
         if (!v) throw py::error_already_set();
     auto obj = py::reinterpret_steal<py::object>(type->tp_new(type, g_types.empty_args, nullptr));
     if (!obj) throw py::error_already_set();
-    auto dict = py::reinterpret_steal<py::object>(PyObject_GenericGetDict(obj.ptr(), nullptr));
-    if (!dict) throw py::error_already_set();
     for (std::size_t i = 0; i < owned.size(); ++i)
-        if (PyDict_SetItem(dict.ptr(), keys[i], owned[i].ptr()) != 0) throw py::error_already_set();
+        if (PyObject_GenericSetAttr(obj.ptr(), keys[i], owned[i].ptr()) != 0) throw py::error_already_set();
     return obj;
+}
+
+// A 1-d int32 numpy array over v's buffer (no copy; a capsule that owns the vector is its base, freed as
+// free_owned says), made through numpy's C API: pybind11's array constructor builds a dtype object and
+// heap-allocated shape and stride lists per array. An empty vector with no buffer becomes numpy's own
+// empty array (no capsule).
+py::object numpy_of(std::vector<int32_t>&& v) {
+    const auto& api = py::detail::npy_api::get();
+    Py_intptr_t size = static_cast<Py_intptr_t>(v.size());
+    PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_INT32_);
+    if (!descr) throw py::error_already_set();
+    if (v.capacity() == 0) {   // (NewFromDescr steals descr)
+        auto empty = py::reinterpret_steal<py::object>(
+            api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, 1, &size, nullptr, nullptr, 0, nullptr));
+        if (!empty) throw py::error_already_set();
+        return empty;
+    }
+    auto* heap = new std::vector<int32_t>(std::move(v));
+    PyObject* capsule = PyCapsule_New(heap, nullptr, [](PyObject* c) {
+        auto* owned = static_cast<std::vector<int32_t>*>(PyCapsule_GetPointer(c, nullptr));
+        free_owned(owned, owned->capacity() * sizeof(int32_t));
+    });
+    if (!capsule) {
+        delete heap;
+        Py_DECREF(descr);
+        throw py::error_already_set();
+    }
+    auto array = py::reinterpret_steal<py::object>(api.PyArray_NewFromDescr_(
+        api.PyArray_Type_, descr, 1, &size, nullptr, heap->data(), py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr));
+    if (!array) {
+        Py_DECREF(capsule);
+        throw py::error_already_set();
+    }
+    if (api.PyArray_SetBaseObject_(array.ptr(), capsule) != 0) throw py::error_already_set();   // (steals capsule)
+    return array;
 }
 
 // assign() for arrays already in the engine's layout: the whole of kafkagroup.assign_arrays' usual call.
@@ -226,10 +262,63 @@ py::object assign_exact(py::handle strategy, py::handle partition_count, py::han
          PyLong_FromLongLong(m.assigned), PyLong_FromLongLong(m.unassigned), PyLong_FromLongLong(m.withheld),
          PyLong_FromLongLong(m.moved), PyLong_FromLongLong(m.moved_lower_bound)});
     return frozen_instance(g_types.array_result, g_types.result_keys,
-                           {to_numpy(std::move(result.owner)).release().ptr(),
-                            to_numpy(std::move(result.withheld)).release().ptr(), metrics.release().ptr(),
+                           {numpy_of(std::move(result.owner)).release().ptr(),
+                            numpy_of(std::move(result.withheld)).release().ptr(), metrics.release().ptr(),
                             PyFloat_FromDouble(engine_us)});
 }
+
+// kafkagroup.errors' InvalidGroupError and InvariantError, set when the module is initialised. Released
+// (never decref'd): the classes live as long as the interpreter.
+PyObject* g_invalid_group_error = nullptr;
+PyObject* g_invariant_error = nullptr;
+
+// _core.assign_exact as a plain METH_FASTCALL function: the arguments are handed on as they are (positional
+// only), without pybind11's dispatcher (its argument vectors and overload loop were ~7% of a 100-partition
+// call). Exceptions map as the module's translator maps them (PYBIND11_MODULE below), the rest as pybind11's.
+PyObject* assign_exact_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+    try {
+        if (nargs < 10 || nargs > 12) {
+            PyErr_Format(PyExc_TypeError, "assign_exact() takes 10 to 12 positional arguments (%zd given)", nargs);
+            return nullptr;
+        }
+        int64_t shared_members = -1;
+        bool server_racks = false;
+        if (nargs > 10) {
+            shared_members = PyLong_AsLongLong(args[10]);
+            if (shared_members == -1 && PyErr_Occurred()) return nullptr;
+        }
+        if (nargs > 11) {
+            const int truth = PyObject_IsTrue(args[11]);
+            if (truth < 0) return nullptr;
+            server_racks = truth != 0;
+        }
+        return assign_exact(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9],
+                            shared_members, server_racks)
+            .release()
+            .ptr();
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (const std::invalid_argument& e) {
+        PyErr_SetString(g_invalid_group_error, e.what());
+    } catch (const std::logic_error& e) {
+        PyErr_SetString(g_invariant_error, e.what());
+    } catch (const std::bad_alloc&) {
+        PyErr_NoMemory();
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+    return nullptr;
+}
+
+PyMethodDef g_assign_exact_def = {
+    "assign_exact", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(assign_exact_fastcall)), METH_FASTCALL,
+    "assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,\n"
+    "member_rack, replica_offsets, replica_racks, shared_members=-1, server_racks=False), positional only.\n"
+    "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None;\n"
+    "shared_members: -1, or the member count of the homogeneous form (Problem::shared_members);\n"
+    "server_racks: AssignOptions::server_racks.\n"
+    "Returns kafkagroup.engine.ArrayResult (engine_us: the engine alone), or None when the strategy is not\n"
+    "a str or some argument is not an exact array (nothing was run: convert and call again)."};
 
 // ---- many groups per call (csrc/kafkagroup/batch.hpp)
 
@@ -691,20 +780,17 @@ void bind_plan_batch(py::module_& m) {
 PYBIND11_MODULE(_core, m) {
     m.doc() = "kafkagroup native engine (C++17): partition assignors over the compact problem arrays";
 
-    // Released (never decref'd): the error classes live as long as the interpreter.
-    static PyObject* invalid_group_error =
-        py::object(py::module_::import("kafkagroup.errors").attr("InvalidGroupError")).release().ptr();
-    static PyObject* invariant_error =
-        py::object(py::module_::import("kafkagroup.errors").attr("InvariantError")).release().ptr();
+    g_invalid_group_error = py::object(py::module_::import("kafkagroup.errors").attr("InvalidGroupError")).release().ptr();
+    g_invariant_error = py::object(py::module_::import("kafkagroup.errors").attr("InvariantError")).release().ptr();
     // Applies to every binding of this module. std::invalid_argument derives from std::logic_error, so it
     // is caught first; other exceptions (std::bad_alloc -> MemoryError, ...) keep pybind11's mapping.
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const std::invalid_argument& e) {
-            PyErr_SetString(invalid_group_error, e.what());
+            PyErr_SetString(g_invalid_group_error, e.what());
         } catch (const std::logic_error& e) {
-            PyErr_SetString(invariant_error, e.what());
+            PyErr_SetString(g_invariant_error, e.what());
         }
     });
 
@@ -728,15 +814,7 @@ PYBIND11_MODULE(_core, m) {
           py::arg("replica_offsets") = py::none(), py::arg("replica_racks") = py::none(),
           "Run one assignor on the compact problem. Returns (owner int32[P], withheld int32[W], metrics dict).\n"
           "Raises kafkagroup.errors.InvalidGroupError for inconsistent arrays (the message names the index).");
-    m.def("assign_exact", &assign_exact, py::arg("strategy"), py::arg("partition_count"), py::arg("sub_offsets"),
-          py::arg("sub_topics"), py::arg("owned_offsets"), py::arg("owned_partitions"), py::arg("generation"),
-          py::arg("member_rack"), py::arg("replica_offsets"), py::arg("replica_racks"), py::arg("shared_members") = -1,
-          py::arg("server_racks") = false,
-          "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None, all ten positional,\n"
-          "and shared_members: -1, or the member count of the homogeneous form (Problem::shared_members);\n"
-          "server_racks: AssignOptions::server_racks.\n"
-          "Returns kafkagroup.engine.ArrayResult (engine_us: the engine alone), or None when the strategy is not\n"
-          "a str or some argument is not an exact array (nothing was run: convert and call again).");
+    m.attr("assign_exact") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&g_assign_exact_def, nullptr, m.attr("__name__").ptr()));
     m.def("set_result_types", &set_result_types, py::arg("array_result"), py::arg("metrics"),
           "Registers kafkagroup.engine's ArrayResult and Metrics classes, which assign_exact returns.");
     bind_batch(m);

@@ -30,6 +30,10 @@ public:
     // over the previous owners' own array (sticky/stretch_writer.hpp): it hands each stretch over before it
     // overwrites the previous owners.
     void count_stretch(int32_t end, const int32_t* now, const int32_t* before);
+    // Counts partitions counted() .. end - 1 from what a builder knows of them without reading them back:
+    // loads[m] of them (an array of num_members) owned by member m, `unassigned` of them free in subscribed
+    // topics, `moved` of them given to a member other than their valid previous owner.
+    void count_known(int32_t end, const int64_t* loads, int64_t unassigned, int64_t moved);
     // A partition counted as member m's and withheld afterwards (a cooperative transfer without a valid
     // previous owner, found from the claims after every stretch was counted): counted as free instead.
     void withdraw(int32_t m) {

@@ -298,3 +298,161 @@ def test_members_on_every_topic_and_on_some_share_the_ownership_rules(strategy, 
          "generation": rng.integers(-1, 3, size=M).astype(np.int32)}
     r = kafkagroup.assign_arrays(strategy, **a)
     assert r.metrics.moved == _reference_moves(a, r, r.owner)[0]
+
+
+# ---- third round (issue 26 item 1, 2026-11-28): each fast path against an independent count
+
+def _csr(lists, dtype=np.int32):
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=offsets[1:])
+    flat = np.array([v for x in lists for v in x], dtype=dtype)
+    return offsets, flat
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_claim_runs_broken_at_every_offset_follow_the_ownership_rules(seed):
+    # previous_owners() takes a member's consecutive claims (id, id + 1, ...) eight per step (ownership.cpp,
+    # consecutive_end): runs of every length up to 40, broken at every offset within and across the eight-id
+    # steps by a gap, a repeated id or a step back, on topics subscribed by every member (take_all_topics) and
+    # by some (take_unclaimed, whose runs stop at the topic's end), claimed in runs that others claimed too.
+    rng = np.random.default_rng(seed)
+    T, M = 4, 6
+    count = rng.integers(20, 90, size=T).astype(np.int32)
+    P = int(count.sum())
+    every = seed % 2 == 0
+    subs = [list(range(T)) if every or m % 3 == 0 else sorted(rng.choice(T, size=2, replace=False).tolist())
+            for m in range(M)]
+    claims = []
+    for m in range(M):
+        c = []
+        for _ in range(int(rng.integers(1, 4))):
+            start, length = int(rng.integers(0, P)), int(rng.integers(1, 41))
+            run = list(range(start, min(P, start + length)))
+            if len(run) > 1:
+                at = int(rng.integers(1, len(run)))
+                kind = int(rng.integers(0, 3))
+                run[at] = run[at] + 2 if kind == 0 else (run[at - 1] if kind == 1 else max(0, run[at] - 5))
+                run = [min(p, P - 1) for p in run]
+            c.extend(run)
+        claims.append(c)
+    sub_offsets, sub_topics = _csr(subs)
+    owned_offsets, owned_partitions = _csr(claims)
+    a = {"partition_count": count, "sub_offsets": sub_offsets, "sub_topics": sub_topics,
+         "owned_offsets": owned_offsets, "owned_partitions": owned_partitions,
+         "generation": rng.integers(0, 2, size=M).astype(np.int32)}
+    for strategy in ("sticky", "range"):
+        r = kafkagroup.assign_arrays(strategy, **a)
+        moved, bound, withheld = _reference_moves(a, r, r.owner)
+        assert r.metrics.moved == moved, strategy
+        if every:
+            assert r.metrics.moved_lower_bound == bound
+    if every:
+        eager = kafkagroup.assign_arrays("sticky", **a)
+        coop = kafkagroup.assign_arrays("cooperative-sticky", **a)
+        assert coop.withheld.tolist() == _reference_moves(a, coop, eager.owner)[2]
+
+
+def _valid_previous_owners(a: dict) -> np.ndarray:
+    """Previous owners of clean claims (each partition claimed once, by a subscriber): the claims themselves."""
+    P = int(a["partition_count"].sum())
+    prev = np.full(P, -1)
+    if a.get("owned_offsets") is not None:
+        for m in range(len(a["owned_offsets"]) - 1):
+            prev[a["owned_partitions"][a["owned_offsets"][m]:a["owned_offsets"][m + 1]]] = m
+    return prev
+
+
+def _check_metrics_with_numpy(a: dict, r) -> None:
+    want = _numpy_metrics(a, r)
+    got = r.metrics
+    assert (got.assigned, got.unassigned, got.withheld, got.max_load, got.min_load) == \
+        (want["assigned"], want["unassigned"], want["withheld"], want["max_load"], want["min_load"])
+    prev = _valid_previous_owners(a)
+    assert got.moved == int(((prev >= 0) & (prev != r.owner)).sum())
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 2, 9), (5, 7, 3), (12, 70, 11), (2, 300, 64)])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_metrics_known_while_building_or_counted_in_blocks_agree_with_numpy(strategy, shape):
+    # The uniform sticky builder hands the metrics its loads and moved count instead of a pass over owner[]
+    # (fresh, and after churn without cooperative transfers: PartitionTally::count_known); range and round-robin
+    # results (runs of 1 and 2) are counted in blocks (metrics.cpp, count_block). Fresh and after two kinds of
+    # churn, with topics nobody subscribes to and more members than partitions: equal to numpy's count.
+    topics, partitions, members = shape
+    g = uniform_group(topics, partitions, members)
+    a = g.arrays()
+    keep = np.arange(0, topics, 2 if topics > 2 else 1, dtype=np.int32)   # every other topic subscribed
+    M = len(g.members)
+    a.update(sub_offsets=np.arange(M + 1, dtype=np.int64) * len(keep), sub_topics=np.tile(keep, M))
+    fresh = kafkagroup.assign_arrays(strategy, **a)
+    _check_metrics_with_numpy(a, fresh)
+    for remove, add in ((max(1, members // 4) if members > 1 else 0, 0), (0, 3)):
+        g2 = next_generation(uniform_group(topics, partitions, members), kafkagroup.assign_arrays("range", **a).owner,
+                             remove=remove, add=add, seed=members)
+        b = g2.arrays()
+        M2 = len(g2.members)
+        b.update(sub_offsets=np.arange(M2 + 1, dtype=np.int64) * len(keep), sub_topics=np.tile(keep, M2))
+        _check_metrics_with_numpy(b, kafkagroup.assign_arrays(strategy, **b))
+
+
+@pytest.mark.parametrize("partitions", [32767, 32768, 32769])
+def test_cooperative_stretches_at_the_buffer_size_withhold_what_the_eager_target_moves(partitions):
+    # The sticky builder writes owner[] through a buffer of min(P, 32,768) partitions (sticky/stretch_writer.hpp):
+    # at, below and above one stretch, cooperative-sticky withholds exactly the partitions the eager target gives
+    # a member other than their (clean, valid) previous owner, and keeps the rest of the eager target.
+    g = uniform_group(1, partitions, 7)
+    first = kafkagroup.assign_arrays("sticky", **g.arrays())
+    a = next_generation(g, first.owner, remove=1, add=3, seed=partitions).arrays()   # owners above quota give up some
+    eager = kafkagroup.assign_arrays("sticky", **a)
+    coop = kafkagroup.assign_arrays("cooperative-sticky", **a)
+    prev = _valid_previous_owners(a)
+    transfers = np.flatnonzero((prev >= 0) & (prev != eager.owner))
+    assert len(transfers) > 0 and coop.withheld.tolist() == transfers.tolist()
+    expected = eager.owner.copy()
+    expected[transfers] = -1
+    assert np.array_equal(coop.owner, expected)
+    _check_metrics_with_numpy(a, eager)
+    _check_metrics_with_numpy(a, coop)
+
+
+def test_result_objects_made_natively_behave_as_the_dataclasses():
+    # assign_exact fills ArrayResult and Metrics through object.__setattr__ (no per-instance dict built) and
+    # makes the arrays with numpy's C API over the engine's buffers: they behave as ones made by __init__.
+    import copy
+    import dataclasses
+    import pickle
+
+    a = next_generation(uniform_group(3, 5, 4), kafkagroup.assign_arrays("sticky", **uniform_group(3, 5, 4).arrays()).owner,
+                        remove=1, seed=1).arrays()
+    r = kafkagroup.assign_arrays("cooperative-sticky", **a)
+    made = ArrayResult(r.owner, r.withheld, Metrics(**r.metrics.as_dict()), r.engine_us)
+    assert r.metrics == made.metrics and hash(r.metrics) == hash(made.metrics)
+    assert vars(r.metrics) == vars(made.metrics) and list(vars(r)) == ["owner", "withheld", "metrics", "engine_us"]
+    assert dataclasses.asdict(r.metrics) == r.metrics.as_dict() and dataclasses.replace(r.metrics) == r.metrics
+    assert pickle.loads(pickle.dumps(r.metrics)) == r.metrics and copy.deepcopy(r).metrics == r.metrics
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.metrics.moved = 3
+    for array in (r.owner, r.withheld):
+        assert array.dtype == np.int32 and array.ndim == 1 and array.flags.c_contiguous and array.flags.writeable
+    r.owner[0] = 5                           # writable, the engine's buffer kept alive by the array alone
+    assert r.owner[0] == 5
+    owner = kafkagroup.assign_arrays("sticky", **uniform_group(2, 3, 1).arrays()).owner
+    assert owner.tolist() == [0] * 6 and kafkagroup.assign_arrays("sticky", **uniform_group(2, 3, 1).arrays()).withheld.shape == (0,)
+
+
+def test_assign_exact_takes_its_arguments_by_position_and_maps_errors():
+    a = uniform_group(3, 4, 2).arrays()
+    args = [a[k] for k in ARGS]
+    with pytest.raises(TypeError, match="10 to 12 positional arguments"):
+        _core.assign_exact("sticky", *args[:5])
+    with pytest.raises(TypeError):
+        _core.assign_exact("sticky", *args, shared_members=-1)
+    with pytest.raises(TypeError):
+        _core.assign_exact("sticky", *args, "many")
+    bad = list(args)
+    bad[0] = np.array([3, -1, 4], dtype=np.int32)
+    with pytest.raises(InvalidGroupError, match="topic 1: negative partition count -1"):
+        _core.assign_exact("sticky", *bad)
+    with pytest.raises(InvalidGroupError, match="unknown assignment strategy 'nope'"):
+        _core.assign_exact("nope", *args)
+    assert _core.assign_exact("sticky", *args, -1, False).owner.tolist() == [0] * 6 + [1] * 6
