@@ -27,7 +27,7 @@ public:
 
     // `owner`: the previous owners of `partitions` partitions, overwritten; `tally`, `transfers` may be null.
     // The buffer holds one stretch, or all the partitions when they are fewer, and is not filled first: a
-    // zero-filled 128 KB buffer was a third of a 10k-partition call's instructions (and evicted its arrays).
+    // zero-filled 128 KB buffer per call cost ~1.8 us (a 100-partition sticky call after churn: 4.0 -> 2.2 us).
     StretchWriter(int32_t* owner, int32_t partitions, PartitionTally* tally, Transfers* transfers)
         : owner_(owner), tally_(tally), transfers_(transfers),
           buffer_(new int32_t[static_cast<std::size_t>(std::clamp(partitions, 1, kStretch))]),
