@@ -94,7 +94,7 @@ cdef extern from *:
        Relies on PySetObject as Include/cpython/setobject.h (the non-limited API) declares it in 3.8-3.12:
        `table` of `mask + 1` entries, `fill` (live + deleted entries), `used` (live entries), a deleted
        entry's key being _PySet_Dummy, a small set's table having PySet_MINSIZE (8) entries. */
-    static Py_ssize_t kg_set_items(PyObject* set, PyObject** out) {
+    static inline Py_ssize_t kg_set_items(PyObject* set, PyObject** out) {
     #if PY_VERSION_HEX < 0x030D0000
         PySetObject* so = (PySetObject*)set;
         setentry* table = so->table;
@@ -131,26 +131,32 @@ cdef extern from *:
     #endif
     }
     /* Scratch of one compact member as kg_gather_member lays it out: its topics and containers (borrowed from
-       its dict), each container's item count, and all their items (borrowed from the containers). */
+       its dict), each container's item count and its topic's slot, and all their items (borrowed from the
+       containers). A member's dict mostly lists the very topic objects of the member before, in the same
+       order: the slot of the topic at position k < KG_POSITIONS is remembered with its address (valid while
+       the dicts hold the topics, i.e. for the call, unless user code run meanwhile drops one). */
+    #define KG_POSITIONS 64
+    #define KG_SLOT_UNKNOWN INT32_MIN
     typedef struct {
         PyObject** topics;
         PyObject** containers;
         Py_ssize_t* sizes;
+        int32_t* slots;
         Py_ssize_t entry_room;
         PyObject** items;
         Py_ssize_t item_room;
+        Py_ssize_t unknown;            /* entries with items whose slot is KG_SLOT_UNKNOWN */
+        PyObject* known_topic[KG_POSITIONS];
+        int32_t known_slot[KG_POSITIONS];
     } kg_member_scratch;
     static void kg_scratch_free(kg_member_scratch* s) {
-        free(s->topics); free(s->containers); free(s->sizes); free(s->items);
+        free(s->topics); free(s->containers); free(s->sizes); free(s->slots); free(s->items);
     }
-    static int kg_grow(void** p, Py_ssize_t* room, Py_ssize_t want, size_t item) {
-        Py_ssize_t size = *room * 2 > want ? *room * 2 : want;
-        void* grown;
-        if (size < 64) size = 64;
-        grown = realloc(*p, (size_t)size * item);
+    static int kg_grow(void** p, Py_ssize_t room, Py_ssize_t want, size_t item) {
+        void* grown = realloc(*p, (size_t)want * item);
+        (void)room;
         if (grown == NULL) return -1;
         *p = grown;
-        *room = size;
         return 0;
     }
     #define KG_NOT_PLAIN (-1)
@@ -165,12 +171,12 @@ cdef extern from *:
         Py_ssize_t n = PyDict_GET_SIZE(dict), k = 0, pos = 0, e, items = 0, size, j;
         PyObject *topic, *container;
         if (n > s->entry_room) {
-            Py_ssize_t room = s->entry_room;
-            if (kg_grow((void**)&s->topics, &room, n, sizeof(PyObject*)) < 0) return KG_NO_MEMORY;
-            room = s->entry_room;
-            if (kg_grow((void**)&s->containers, &room, n, sizeof(PyObject*)) < 0) return KG_NO_MEMORY;
-            room = s->entry_room;
-            if (kg_grow((void**)&s->sizes, &room, n, sizeof(Py_ssize_t)) < 0) return KG_NO_MEMORY;
+            Py_ssize_t room = n > 2 * s->entry_room ? n : 2 * s->entry_room;
+            if (kg_grow((void**)&s->topics, s->entry_room, room, sizeof(PyObject*)) < 0
+                    || kg_grow((void**)&s->containers, s->entry_room, room, sizeof(PyObject*)) < 0
+                    || kg_grow((void**)&s->sizes, s->entry_room, room, sizeof(Py_ssize_t)) < 0
+                    || kg_grow((void**)&s->slots, s->entry_room, room, sizeof(int32_t)) < 0)
+                return KG_NO_MEMORY;
             s->entry_room = room;
         }
         while (k < n && PyDict_Next(dict, &pos, &topic, &container)) {
@@ -181,36 +187,75 @@ cdef extern from *:
             __builtin_prefetch((const char*)container + 128);
             k++;
         }
-        for (e = 0; e < k; e++) {
-            PyObject** out;
-            PyTypeObject* type;
-            container = s->containers[e];
-            type = Py_TYPE(container);
-            if (type == &PySet_Type || type == &PyFrozenSet_Type) size = PySet_GET_SIZE(container);
-            else if (type == &PyList_Type || type == &PyTuple_Type) size = Py_SIZE(container);
-            else return KG_NOT_PLAIN;
-            if (size == 0) {
-                s->sizes[e] = 0;
-                continue;
+        {
+            /* (the scratch's fields in locals: the stores through `out` could alias them, and the compiler
+               would reload each one per container) */
+            PyObject** topics = s->topics;
+            PyObject** containers = s->containers;
+            Py_ssize_t* sizes = s->sizes;
+            int32_t* slots = s->slots;
+            PyObject** all_items = s->items;
+            Py_ssize_t item_room = s->item_room, unknown = 0;
+            for (e = 0; e < k; e++) {
+                PyObject** out;
+                PyTypeObject* type;
+                container = containers[e];
+                type = Py_TYPE(container);
+                if (type == &PySet_Type || type == &PyFrozenSet_Type) size = PySet_GET_SIZE(container);
+                else if (type == &PyList_Type || type == &PyTuple_Type) size = Py_SIZE(container);
+                else return KG_NOT_PLAIN;
+                sizes[e] = size;
+                if (size == 0) continue;
+                topic = topics[e];
+                if (Py_TYPE(topic) != &PyUnicode_Type) return KG_NOT_PLAIN;
+                if (e < KG_POSITIONS && s->known_topic[e] == topic) {
+                    slots[e] = s->known_slot[e];
+                } else {
+                    slots[e] = KG_SLOT_UNKNOWN;
+                    unknown++;
+                }
+                if (items + size + PySet_MINSIZE > item_room) {
+                    Py_ssize_t room = items + size + PySet_MINSIZE;
+                    if (room < 2 * item_room) room = 2 * item_room;
+                    if (kg_grow((void**)&s->items, item_room, room, sizeof(PyObject*)) < 0) return KG_NO_MEMORY;
+                    all_items = s->items;
+                    item_room = s->item_room = room;
+                }
+                out = all_items + items;
+                if (type == &PyList_Type || type == &PyTuple_Type) {
+                    PyObject** from = type == &PyList_Type ? ((PyListObject*)container)->ob_item
+                                                           : ((PyTupleObject*)container)->ob_item;
+                    for (j = 0; j < size; j++) out[j] = from[j];
+                } else if (kg_set_items(container, out) != size) {
+                    return KG_NOT_PLAIN;
+                }
+                for (j = 0; j < size; j++) __builtin_prefetch(out[j]);
+                items += size;
             }
-            if (Py_TYPE(s->topics[e]) != &PyUnicode_Type) return KG_NOT_PLAIN;
-            if (items + size + PySet_MINSIZE > s->item_room
-                    && kg_grow((void**)&s->items, &s->item_room, items + size + PySet_MINSIZE, sizeof(PyObject*)) < 0)
-                return KG_NO_MEMORY;
-            out = s->items + items;
-            if (type == &PyList_Type || type == &PyTuple_Type) {
-                PyObject** from = type == &PyList_Type ? ((PyListObject*)container)->ob_item
-                                                       : ((PyTupleObject*)container)->ob_item;
-                for (j = 0; j < size; j++) out[j] = from[j];
-            } else if (kg_set_items(container, out) != size) {
-                return KG_NOT_PLAIN;
-            }
-            for (j = 0; j < size; j++) __builtin_prefetch(out[j]);
-            s->sizes[e] = size;
-            items += size;
+            s->unknown = unknown;
         }
         *entries = k;
         return items;
+    }
+    /* The gathered items of a member (every slot known) read in place as one-digit ints into slots_out /
+       parts_out (room for them all): 0, or KG_NOT_PLAIN at the first item that is not one. */
+    static int kg_read_member(const kg_member_scratch* s, Py_ssize_t entries, int32_t* slots_out, int64_t* parts_out) {
+        PyObject** at = s->items;
+        Py_ssize_t e, x;
+        for (e = 0; e < entries; e++) {
+            Py_ssize_t size = s->sizes[e];
+            int32_t c = s->slots[e];
+            for (x = 0; x < size; x++) {
+                long long value;
+                if (!kg_small_int(at[x], &value)) return KG_NOT_PLAIN;
+                slots_out[x] = c;
+                parts_out[x] = value;
+            }
+            at += size;
+            slots_out += size;
+            parts_out += size;
+        }
+        return 0;
     }
     """
     void KG_PREFETCH(const void* p) nogil
@@ -234,11 +279,17 @@ cdef extern from *:
     ctypedef struct kg_member_scratch:
         PyObject** topics
         Py_ssize_t* sizes
-        PyObject** items
+        int32_t* slots
+        Py_ssize_t unknown
+        PyObject** known_topic
+        int32_t* known_slot
     void kg_scratch_free(kg_member_scratch* s)
     Py_ssize_t kg_gather_member(PyObject* d, kg_member_scratch* s, Py_ssize_t* entries)
+    int kg_read_member(const kg_member_scratch* s, Py_ssize_t entries, int32_t* slots_out, int64_t* parts_out)
     Py_ssize_t KG_NOT_PLAIN
     Py_ssize_t KG_NO_MEMORY
+    int32_t KG_SLOT_UNKNOWN
+    Py_ssize_t KG_POSITIONS
     Py_ssize_t PySet_MINSIZE
     Py_ssize_t PyDict_GET_SIZE(object d)
     bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value)
@@ -482,7 +533,6 @@ cdef Py_ssize_t _read_pairs(PyObject** flat, Py_ssize_t count, Py_ssize_t i, dic
     return -1
 
 
-DEF POSITIONS = 64      # a member's first topics whose slot is remembered by their position in its dict
 DEF NOT_PLAIN = -3      # _CompactReader._plain's answer: the member is read by the general path
 
 
@@ -501,10 +551,6 @@ cdef class _CompactReader:
     cdef int64_t* parts
     cdef Py_ssize_t n, capacity
     cdef kg_member_scratch scratch   # one member's topics, containers and items (kg_gather_member)
-    # (a member's dict mostly lists the very topic objects of the member before, in the same order: the slot
-    # of the topic at position k is remembered with its address, valid for the call as the dicts hold them)
-    cdef PyObject* position_topic[POSITIONS]
-    cdef int32_t position_slot[POSITIONS]
     cdef dict slot
     cdef _ByAddress by_address
 
@@ -512,7 +558,6 @@ cdef class _CompactReader:
         self.slot = slot
         self.by_address = _ByAddress()
         self.by_address.seed(seed)
-        memset(self.position_topic, 0, sizeof(self.position_topic))
         memset(&self.scratch, 0, sizeof(self.scratch))
 
     def __dealloc__(self):
@@ -547,44 +592,28 @@ cdef class _CompactReader:
         self.n = start
         return self._general(claims, start)
 
-    cdef inline int32_t _slot_at(self, Py_ssize_t k, PyObject* topic) except? ABSENT:
-        cdef int32_t c
-        if k < POSITIONS and self.position_topic[k] == topic:
-            return self.position_slot[k]
-        c = _topic_slot(topic, self.slot, self.by_address)
-        if k < POSITIONS:
-            self.position_topic[k] = topic
-            self.position_slot[k] = c
-        return c
-
     cdef Py_ssize_t _plain(self, dict claims) except -2:
-        cdef Py_ssize_t entries = 0, e, size, x, i
+        cdef Py_ssize_t entries = 0, e
         cdef Py_ssize_t items = kg_gather_member(<PyObject*>claims, &self.scratch, &entries)
-        cdef PyObject** at
         cdef int32_t c
-        cdef long long value
         if items < 0:
             if items == KG_NO_MEMORY:
                 raise MemoryError()
             return NOT_PLAIN
+        if self.scratch.unknown:   # topics not where the member before had them: their slots looked up
+            for e in range(entries):
+                if self.scratch.sizes[e] and self.scratch.slots[e] == KG_SLOT_UNKNOWN:
+                    c = _topic_slot(self.scratch.topics[e], self.slot, self.by_address)
+                    self.scratch.slots[e] = c
+                    if e < KG_POSITIONS:
+                        self.scratch.known_topic[e] = self.scratch.topics[e]
+                        self.scratch.known_slot[e] = c
         if items > self.capacity - self.n:
             self._room(items)
-        # every item read in place as an int of one digit (no Python code runs: the borrowed pointers hold)
-        i = self.n
-        at = self.scratch.items
-        for e in range(entries):
-            size = self.scratch.sizes[e]
-            if not size:
-                continue
-            c = self._slot_at(e, self.scratch.topics[e])
-            for x in range(size):
-                if not kg_small_int(at[x], &value):
-                    return NOT_PLAIN
-                self.slots[i + x] = c
-                self.parts[i + x] = value
-            i += size
-            at += size
-        self.n = i
+        # (no Python code has run since the gather: its borrowed pointers hold)
+        if kg_read_member(&self.scratch, entries, &self.slots[self.n], &self.parts[self.n]) < 0:
+            return NOT_PLAIN
+        self.n += items
         return -1
 
     cdef Py_ssize_t _general(self, dict claims, Py_ssize_t start) except -2:
