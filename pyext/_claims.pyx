@@ -94,16 +94,28 @@ cdef extern from *:
        Relies on PySetObject as Include/cpython/setobject.h (the non-limited API) declares it in 3.8-3.12:
        `table` of `mask + 1` entries, `fill` (live + deleted entries), `used` (live entries), a deleted
        entry's key being _PySet_Dummy, a small set's table having PySet_MINSIZE (8) entries. */
-    static inline Py_ssize_t kg_set_items(PyObject* set, PyObject** out) {
+    static inline Py_ssize_t kg_set_items(PyObject* set, PyObject** out, Py_ssize_t* guess) {
     #if PY_VERSION_HEX < 0x030D0000
         PySetObject* so = (PySetObject*)set;
         setentry* table = so->table;
         Py_ssize_t j, n = 0, mask = so->mask, left = so->used;
         if (left == 1 && so->fill == 1 && mask == PySet_MINSIZE - 1) {
-            /* one item, no deleted entry: the one non-NULL key of the 8 slots, without a branch */
-            uintptr_t key = 0;
-            for (j = 0; j < PySet_MINSIZE; j++)
-                key |= (uintptr_t)table[j].key;
+            /* one item, no deleted entry: the only non-NULL key of the 8 slots. Tried first in the slot where
+               the one-item set before had its item (*guess: a member's targets mostly hold the same partition
+               number of each topic, whose hash picks the slot), which reads one of the set's cache lines
+               instead of all of them; else every slot, without a branch per slot. */
+            uintptr_t key = (uintptr_t)table[*guess].key, k;
+            Py_ssize_t at = 0;
+            if (key != 0) {
+                out[0] = (PyObject*)key;
+                return 1;
+            }
+            for (j = 0; j < PySet_MINSIZE; j++) {
+                k = (uintptr_t)table[j].key;
+                key |= k;
+                at |= (k != 0) * j;
+            }
+            *guess = at;
             out[0] = (PyObject*)key;
             return 1;
         }
@@ -126,7 +138,7 @@ cdef extern from *:
         }
         return left == 0 ? n : -1;
     #else
-        (void)set; (void)out;
+        (void)set; (void)out; (void)guess;
         return -1;
     #endif
     }
@@ -146,6 +158,7 @@ cdef extern from *:
         PyObject** items;
         Py_ssize_t item_room;
         Py_ssize_t unknown;            /* entries with items whose slot is KG_SLOT_UNKNOWN */
+        Py_ssize_t guess;              /* table slot of the last one-item set's item (kg_set_items) */
         PyObject* known_topic[KG_POSITIONS];
         int32_t known_slot[KG_POSITIONS];
     } kg_member_scratch;
@@ -183,8 +196,11 @@ cdef extern from *:
             s->topics[k] = topic;
             s->containers[k] = container;
             __builtin_prefetch(container);
-            __builtin_prefetch((const char*)container + 64);    /* (a small set's 8 entries follow its header) */
-            __builtin_prefetch((const char*)container + 128);
+            /* (and, were it a small set, the entry where kg_set_items looks first; a tuple's items follow its
+               header: a list's are elsewhere, read when gathered) */
+    #if PY_VERSION_HEX < 0x030D0000
+            __builtin_prefetch(&((PySetObject*)container)->smalltable[s->guess]);
+    #endif
             k++;
         }
         {
@@ -226,7 +242,7 @@ cdef extern from *:
                     PyObject** from = type == &PyList_Type ? ((PyListObject*)container)->ob_item
                                                            : ((PyTupleObject*)container)->ob_item;
                     for (j = 0; j < size; j++) out[j] = from[j];
-                } else if (kg_set_items(container, out) != size) {
+                } else if (kg_set_items(container, out, &s->guess) != size) {
                     return KG_NOT_PLAIN;
                 }
                 for (j = 0; j < size; j++) __builtin_prefetch(out[j]);
@@ -275,7 +291,6 @@ cdef extern from *:
     PyObject** KG_SEQ_ITEMS(PyObject* o) nogil
     const char* KG_DICT_KEYS(PyObject* o) nogil
     bint kg_small_int(PyObject* o, long long* value) nogil
-    Py_ssize_t kg_set_items(PyObject* set, PyObject** out) nogil
     ctypedef struct kg_member_scratch:
         PyObject** topics
         Py_ssize_t* sizes
