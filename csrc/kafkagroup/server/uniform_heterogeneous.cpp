@@ -33,26 +33,94 @@ namespace {
 
 constexpr int kMaxBalanceRounds = 16;   // Kafka's MAX_ITERATION_COUNT
 
+// Non-zero exactly when a partition now held by `now` was held by another member before (`was`): both
+// members, different. Branch-free, so that a block's test vectorises (marked_blocks).
+struct MovedBits {
+    int32_t operator()(int32_t now, int32_t was) const { return (now ^ was) & ~((now | was) >> 31); }
+};
+// Non-zero exactly when the partition is held now by a member that did not hold it before.
+struct ForeignBits {
+    int32_t operator()(int32_t now, int32_t was) const { return (now ^ was) & ~(now >> 31); }
+};
+
+// Calls take(part) for every partition of [0, n) whose bits(now, was) is non-zero, ascending. Blocks of 64
+// with none are passed over with one test (the OR over a block: a loop GCC vectorises, where it does not
+// vectorise a fixed-count inner loop of 16): after balancing, the partitions that changed hands are a few
+// among many (49 of 500,000 when one member joins), and the per-partition loop with its branches was a
+// third of such a call.
+template <class Bits, class Take>
+void marked_blocks(const int32_t* now, const int32_t* was, int32_t n, Bits bits, Take&& take) {
+    constexpr int32_t kBlock = 64;
+    for (int32_t part = 0; part < n; part += kBlock) {
+        const int32_t stop = std::min(n, part + kBlock);
+        int32_t any = 0;
+        for (int32_t k = part; k < stop; ++k) any |= bits(now[k], was[k]);
+        if (any == 0) continue;
+        for (int32_t k = part; k < stop; ++k)
+            if (bits(now[k], was[k]) != 0) take(k);
+    }
+}
+
 class Heterogeneous {
 public:
-    Heterogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner)
-        : p_(p), pr_(pr), prev_(prev_owner), subs_(topic_subscribers(p, pr)),
-          owner_(static_cast<std::size_t>(pr.num_partitions), kUnassigned),
+    // keep (Kafka's phase 1): every member keeps its previous partitions, so owner[] starts as the previous
+    // owners (prev_owner holds a member or kUnassigned) and the loads as what each held: `held` when the
+    // caller counted it (the direct path: a member's claims), else counted here.
+    Heterogeneous(const Problem& p, const Prepared& pr, TopicSubscribers subs, const std::vector<int32_t>& prev_owner,
+                  const std::vector<int64_t>* held)
+        : p_(p), pr_(pr), prev_(prev_owner), subs_(std::move(subs)), owner_(prev_owner),
           load_(static_cast<std::size_t>(pr.num_members), 0),
-          local_(static_cast<std::size_t>(pr.num_members), -1) {}
+          local_(static_cast<std::size_t>(pr.num_members), -1) {
+        if (held) {
+            for (int32_t m = 0; m < pr.num_members; ++m) load_[m] = static_cast<int32_t>((*held)[m]);
+        } else {
+            for (const int32_t m : prev_) if (m >= 0) ++load_[m];
+        }
+    }
 
-    std::vector<int32_t> run() {
-        keep();
+    HeterogeneousResult run() {
         fill();
         balance();
         level_by_chains();
         restore();
         restore_by_chains();
-        return std::move(owner_);
+        int64_t moved = 0;
+        if (tracking_) {
+            for (const int32_t part : changed()) moved += MovedBits{}(owner_[part], prev_[part]) != 0;
+        } else {
+            int32_t n = 0;   // at most kMaxPartitions (2^28); an int32 count vectorises
+            for (int32_t part = 0; part < pr_.num_partitions; ++part) n += MovedBits{}(owner_[part], prev_[part]) != 0;
+            moved = n;
+        }
+        return {std::move(owner_), std::move(load_), moved};
     }
 
 private:
     int32_t count(int32_t t) const { return pr_.topic_base[t + 1] - pr_.topic_base[t]; }
+
+    // Where owner_ may differ from prev_. fill, balance_topic and give record each partition they write, until
+    // there are more than P/16 records (then every pass scans all partitions instead); restore and
+    // restore_by_chains write only partitions already recorded, and level_by_chains' undo brings back an
+    // earlier owner_, whose differences were recorded. After balancing, the partitions that changed hands are
+    // a few among many (49 of 500,000 when one member joins): what follows reads those, not every partition.
+    void record(int32_t part) {
+        if (!tracking_) return;
+        written_.push_back(part);
+        written_sorted_ = false;
+        if (static_cast<int64_t>(written_.size()) > pr_.num_partitions / 16 + 64) {
+            tracking_ = false;
+            std::vector<int32_t>().swap(written_);
+        }
+    }
+    // The recorded partitions, ascending, each once (tracking_ only).
+    const std::vector<int32_t>& changed() {
+        if (!written_sorted_) {
+            std::sort(written_.begin(), written_.end());
+            written_.erase(std::unique(written_.begin(), written_.end()), written_.end());
+            written_sorted_ = true;
+        }
+        return written_;
+    }
 
     // Kafka's topic order: partitions per subscriber descending (compared exactly, by cross products),
     // subscriber count ascending, then topic id (here: topic order).
@@ -65,23 +133,21 @@ private:
         });
     }
 
-    void keep() {
-        for (int32_t part = 0; part < pr_.num_partitions; ++part)
-            if (prev_[part] >= 0) owner_[part] = prev_[part], ++load_[prev_[part]];
-    }
-
     void fill() {
-        std::vector<int32_t> topics;
+        // The free partitions of each subscribed topic, counted without a branch per partition (the loop
+        // vectorises); filling one topic leaves the others' counts as they are.
+        std::vector<int32_t> topics, free_in(static_cast<std::size_t>(pr_.num_topics), 0);
         for (int32_t t = 0; t < pr_.num_topics; ++t) {
             if (subs_.count(t) == 0) continue;
-            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part)
-                if (owner_[part] == kUnassigned) { topics.push_back(t); break; }
+            int32_t free = 0;
+            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] < 0;
+            free_in[t] = free;
+            if (free > 0) topics.push_back(t);
         }
         sort_topics(topics);
         sticky::LoadIndex index;
         for (int32_t t : topics) {
-            int64_t free = 0;
-            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] == kUnassigned;
+            const int64_t free = free_in[t];
             const std::size_t s = static_cast<std::size_t>(subs_.count(t));
             sticky::LoadIndex::Level level = index.water_level(subs_.begin(t), s, load_.data(), free);
             int32_t part = pr_.topic_base[t];
@@ -90,6 +156,7 @@ private:
                 for (int64_t g = sticky::LoadIndex::grant(index.loads()[i], level); g > 0; --g) {
                     while (owner_[part] != kUnassigned) ++part;
                     owner_[part] = m;
+                    record(part);
                     ++load_[m];
                 }
             }
@@ -174,6 +241,7 @@ private:
             least.pop();
             const int32_t part = grouped_[--end_[h]];
             owner_[part] = subs[l];
+            record(part);
             --load_[subs[h]];
             ++load_[subs[l]];
             ++moved;
@@ -284,6 +352,7 @@ private:
             if (prev_[part] != giver) break;
         }
         owner_[chosen] = taker;
+        record(chosen);
         --load_[giver];
         ++load_[taker];
     }
@@ -292,14 +361,24 @@ private:
     // before (`foreign`), and the partitions taken from a previous owner (`moved`). False when none was.
     // The moved partitions are found first: with none (a first assignment, or nothing taken from anyone)
     // no per-member list is built (a vector per member was a third of a 1,000-member first assignment).
-    bool collect_moved(std::vector<std::vector<int32_t>>& foreign, std::vector<int32_t>& moved) const {
+    bool collect_moved(std::vector<std::vector<int32_t>>& foreign, std::vector<int32_t>& moved) {
         moved.clear();
-        for (int32_t part = 0; part < pr_.num_partitions; ++part)
-            if (owner_[part] >= 0 && prev_[part] >= 0 && owner_[part] != prev_[part]) moved.push_back(part);
+        const int32_t* const now = owner_.data();
+        const int32_t* const was = prev_.data();
+        if (tracking_) {
+            for (const int32_t part : changed())
+                if (MovedBits{}(now[part], was[part]) != 0) moved.push_back(part);
+        } else {
+            marked_blocks(now, was, pr_.num_partitions, MovedBits{}, [&](int32_t part) { moved.push_back(part); });
+        }
         if (moved.empty()) return false;
         foreign.assign(static_cast<std::size_t>(pr_.num_members), {});
-        for (int32_t part = 0; part < pr_.num_partitions; ++part)
-            if (owner_[part] >= 0 && owner_[part] != prev_[part]) foreign[owner_[part]].push_back(part);
+        if (tracking_) {
+            for (const int32_t part : changed())
+                if (ForeignBits{}(now[part], was[part]) != 0) foreign[now[part]].push_back(part);
+        } else {
+            marked_blocks(now, was, pr_.num_partitions, ForeignBits{}, [&](int32_t part) { foreign[now[part]].push_back(part); });
+        }
         return true;
     }
 
@@ -430,12 +509,19 @@ private:
     std::vector<int32_t> load_;
     std::vector<int32_t> local_;              // member -> position in the topic being balanced, else -1
     std::vector<int32_t> start_, end_, grouped_;
+    std::vector<int32_t> written_;   // record()'s partitions
+    bool tracking_ = true, written_sorted_ = false;
 };
 
 }  // namespace
 
+HeterogeneousResult build_heterogeneous(const Problem& p, const Prepared& pr, TopicSubscribers subs,
+                                        const std::vector<int32_t>& prev_owner, const std::vector<int64_t>* held) {
+    return Heterogeneous(p, pr, std::move(subs), prev_owner, held).run();
+}
+
 std::vector<int32_t> uniform_heterogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
-    return Heterogeneous(p, pr, prev_owner).run();
+    return build_heterogeneous(p, pr, topic_subscribers(p, pr), prev_owner, nullptr).owner;
 }
 
 }  // namespace server
