@@ -122,6 +122,21 @@ inline bool consecutive8(const int32_t* c, int32_t start) {
 inline void write_claims(int32_t m, const int32_t* first, const int32_t* last, int32_t* own, int32_t& overwritten) {
     int32_t before = kUnassigned;
     const int32_t* c = first;
+    const int32_t n = static_cast<int32_t>(last - first);
+    if (n >= 8 && last[-1] - first[0] == n - 1) {
+        // Perhaps one run (a member's share of equal subscriptions): tested and read in one loop that
+        // vectorises (the entries read lie between two valid claims, so in range either way).
+        const int32_t start = first[0];
+        int32_t* const run = own + start;
+        int32_t differ = 0, read = kUnassigned;
+        for (int32_t k = 0; k < n; ++k) differ |= first[k] ^ (start + k), read &= run[k];
+        if (differ == 0) {
+            before = read;
+            std::fill(run, run + n, m);
+            overwritten &= before;
+            return;
+        }
+    }
     while (last - c >= 8) {
         const int32_t start = *c;
         if (!consecutive8(c, start)) {

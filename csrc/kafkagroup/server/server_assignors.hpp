@@ -68,8 +68,11 @@ struct HeterogeneousResult {
     std::vector<int32_t> load;
     int64_t moved = 0;   // partitions held before by one member and now by another
 };
+// `track_writes` false: every pass that looks for changed partitions scans them all (what tracking falls back
+// to past P/16 writes); the result is the same, which csrc/tests/server_direct_test.cpp checks.
 HeterogeneousResult build_heterogeneous(const Problem& problem, const Prepared& prepared, TopicSubscribers subscribers,
-                                        const std::vector<int32_t>& prev_owner, const std::vector<int64_t>* held);
+                                        const std::vector<int32_t>& prev_owner, const std::vector<int64_t>* held,
+                                        bool track_writes = true);
 
 
 }  // namespace server

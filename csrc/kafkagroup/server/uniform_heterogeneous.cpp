@@ -67,10 +67,10 @@ public:
     // owners (prev_owner holds a member or kUnassigned) and the loads as what each held: `held` when the
     // caller counted it (the direct path: a member's claims), else counted here.
     Heterogeneous(const Problem& p, const Prepared& pr, TopicSubscribers subs, const std::vector<int32_t>& prev_owner,
-                  const std::vector<int64_t>* held)
+                  const std::vector<int64_t>* held, bool track_writes)
         : p_(p), pr_(pr), prev_(prev_owner), subs_(std::move(subs)), owner_(prev_owner),
           load_(static_cast<std::size_t>(pr.num_members), 0),
-          local_(static_cast<std::size_t>(pr.num_members), -1) {
+          local_(static_cast<std::size_t>(pr.num_members), -1), tracking_(track_writes) {
         if (held) {
             for (int32_t m = 0; m < pr.num_members; ++m) load_[m] = static_cast<int32_t>((*held)[m]);
         } else {
@@ -531,14 +531,15 @@ private:
     std::vector<int32_t> start_, end_, grouped_;
     std::vector<std::pair<int32_t, int32_t>> most_, least_;   // balance_topic's heaps
     std::vector<int32_t> written_;   // record()'s partitions
-    bool tracking_ = true, written_sorted_ = false;
+    bool tracking_, written_sorted_ = false;
 };
 
 }  // namespace
 
 HeterogeneousResult build_heterogeneous(const Problem& p, const Prepared& pr, TopicSubscribers subs,
-                                        const std::vector<int32_t>& prev_owner, const std::vector<int64_t>* held) {
-    return Heterogeneous(p, pr, std::move(subs), prev_owner, held).run();
+                                        const std::vector<int32_t>& prev_owner, const std::vector<int64_t>* held,
+                                        bool track_writes) {
+    return Heterogeneous(p, pr, std::move(subs), prev_owner, held, track_writes).run();
 }
 
 std::vector<int32_t> uniform_heterogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
