@@ -197,6 +197,7 @@ inline bool owners_subscribe(const Prepared& pr, const TopicSubscribers& subs, c
         mark[0] = t;
         for (const int32_t* m = subs.begin(t); m != subs.end(t); ++m) mark[*m + 1] = t;
         int32_t other = 0;
+#pragma GCC unroll 4
         for (int32_t part = pr.topic_base[t]; part < pr.topic_base[t + 1]; ++part) other |= mark[owner[part] + 1] ^ t;
         if (other != 0) return false;
     }
