@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "kafkagroup/problem.hpp"
 #include "test_checks.hpp"
 #include "test_views.hpp"
+#include "kafkagroup/assignors.hpp"
+#include "kafkagroup/server/clean_claims.hpp"
 #include "kafkagroup/server/server_assignors.hpp"
 
 using namespace kafkagroup;
@@ -232,4 +235,90 @@ TEST_CASE("server-range's direct path: the general path's owner and metrics exac
 
 TEST_CASE("server-uniform's direct path: the general path's owner and metrics exactly when the claims are clean") {
     run_rounds(/*uniform=*/true, 2122);
+}
+
+// The heterogeneous builder records the partitions it writes and reads those where it looks for changed
+// partitions (restore's moved and foreign lists, the moved count); with tracking off it scans every partition.
+// Both must give the same owner[], loads and moved count, on first assignments (tracking gives up past P/16
+// writes) and over rounds where members join, leave and change subscriptions (few writes: tracking holds).
+TEST_CASE("server-uniform, different subscriptions: tracked writes give what scanning every partition gives") {
+    std::mt19937 rng(2123);
+    int tracked_rounds = 0;
+    for (int round = 0; round < 300; ++round) {
+        Group g = random_group(rng, /*homogeneous=*/false, /*many=*/round % 5 == 0);
+        std::vector<int32_t> owner;
+        for (int step = 0; step < 5; ++step) {
+            if (step > 0) {
+                g.sub_topics.insert(g.sub_topics.end(), g.sub_topics.begin(), g.sub_topics.begin() + g.sub_offsets[1]);
+                g.sub_offsets.push_back(static_cast<int64_t>(g.sub_topics.size()));
+                set_previous(g, owner, rng);
+            }
+            const Problem p = g.problem();
+            const Prepared pr = prepare(p);
+            const PreviousOwners prev_owners = previous_owners(p, pr);
+            const std::vector<int32_t> prev =
+                prev_owners.none() ? std::vector<int32_t>(static_cast<std::size_t>(pr.num_partitions), kUnassigned)
+                                   : prev_owners.owner;
+            const server::HeterogeneousResult tracked =
+                server::build_heterogeneous(p, pr, topic_subscribers(p, pr), prev, nullptr, /*track_writes=*/true);
+            const server::HeterogeneousResult scanned =
+                server::build_heterogeneous(p, pr, topic_subscribers(p, pr), prev, &prev_owners.owned, /*track_writes=*/false);
+            REQUIRE(tracked.owner == scanned.owner);
+            CHECK(tracked.load == scanned.load);
+            CHECK(tracked.moved == scanned.moved);
+            int64_t moved = 0;
+            for (std::size_t part = 0; part < prev.size(); ++part) moved += prev[part] >= 0 && tracked.owner[part] != prev[part];
+            CHECK(tracked.moved == moved);
+            tracked_rounds += step > 0 && moved > 0;
+            owner = tracked.owner;
+        }
+    }
+    CHECK(tracked_rounds > 50);   // restore's lists were built from the tracked writes many times
+}
+
+// The claims walk writes a run of consecutive claims as a range: it must see a partition named twice inside or
+// across runs, and accept only what claim-by-claim writing accepts.
+TEST_CASE("server claims walk: runs of consecutive claims written as ranges, duplicates still found") {
+    const auto walk = [](std::vector<int32_t> counts, std::vector<std::vector<int32_t>> lists) {
+        std::vector<int64_t> sub_offsets{0}, owned_offsets{0};
+        std::vector<int32_t> sub_topics, owned;
+        for (const auto& l : lists) {
+            for (int32_t t = 0; t < static_cast<int32_t>(counts.size()); ++t) sub_topics.push_back(t);
+            sub_offsets.push_back(static_cast<int64_t>(sub_topics.size()));
+            owned.insert(owned.end(), l.begin(), l.end());
+            owned_offsets.push_back(static_cast<int64_t>(owned.size()));
+        }
+        const Problem p = problem_of(counts, sub_offsets, sub_topics, owned_offsets, owned);
+        const Prepared pr = prepare(p);
+        std::vector<int32_t> owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+        const bool clean = server::write_clean_claims(p, pr, owner);
+        std::vector<int32_t> again(owner.size(), kUnassigned);
+        CHECK(server::write_distinct_claims(p, pr, again) == clean);
+        if (clean) CHECK(again == owner);
+        return std::make_pair(clean, owner);
+    };
+    std::vector<int32_t> run40(40), run_gap;
+    for (int32_t k = 0; k < 40; ++k) run40[k] = k;
+    // one run per member, whole lists
+    auto [clean, owner] = walk({100}, {run40, {40, 41, 42, 43, 44, 45, 46, 47, 48, 49}});
+    CHECK(clean);
+    for (int32_t k = 0; k < 50; ++k) CHECK(owner[k] == (k < 40 ? 0 : 1));
+    CHECK(owner[50] == kUnassigned);
+    // first and last 7 apart over 8 claims, but not a run: a partition named twice
+    CHECK_FALSE(walk({100}, {{0, 0, 2, 3, 4, 5, 6, 7}}).first);
+    // a run over a partition another member named
+    CHECK_FALSE(walk({100}, {{5}, run40}).first);
+    // a run inside a longer list, and again later in the same list
+    std::vector<int32_t> twice{90, 91};
+    twice.insert(twice.end(), run40.begin(), run40.begin() + 20);
+    twice.push_back(60);
+    twice.insert(twice.end(), run40.begin() + 10, run40.begin() + 18);
+    CHECK_FALSE(walk({100}, {twice}).first);
+    // runs split by gaps, blocks of 8 that are runs and blocks that are not
+    for (int32_t k = 0; k < 60; ++k) run_gap.push_back(k < 30 ? k : 2 * k);
+    auto [clean_gap, owner_gap] = walk({200}, {run_gap, {1000 % 200 + 199}});
+    CHECK(clean_gap);
+    for (int32_t k : run_gap) CHECK(owner_gap[k] == 0);
+    CHECK(owner_gap[199] == 1);
+    CHECK(owner_gap[30] == kUnassigned);
 }

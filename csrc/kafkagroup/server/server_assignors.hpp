@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "kafkagroup/assignors.hpp"
 #include "kafkagroup/problem.hpp"
 #include "kafkagroup/result.hpp"
 
@@ -58,6 +59,21 @@ std::vector<int32_t> uniform_homogeneous(const Problem& problem, const Prepared&
 // least loaded, balance topic by topic).
 std::vector<int32_t> uniform_heterogeneous(const Problem& problem, const Prepared& prepared,
                                            const std::vector<int32_t>& prev_owner);
+
+// The same builder with each member's final load beside owner[] (the loads compute_metrics would count).
+// `subscribers`: topic_subscribers(problem, prepared); `held`: each member's partitions in prev_owner when
+// the caller knows them (else they are counted).
+struct HeterogeneousResult {
+    std::vector<int32_t> owner;
+    std::vector<int32_t> load;
+    int64_t moved = 0;   // partitions held before by one member and now by another
+};
+// `track_writes` false: every pass that looks for changed partitions scans them all (what tracking falls back
+// to past P/16 writes); the result is the same, which csrc/tests/server_direct_test.cpp checks.
+HeterogeneousResult build_heterogeneous(const Problem& problem, const Prepared& prepared, TopicSubscribers subscribers,
+                                        const std::vector<int32_t>& prev_owner, const std::vector<int64_t>* held,
+                                        bool track_writes = true);
+
 
 }  // namespace server
 }  // namespace kafkagroup

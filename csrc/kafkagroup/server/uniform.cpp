@@ -6,7 +6,9 @@
 // only in missing topics get the homogeneous builder, whose result is balanced to within one partition with
 // the fewest moves, which Kafka's heterogeneous builder on equal subscriptions cannot beat.
 #include <stdexcept>
+#include <utility>
 #include <string>
+#include <vector>
 
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/server/clean_claims.hpp"
@@ -55,21 +57,38 @@ void check_single_owner(const Problem& p, const Prepared& pr, const std::vector<
 }
 
 std::optional<AssignResult> uniform_direct(const Problem& p, const Prepared& pr) {
-    if (pr.num_members == 0) return std::nullopt;
+    const int32_t M = pr.num_members;
+    if (M == 0) return std::nullopt;
     if (pr.uniform) return homogeneous_direct(p, pr);
-    // Different subscriptions: the claims walk gives the previous owners (previous_owners' result, without
-    // its stamp of every member's list) and proves no partition held twice (check_single_owner's question);
-    // the builder and compute_metrics then run as on the general path.
-    PreviousOwners prev;
-    prev.owner.assign(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
-    if (!write_clean_claims(p, pr, prev.owner)) return std::nullopt;
+    // Different subscriptions: the claims written per partition give the previous owners (previous_owners'
+    // result, without its stamp of every member's list) and prove no partition held twice
+    // (check_single_owner's question); then every owner is checked to subscribe to its partition's topic.
+    std::vector<int32_t> prev_owner(static_cast<std::size_t>(pr.num_partitions), kUnassigned);
+    if (!write_distinct_claims(p, pr, prev_owner)) return std::nullopt;
+    TopicSubscribers subs = topic_subscribers(p, pr);
+    if (pr.has_owned && !owners_subscribe(pr, subs, prev_owner)) return std::nullopt;
     // Clean claims are all recorded, each partition once: a member's valid previous partitions are its claims.
-    prev.owned.assign(static_cast<std::size_t>(pr.num_members), 0);
+    std::vector<int64_t> owned(static_cast<std::size_t>(M), 0);
     if (pr.has_owned)
-        for (int32_t m = 0; m < pr.num_members; ++m) prev.owned[m] = p.owned_offsets[m + 1] - p.owned_offsets[m];
+        for (int32_t m = 0; m < M; ++m) owned[m] = p.owned_offsets[m + 1] - p.owned_offsets[m];
+    HeterogeneousResult built = build_heterogeneous(p, pr, std::move(subs), prev_owner, &owned);
+
+    // The metrics compute_metrics would count, from the builder's loads instead of a pass over owner[]: the
+    // builder hands out every partition of a subscribed topic, and holds none of another (a clean claim is on
+    // a topic its member subscribes to), so no partition held before is left without an owner.
     AssignResult result;
-    result.owner = uniform_heterogeneous(p, pr, prev.owner);
-    result.metrics = compute_metrics(p, pr, result.owner, result.withheld, prev);
+    Metrics& metrics = result.metrics;
+    std::vector<int64_t> load(built.load.begin(), built.load.end());
+    int64_t subscribed_partitions = 0;
+    for (int32_t t = 0; t < pr.num_topics; ++t)
+        if (pr.topic_subscribed[t]) subscribed_partitions += pr.topic_base[t + 1] - pr.topic_base[t];
+    for (const int64_t l : load) metrics.assigned += l;
+    metrics.unassigned = subscribed_partitions - metrics.assigned;
+    metrics.moved = built.moved;
+    result.owner = std::move(built.owner);
+    const int64_t claims = pr.has_owned ? static_cast<int64_t>(p.owned_partitions.size) : 0;
+    complete_metrics(p, pr, load, owned, claims, true,
+                     [&] { return topic_holders(pr, result.owner, metrics.assigned); }, metrics);
     return result;
 }
 

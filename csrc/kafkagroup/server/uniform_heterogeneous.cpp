@@ -20,7 +20,7 @@
 // Phase 3 costs O(subscribers) per topic per round to find the topic's load range, and
 // O(P_t + s log s + moves log s) for a topic that needs balancing (two binary heaps over its subscribers).
 #include <algorithm>
-#include <queue>
+#include <functional>
 #include <utility>
 
 #include "kafkagroup/assignors.hpp"
@@ -33,26 +33,94 @@ namespace {
 
 constexpr int kMaxBalanceRounds = 16;   // Kafka's MAX_ITERATION_COUNT
 
+// Non-zero exactly when a partition now held by `now` was held by another member before (`was`): both
+// members, different. Branch-free, so that a block's test vectorises (marked_blocks).
+struct MovedBits {
+    int32_t operator()(int32_t now, int32_t was) const { return (now ^ was) & ~((now | was) >> 31); }
+};
+// Non-zero exactly when the partition is held now by a member that did not hold it before.
+struct ForeignBits {
+    int32_t operator()(int32_t now, int32_t was) const { return (now ^ was) & ~(now >> 31); }
+};
+
+// Calls take(part) for every partition of [0, n) whose bits(now, was) is non-zero, ascending. Blocks of 64
+// with none are passed over with one test (the OR over a block: a loop GCC vectorises, where it does not
+// vectorise a fixed-count inner loop of 16): after balancing, the partitions that changed hands are a few
+// among many (49 of 500,000 when one member joins), and the per-partition loop with its branches was a
+// third of such a call.
+template <class Bits, class Take>
+void marked_blocks(const int32_t* now, const int32_t* was, int32_t n, Bits bits, Take&& take) {
+    constexpr int32_t kBlock = 64;
+    for (int32_t part = 0; part < n; part += kBlock) {
+        const int32_t stop = std::min(n, part + kBlock);
+        int32_t any = 0;
+        for (int32_t k = part; k < stop; ++k) any |= bits(now[k], was[k]);
+        if (any == 0) continue;
+        for (int32_t k = part; k < stop; ++k)
+            if (bits(now[k], was[k]) != 0) take(k);
+    }
+}
+
 class Heterogeneous {
 public:
-    Heterogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner)
-        : p_(p), pr_(pr), prev_(prev_owner), subs_(topic_subscribers(p, pr)),
-          owner_(static_cast<std::size_t>(pr.num_partitions), kUnassigned),
+    // keep (Kafka's phase 1): every member keeps its previous partitions, so owner[] starts as the previous
+    // owners (prev_owner holds a member or kUnassigned) and the loads as what each held: `held` when the
+    // caller counted it (the direct path: a member's claims), else counted here.
+    Heterogeneous(const Problem& p, const Prepared& pr, TopicSubscribers subs, const std::vector<int32_t>& prev_owner,
+                  const std::vector<int64_t>* held, bool track_writes)
+        : p_(p), pr_(pr), prev_(prev_owner), subs_(std::move(subs)), owner_(prev_owner),
           load_(static_cast<std::size_t>(pr.num_members), 0),
-          local_(static_cast<std::size_t>(pr.num_members), -1) {}
+          local_(static_cast<std::size_t>(pr.num_members), -1), tracking_(track_writes) {
+        if (held) {
+            for (int32_t m = 0; m < pr.num_members; ++m) load_[m] = static_cast<int32_t>((*held)[m]);
+        } else {
+            for (const int32_t m : prev_) if (m >= 0) ++load_[m];
+        }
+    }
 
-    std::vector<int32_t> run() {
-        keep();
+    HeterogeneousResult run() {
         fill();
         balance();
         level_by_chains();
         restore();
         restore_by_chains();
-        return std::move(owner_);
+        int64_t moved = 0;
+        if (tracking_) {
+            for (const int32_t part : changed()) moved += MovedBits{}(owner_[part], prev_[part]) != 0;
+        } else {
+            int32_t n = 0;   // at most kMaxPartitions (2^28); an int32 count vectorises
+            for (int32_t part = 0; part < pr_.num_partitions; ++part) n += MovedBits{}(owner_[part], prev_[part]) != 0;
+            moved = n;
+        }
+        return {std::move(owner_), std::move(load_), moved};
     }
 
 private:
     int32_t count(int32_t t) const { return pr_.topic_base[t + 1] - pr_.topic_base[t]; }
+
+    // Where owner_ may differ from prev_. fill, balance_topic and give record each partition they write, until
+    // there are more than P/16 records (then every pass scans all partitions instead); restore and
+    // restore_by_chains write only partitions already recorded, and level_by_chains' undo brings back an
+    // earlier owner_, whose differences were recorded. After balancing, the partitions that changed hands are
+    // a few among many (49 of 500,000 when one member joins): what follows reads those, not every partition.
+    void record(int32_t part) {
+        if (!tracking_) return;
+        written_.push_back(part);
+        written_sorted_ = false;
+        if (static_cast<int64_t>(written_.size()) > pr_.num_partitions / 16 + 64) {
+            tracking_ = false;
+            std::vector<int32_t>().swap(written_);
+        }
+    }
+    // The recorded partitions, ascending, each once (tracking_ only).
+    const std::vector<int32_t>& changed() {
+        if (!written_sorted_) {
+            std::sort(written_.begin(), written_.end());
+            written_.erase(std::unique(written_.begin(), written_.end()), written_.end());
+            written_sorted_ = true;
+        }
+        return written_;
+    }
 
     // Kafka's topic order: partitions per subscriber descending (compared exactly, by cross products),
     // subscriber count ascending, then topic id (here: topic order).
@@ -65,23 +133,21 @@ private:
         });
     }
 
-    void keep() {
-        for (int32_t part = 0; part < pr_.num_partitions; ++part)
-            if (prev_[part] >= 0) owner_[part] = prev_[part], ++load_[prev_[part]];
-    }
-
     void fill() {
-        std::vector<int32_t> topics;
+        // The free partitions of each subscribed topic, counted without a branch per partition (the loop
+        // vectorises); filling one topic leaves the others' counts as they are.
+        std::vector<int32_t> topics, free_in(static_cast<std::size_t>(pr_.num_topics), 0);
         for (int32_t t = 0; t < pr_.num_topics; ++t) {
             if (subs_.count(t) == 0) continue;
-            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part)
-                if (owner_[part] == kUnassigned) { topics.push_back(t); break; }
+            int32_t free = 0;
+            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] < 0;
+            free_in[t] = free;
+            if (free > 0) topics.push_back(t);
         }
         sort_topics(topics);
         sticky::LoadIndex index;
         for (int32_t t : topics) {
-            int64_t free = 0;
-            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] == kUnassigned;
+            const int64_t free = free_in[t];
             const std::size_t s = static_cast<std::size_t>(subs_.count(t));
             sticky::LoadIndex::Level level = index.water_level(subs_.begin(t), s, load_.data(), free);
             int32_t part = pr_.topic_base[t];
@@ -90,6 +156,7 @@ private:
                 for (int64_t g = sticky::LoadIndex::grant(index.loads()[i], level); g > 0; --g) {
                     while (owner_[part] != kUnassigned) ++part;
                     owner_[part] = m;
+                    record(part);
                     ++load_[m];
                 }
             }
@@ -155,32 +222,53 @@ private:
 
         // Most loaded holder first (ties: the higher member, as Kafka takes from the end of its sorted
         // list); least loaded subscriber first (ties: the lower member). Entries carry the load they were
-        // pushed with; a stale entry is dropped when it surfaces.
+        // pushed with; a stale entry is dropped when it surfaces, so each top is the extreme (load, position)
+        // over the current loads whatever the heap's layout. Loads stay within [lo, hi]: a giver keeps at
+        // least ll + 1 >= lo + 1, a taker gets at most hl - 1 <= hi - 1. So a subscriber starting at hi - 1 or
+        // above never takes (the loop stops before), and a holder starting below lo + 2 gives nothing before
+        // it has taken (and is pushed then): the heaps start without them, built in O(s) rather than by a
+        // push each (at 750 subscribers and 3 moves, the pushes were most of the topic's cost).
         using Entry = std::pair<int32_t, int32_t>;   // (load, member position)
-        std::priority_queue<Entry> most;
-        std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> least;
+        std::vector<Entry>& most = most_;
+        std::vector<Entry>& least = least_;
+        const std::less<Entry> most_order;       // max-heap: the top is the most loaded
+        const std::greater<Entry> least_order;   // min-heap: the top is the least loaded
+        most.clear();
+        least.clear();
         for (int32_t i = 0; i < s; ++i) {
-            if (end_[i] > start_[i]) most.emplace(load_[subs[i]], i);
-            least.emplace(load_[subs[i]], i);
+            const int32_t l = load_[subs[i]];
+            if (end_[i] > start_[i] && l >= lo + 2) most.emplace_back(l, i);
+            if (l <= hi - 2) least.emplace_back(l, i);
         }
+        std::make_heap(most.begin(), most.end(), most_order);
+        std::make_heap(least.begin(), least.end(), least_order);
+        const auto push = [](std::vector<Entry>& heap, Entry e, auto order) {
+            heap.push_back(e);
+            std::push_heap(heap.begin(), heap.end(), order);
+        };
+        const auto pop = [](std::vector<Entry>& heap, auto order) {
+            std::pop_heap(heap.begin(), heap.end(), order);
+            heap.pop_back();
+        };
         int64_t moved = 0;
         while (!most.empty() && !least.empty()) {
-            const auto [hl, h] = most.top();
-            if (hl != load_[subs[h]] || end_[h] == start_[h]) { most.pop(); continue; }
-            const auto [ll, l] = least.top();
-            if (ll != load_[subs[l]]) { least.pop(); continue; }
+            const auto [hl, h] = most.front();
+            if (hl != load_[subs[h]] || end_[h] == start_[h]) { pop(most, most_order); continue; }
+            const auto [ll, l] = least.front();
+            if (ll != load_[subs[l]]) { pop(least, least_order); continue; }
             if (hl - ll <= 1) break;
-            most.pop();
-            least.pop();
+            pop(most, most_order);
+            pop(least, least_order);
             const int32_t part = grouped_[--end_[h]];
             owner_[part] = subs[l];
+            record(part);
             --load_[subs[h]];
             ++load_[subs[l]];
             ++moved;
-            if (end_[h] > start_[h]) most.emplace(load_[subs[h]], h);
-            if (end_[l] > start_[l]) most.emplace(load_[subs[l]], l);
-            least.emplace(load_[subs[h]], h);
-            least.emplace(load_[subs[l]], l);
+            if (end_[h] > start_[h]) push(most, Entry(load_[subs[h]], h), most_order);
+            if (end_[l] > start_[l]) push(most, Entry(load_[subs[l]], l), most_order);
+            push(least, Entry(load_[subs[h]], h), least_order);
+            push(least, Entry(load_[subs[l]], l), least_order);
         }
         for (int32_t i = 0; i < s; ++i) local_[subs[i]] = -1;
         return moved;
@@ -284,6 +372,7 @@ private:
             if (prev_[part] != giver) break;
         }
         owner_[chosen] = taker;
+        record(chosen);
         --load_[giver];
         ++load_[taker];
     }
@@ -292,14 +381,27 @@ private:
     // before (`foreign`), and the partitions taken from a previous owner (`moved`). False when none was.
     // The moved partitions are found first: with none (a first assignment, or nothing taken from anyone)
     // no per-member list is built (a vector per member was a third of a 1,000-member first assignment).
-    bool collect_moved(std::vector<std::vector<int32_t>>& foreign, std::vector<int32_t>& moved) const {
+    bool collect_moved(std::vector<std::vector<int32_t>>& foreign, std::vector<int32_t>& moved) {
         moved.clear();
-        for (int32_t part = 0; part < pr_.num_partitions; ++part)
-            if (owner_[part] >= 0 && prev_[part] >= 0 && owner_[part] != prev_[part]) moved.push_back(part);
+        const int32_t* const now = owner_.data();
+        const int32_t* const was = prev_.data();
+        if (tracking_) {
+            for (const int32_t part : changed())
+                if (MovedBits{}(now[part], was[part]) != 0) moved.push_back(part);
+        } else {
+            marked_blocks(now, was, pr_.num_partitions, MovedBits{}, [&](int32_t part) { moved.push_back(part); });
+        }
         if (moved.empty()) return false;
-        foreign.assign(static_cast<std::size_t>(pr_.num_members), {});
-        for (int32_t part = 0; part < pr_.num_partitions; ++part)
-            if (owner_[part] >= 0 && owner_[part] != prev_[part]) foreign[owner_[part]].push_back(part);
+        // One list per member, kept between the two calls and emptied in place (assigning M fresh vectors
+        // each time was a twentieth of a 1,000-member call).
+        if (foreign.size() != static_cast<std::size_t>(pr_.num_members)) foreign.resize(static_cast<std::size_t>(pr_.num_members));
+        else for (std::vector<int32_t>& list : foreign) list.clear();
+        if (tracking_) {
+            for (const int32_t part : changed())
+                if (ForeignBits{}(now[part], was[part]) != 0) foreign[now[part]].push_back(part);
+        } else {
+            marked_blocks(now, was, pr_.num_partitions, ForeignBits{}, [&](int32_t part) { foreign[now[part]].push_back(part); });
+        }
         return true;
     }
 
@@ -312,7 +414,7 @@ private:
     // Each step removes at least one move, so the passes end; they stop early after a pass without a step.
     // O(passes * (P + moved * foreign partitions scanned)).
     void restore() {
-        std::vector<std::vector<int32_t>> foreign;
+        std::vector<std::vector<int32_t>>& foreign = foreign_;
         std::vector<int32_t> moved;
         if (!collect_moved(foreign, moved)) return;
         // b's topics stamped once per partition examined: O(b's subscriptions) instead of sorting every list
@@ -366,7 +468,7 @@ private:
     void restore_by_chains() {
         constexpr int64_t kChainSearchBudget = 4'000'000;
         const int32_t M = pr_.num_members;
-        std::vector<std::vector<int32_t>> foreign;
+        std::vector<std::vector<int32_t>>& foreign = foreign_;
         std::vector<int32_t> moved;
         if (!collect_moved(foreign, moved)) return;
         std::vector<int32_t> parent(static_cast<std::size_t>(M), -2), via(static_cast<std::size_t>(M), -1);
@@ -430,12 +532,22 @@ private:
     std::vector<int32_t> load_;
     std::vector<int32_t> local_;              // member -> position in the topic being balanced, else -1
     std::vector<int32_t> start_, end_, grouped_;
+    std::vector<std::pair<int32_t, int32_t>> most_, least_;   // balance_topic's heaps
+    std::vector<std::vector<int32_t>> foreign_;   // restore's and restore_by_chains' lists (collect_moved)
+    std::vector<int32_t> written_;   // record()'s partitions
+    bool tracking_, written_sorted_ = false;
 };
 
 }  // namespace
 
+HeterogeneousResult build_heterogeneous(const Problem& p, const Prepared& pr, TopicSubscribers subs,
+                                        const std::vector<int32_t>& prev_owner, const std::vector<int64_t>* held,
+                                        bool track_writes) {
+    return Heterogeneous(p, pr, std::move(subs), prev_owner, held, track_writes).run();
+}
+
 std::vector<int32_t> uniform_heterogeneous(const Problem& p, const Prepared& pr, const std::vector<int32_t>& prev_owner) {
-    return Heterogeneous(p, pr, prev_owner).run();
+    return build_heterogeneous(p, pr, topic_subscribers(p, pr), prev_owner, nullptr).owner;
 }
 
 }  // namespace server

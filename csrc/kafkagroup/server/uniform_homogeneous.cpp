@@ -87,6 +87,21 @@ std::vector<int64_t> quotas(const std::vector<int64_t>& held, int64_t total, int
 void trim_and_hand_out(const Problem& p, const std::vector<Span>& spans, int64_t total,
                        const std::vector<int64_t>& quota, std::vector<int64_t>& used, std::vector<int32_t>& owner) {
     const int32_t M = static_cast<int32_t>(quota.size());
+    if (p.owned_partitions.size == 0) {
+        // Nothing held (a first assignment): every subscribed partition is free, and the members take
+        // their quotas one after another along the spans, each a range written with fill.
+        std::size_t span = 0;
+        int32_t at = spans.empty() ? 0 : spans[0].first;
+        for (int32_t m = 0; m < M; ++m)
+            for (int64_t want = quota[m]; want > 0 && span < spans.size();) {
+                const int32_t take = static_cast<int32_t>(std::min<int64_t>(want, spans[span].second - at));
+                std::fill(owner.begin() + at, owner.begin() + at + take, m);
+                at += take;
+                want -= take;
+                if (at == spans[span].second && ++span < spans.size()) at = spans[span].first;
+            }
+        return;
+    }
     std::vector<int32_t> free_parts, claims;
     for (int32_t m = 0; m < M; ++m) {
         if (used[m] <= quota[m]) continue;
