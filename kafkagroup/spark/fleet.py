@@ -381,8 +381,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     """
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.arrow_builder import TopicMeta, batch_inputs
-    from kafkagroup.spark.executor import (ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs,
-                                           plan_outputs_of)
+    from kafkagroup.spark.executor import (ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, can_cut,
+                                           plan_outputs, plan_outputs_in_parts, plan_outputs_of)
 
     threads = available_cores() if threads is None else int(threads)
     if threads < 1:
@@ -395,6 +395,22 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
     if batch_groups is None:
         batch_groups = auto_batch_groups(groups.num_rows, threads)
+    if threads > 1 and meta is not None:
+        # the table's own chunks (no copy), each cut into parts of batch_groups groups planned on native threads
+        chunks = [chunk for chunk in groups.to_batches() if chunk.num_rows]
+        inputs = [batch_inputs(chunk, meta, strict=options.strict) for chunk in chunks[:1]]
+        if inputs and can_cut(inputs[0]):   # (the chunks share the schema, hence the answer)
+            log.info("fleet loop: %d groups in %d chunk(s), parts of %d groups on %d native thread(s)", groups.num_rows,
+                     len(chunks), batch_groups, threads)
+            assigned: list[pa.RecordBatch] = []
+            metrics: list[pa.RecordBatch] = []
+            for i, chunk in enumerate(chunks):
+                rows, parts = plan_outputs_in_parts(inputs[0] if i == 0 else batch_inputs(chunk, meta, strict=options.strict),
+                                                    options, threads, batch_groups)
+                assigned.extend(rows)
+                metrics.extend(parts)
+            return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
+                    pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
@@ -406,10 +422,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     else:
         planned = _run_queue(batches, threads, lambda inputs: plan_outputs_of(inputs, options),
                              prepare=lambda batch: batch_inputs(batch, meta, strict=options.strict))
-    assigned = [b for rows, _ in planned for b in rows]
-    metrics = [group_metrics for _, group_metrics in planned]
-    return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
-            pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))
+    return (pa.Table.from_batches([b for rows, _ in planned for b in rows], schema=ASSIGNMENT_ARROW_SCHEMA),
+            pa.Table.from_batches([group_metrics for _, group_metrics in planned], schema=METRICS_ARROW_SCHEMA))
 
 
 def group_scenarios(groups: pa.Table, topics: pa.Table) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
