@@ -132,6 +132,23 @@ BuildError in_batch(BuildError e, const Slice& s) {
     return e;
 }
 
+// What plan_parts keeps of a part: its outputs and errors. The rest (the built arrays, the engine's result, the
+// topic names; the outputs own their memory) is freed here, on the thread that planned the part, as soon as its
+// rows are written: kept to the end of the call, the parts' intermediate arrays would pile up (fresh memory,
+// faulted in, for every part) and be freed by one thread while the others wait.
+PlannedBatch outputs_of(PlannedBatch&& done) {
+    PlannedBatch kept;
+    kept.built.errors = std::move(done.built.errors);
+    kept.assigned = done.assigned;
+    kept.result.errors = std::move(done.result.errors);
+    kept.rows_written = done.rows_written;
+    kept.chunk_groups = std::move(done.chunk_groups);
+    kept.rows = std::move(done.rows);
+    kept.row_batches = std::move(done.row_batches);
+    kept.metrics = std::move(done.metrics);
+    return kept;
+}
+
 }  // namespace
 
 PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, const StringColumn& group_ids,
@@ -210,7 +227,7 @@ PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, 
     PlannedParts out;
     const bool cuttable = !catalog.per_group() && !groups.sub_names.dictionary && !groups.owned_names.dictionary;
     if (!cuttable || options.threads <= 1 || groups.member_offsets.size < 2) {
-        out.parts.push_back(plan_batch(catalog, groups, group_ids, skip, options));
+        out.parts.push_back(outputs_of(plan_batch(catalog, groups, group_ids, skip, options)));
         out.part_groups.push_back(static_cast<int64_t>(group_ids.size()));
     } else {
         check_layout(catalog, groups);   // before any offset is used to cut
@@ -235,7 +252,7 @@ PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, 
                 for (std::size_t p = next++; p < P; p = next++) {
                     cut(groups, group_ids, skip, static_cast<std::size_t>(out.part_groups[p]),
                         static_cast<std::size_t>(out.part_groups[p + 1]), slices[p]);
-                    out.parts[p] = plan_batch(catalog, slices[p].groups, slices[p].group_ids, slices[p].skip, one);
+                    out.parts[p] = outputs_of(plan_batch(catalog, slices[p].groups, slices[p].group_ids, slices[p].skip, one));
                 }
             } catch (...) {   // e.g. bad_alloc: stop everyone, rethrow on the calling thread
                 failures[static_cast<std::size_t>(w)] = std::current_exception();

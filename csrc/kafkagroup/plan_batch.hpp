@@ -61,7 +61,9 @@ PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, 
 // groups (errors aside, which are reported here in the batch's own indices).
 struct PlannedParts {
     std::vector<int64_t> part_groups{0};   // part p holds the batch's groups part_groups[p]..part_groups[p+1]
-    std::vector<PlannedBatch> parts;       // each in the part's own indices (groups, members, entries from its first)
+    // each part's outputs (rows, row_batches, metrics, chunk_groups in the part's own group indices) and flags;
+    // its built arrays and engine result are freed once its rows are written (errors: below)
+    std::vector<PlannedBatch> parts;
     std::vector<BuildError> build_errors;  // every part's builder errors in the batch's indices, ascending by group
     std::vector<GroupError> engine_errors; // every part's engine errors in the batch's indices, ascending by group
 };

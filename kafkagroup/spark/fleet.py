@@ -366,7 +366,10 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     core this process may use: batches are planned concurrently (the interning, the engine and both
     outputs, written as Arrow record batches, are one native call per batch that releases the GIL; the
     Python around each batch -- reading the input's buffers, importing the outputs -- holds it, so the
-    speed-up is a little below the core count). Rows come out in input order whatever the thread count.
+    speed-up is a little below the core count). A fleet over one shared topics table that fits one round of
+    batches (two per thread) is instead one native call whose batches -- parts -- run on native threads
+    (:func:`~kafkagroup.spark.executor.plan_outputs_in_parts`): the GIL is released once, and no thread waits
+    for another's Python between batches. Rows come out in input order whatever the thread count.
     This is the single-process baseline of the Spark bench.
 
     `topics` is the metadata every group shares: a table (``topic, partitions``), decoded and hashed
@@ -395,13 +398,17 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
     if batch_groups is None:
         batch_groups = auto_batch_groups(groups.num_rows, threads)
-    if threads > 1 and meta is not None:
-        # the table's own chunks (no copy), each cut into parts of batch_groups groups planned on native threads
+    if threads > 1 and meta is not None and groups.num_rows <= batch_groups * BATCHES_PER_THREAD * threads:
+        # One round of batches (BATCHES_PER_THREAD per thread): the table's own chunks (no copy), each cut into
+        # parts of batch_groups groups planned on native threads in one call (the GIL released once, no handoffs
+        # between batches). Why not past one round: at 100,000 small groups on 2 threads (26 parts of 3,847) the
+        # parts measured slower than the queue below, with more page faults per call (75k vs 32k, default
+        # output_memory limit, glibc's default trimming; none with the limit at 2 GB) -- not yet explained.
         chunks = [chunk for chunk in groups.to_batches() if chunk.num_rows]
         inputs = [batch_inputs(chunk, meta, strict=options.strict) for chunk in chunks[:1]]
         if inputs and can_cut(inputs[0]):   # (the chunks share the schema, hence the answer)
-            log.info("fleet loop: %d groups in %d chunk(s), parts of %d groups on %d native thread(s)", groups.num_rows,
-                     len(chunks), batch_groups, threads)
+            log.info("fleet loop: %d groups in parts of %d on %d native thread(s)", groups.num_rows, batch_groups,
+                     threads)
             assigned: list[pa.RecordBatch] = []
             metrics: list[pa.RecordBatch] = []
             for i, chunk in enumerate(chunks):

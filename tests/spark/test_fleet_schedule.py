@@ -77,7 +77,7 @@ def test_worker_threads_are_kept_between_calls(monkeypatch):
 
 
 def test_shared_topics_take_native_threads_not_the_pool(monkeypatch):
-    # One shared topic table: the batch is cut into parts planned on native threads in one call
+    # One shared topic table, one round of batches: cut into parts planned on native threads in one call
     # (_core.plan_parts), so no batch goes through the kept pool; the rows are those of one thread.
     monkeypatch.setattr(fleet, "_POOL", None)
     calls = []
@@ -88,6 +88,9 @@ def test_shared_topics_take_native_threads_not_the_pool(monkeypatch):
     assert fleet._POOL is None and calls == [fleet.auto_batch_groups(1200, 2)]
     one = assign_fleet_local(small.groups, small.topics, "range", threads=1)
     assert one[0].equals(two[0]) and one[1].drop_columns(["engine_us"]).equals(two[1].drop_columns(["engine_us"]))
+    # past one round of batches (2 per thread of 100 groups: 400 < 1,200) the queue of batches takes them
+    queued = assign_fleet_local(small.groups, small.topics, "range", threads=2, batch_groups=100)
+    assert fleet._POOL is not None and len(calls) == 1 and queued[0].equals(one[0])
 
 
 def test_a_pool_handed_out_stays_usable_when_another_call_wants_more_threads():
