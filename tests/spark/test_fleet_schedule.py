@@ -85,7 +85,7 @@ def test_shared_topics_take_native_threads_not_the_pool(monkeypatch):
     monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-1]) or real(*args))
     small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
     two = assign_fleet_local(small.groups, small.topics, "range", threads=2)
-    assert fleet._POOL is None and calls == [fleet.auto_batch_groups(1200, 2)]
+    assert fleet._POOL is None and calls == [max(fleet.MIN_AUTO_BATCH_GROUPS, 1200 // (2 * fleet.PARTS_PER_THREAD))]
     one = assign_fleet_local(small.groups, small.topics, "range", threads=1)
     assert one[0].equals(two[0]) and one[1].drop_columns(["engine_us"]).equals(two[1].drop_columns(["engine_us"]))
     # past one round of batches (2 per thread of 100 groups: 400 < 1,200) the queue of batches takes them
