@@ -97,6 +97,17 @@ def plan_batch(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: St
                skip: np.ndarray | None, strategy: str, threads: int, stop_on_error: bool,
                chunk_partitions: int, arrow: bool = False) -> Any:
     """dict of arrays; with arrow=True (build errors, engine errors, [ArrowExport per rows chunk], ArrowExport | None)."""
+def plan_parts(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: StringsArg,
+               instance_ids: StringsArg | None, sub_offsets: np.ndarray, sub_valid: np.ndarray | None,
+               sub_names: NamesArg, owned_offsets: np.ndarray | None, owned_names: NamesArg | None,
+               owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
+               generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool, group_ids: StringsArg,
+               skip: np.ndarray | None, strategy: str, threads: int, stop_on_error: bool,
+               chunk_partitions: int, part_groups: int) -> tuple[list[tuple[int, int, int, int, int]],
+                                                                 list[tuple[int, int, str]], list[ArrowExport],
+                                                                 list[ArrowExport | None], np.ndarray]:
+    """plan_batch(arrow=True) in parts of part_groups groups on native threads: (build errors, engine errors,
+    [ArrowExport per rows chunk, parts in order], [ArrowExport | None per part's metrics], part_groups int64[P+1])."""
 class ArrowExport:
     """A record batch in Arrow's C data interface; ``pyarrow.record_batch(it)`` imports it once."""
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...

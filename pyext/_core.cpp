@@ -720,6 +720,55 @@ py::object plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     return d;
 }
 
+// plan_parts(): the batch in parts on native threads (csrc/kafkagroup/plan_batch.hpp), outputs as Arrow.
+py::object plan_parts_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+                             const py::object& member_ids, const py::object& instance_ids,
+                             const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
+                             const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
+                             const py::object& owned_names, const std::optional<Array<int64_t>>& owned_partition,
+                             const std::optional<Array<uint8_t>>& owned_partition_valid,
+                             const std::optional<Array<int64_t>>& generation,
+                             const std::optional<Array<int32_t>>& member_rack, bool strict, const py::object& group_ids,
+                             const std::optional<Array<uint8_t>>& skip, const std::string& strategy, int threads,
+                             bool stop_on_error, int64_t chunk_partitions, int64_t part_groups) {
+    const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
+                               owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
+    const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
+    if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
+    if (part_groups < 1) throw std::invalid_argument("part_groups must be >= 1, got " + std::to_string(part_groups));
+    PlanOptions options;
+    options.strategy = strategy;
+    options.strict = strict;
+    options.threads = threads;
+    options.stop_on_error = stop_on_error;
+    options.chunk_partitions = chunk_partitions;
+    options.arrow = true;
+    PlannedParts planned;
+    std::vector<std::unique_ptr<ArrowExport>> row_batches;
+    std::vector<std::unique_ptr<ArrowExport>> metrics;
+    {
+        py::gil_scoped_release release;
+        planned = plan_parts(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options, part_groups);
+        for (PlannedBatch& p : planned.parts) {
+            for (ArrowRecordBatch& b : p.row_batches) row_batches.push_back(ArrowExport::of(std::move(b)));
+            metrics.push_back(p.rows_written ? ArrowExport::of(std::move(p.metrics)) : nullptr);
+        }
+    }
+    py::list build_errors, engine_errors, rows, metrics_out;
+    for (const BuildError& e : planned.build_errors)
+        build_errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
+    for (const GroupError& e : planned.engine_errors)
+        engine_errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+    for (auto& e : row_batches) rows.append(arrow_export(std::move(e)));
+    for (auto& e : metrics) metrics_out.append(e ? arrow_export(std::move(e)) : py::none());
+    py::object bounds = owned_array(std::move(planned.part_groups));
+    {   // the parts' intermediate arrays are freed with the GIL released
+        py::gil_scoped_release release;
+        const PlannedParts drop = std::move(planned);
+    }
+    return py::make_tuple(build_errors, engine_errors, rows, metrics_out, bounds);
+}
+
 // metrics_rows() of a batch planned elsewhere (kafkagroup.spark.executor.metrics_columns).
 py::object metrics_rows_arrays(const py::object& group_ids, const std::string& strategy, const Array<int64_t>& member_offsets,
                                const Array<int64_t>& topic_offsets, const Array<int64_t>& part_offsets,
@@ -759,6 +808,17 @@ void bind_plan_batch(py::module_& m) {
           "int64[C+1] and 'rows': per chunk assignment_rows' tuple.\n"
           "arrow=True: returns (build errors [(group, code, a, b, c)], engine errors [(group, kind, message)],\n"
           "[ArrowExport of each chunk's assignment rows], ArrowExport of the metrics rows or None when stopped).");
+    m.def("plan_parts", &plan_parts_arrays, py::arg("catalog"), py::arg("member_offsets"), py::arg("member_ids"),
+          py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
+          py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
+          py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
+          py::arg("group_ids"), py::arg("skip"), py::arg("strategy"), py::arg("threads"), py::arg("stop_on_error"),
+          py::arg("chunk_partitions"), py::arg("part_groups"),
+          "plan_batch(arrow=True) of the batch cut into parts of part_groups groups, planned on `threads` native\n"
+          "threads with the GIL released once (csrc/kafkagroup/plan_batch.hpp plan_parts). Returns (build errors\n"
+          "[(group, code, a, b, c)], engine errors [(group, kind, message)], both in the batch's indices, [ArrowExport\n"
+          "of each chunk's assignment rows, parts in order], [ArrowExport of each part's metrics rows, or None for a\n"
+          "part stopped before its rows], part_groups int64[P+1]: part p holds groups part_groups[p]..[p+1]).");
     m.def("output_memory", [](std::optional<int64_t> limit) {
               if (limit) {
                   if (*limit < 0) throw std::invalid_argument("output_memory: limit must be >= 0, got " + std::to_string(*limit));

@@ -16,21 +16,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
 
-void check_strings(const StringColumn& s, std::size_t rows, const char* what) {
-    if (s.offset_count() == 0) {
-        if (rows) fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got 0");
-        return;
-    }
-    if (s.offset_count() != rows + 1)
-        fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got " + std::to_string(s.offset_count()));
-    for (std::size_t i = 0; i < rows; ++i)
-        if (s.offset(i + 1) < s.offset(i)) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
-    if (s.offset(0) < 0) fail(std::string(what) + ": negative first offset");
-    if (static_cast<uint64_t>(s.offset(rows) - s.offset(0)) > s.bytes.size)
-        fail(std::string(what) + ": offsets run past the " + std::to_string(s.bytes.size) + " bytes given");
-    if (!s.valid.empty() && s.valid.size != rows)
-        fail(std::string(what) + ": expected " + std::to_string(rows) + " validity bytes, got " + std::to_string(s.valid.size));
-}
 
 // CSR offsets over `rows` rows into `total` entries: from 0, non-decreasing, ending at total.
 void check_csr(const View<int64_t>& offsets, std::size_t rows, std::size_t total, const char* what) {
@@ -58,6 +43,22 @@ uint32_t code_point(std::string_view s, std::size_t i) {
 uint32_t lead_unit(uint32_t c) { return c >= 0x10000 ? 0xD800 + ((c - 0x10000) >> 10) : c; }
 
 }  // namespace
+
+void check_strings(const StringColumn& s, std::size_t rows, const char* what) {
+    if (s.offset_count() == 0) {
+        if (rows) fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got 0");
+        return;
+    }
+    if (s.offset_count() != rows + 1)
+        fail(std::string(what) + ": expected " + std::to_string(rows + 1) + " offsets, got " + std::to_string(s.offset_count()));
+    for (std::size_t i = 0; i < rows; ++i)
+        if (s.offset(i + 1) < s.offset(i)) fail(std::string(what) + ": offsets decrease at " + std::to_string(i));
+    if (s.offset(0) < 0) fail(std::string(what) + ": negative first offset");
+    if (static_cast<uint64_t>(s.offset(rows) - s.offset(0)) > s.bytes.size)
+        fail(std::string(what) + ": offsets run past the " + std::to_string(s.bytes.size) + " bytes given");
+    if (!s.valid.empty() && s.valid.size != rows)
+        fail(std::string(what) + ": expected " + std::to_string(rows) + " validity bytes, got " + std::to_string(s.valid.size));
+}
 
 int java_compare(std::string_view a, std::string_view b) {
     const std::size_t n = std::min(a.size(), b.size());
@@ -639,7 +640,7 @@ private:
 
 }  // namespace
 
-BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, bool strict) {
+bool check_layout(const TopicCatalog& catalog, const NamedGroups& in) {
     if (in.member_offsets.empty()) fail("member_offsets: expected G+1 offsets, got 0");
     const std::size_t G = in.member_offsets.size - 1;
     const int64_t M64 = in.member_offsets[G];
@@ -712,6 +713,11 @@ BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, boo
         for (std::size_t k = 1; k < catalog.repeated_rows().size(); ++k)
             if (catalog.row_group(catalog.repeated_rows()[k]) < catalog.row_group(catalog.repeated_rows()[k - 1]))
                 fail("per-group topic rows must be grouped in ascending group order");
+    return sub_codes_valid;
+}
+
+BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& in, bool strict) {
+    const bool sub_codes_valid = check_layout(catalog, in);
     BuiltGroups out;
     Builder(catalog, in, strict, out, sub_codes_valid).run();
     return out;

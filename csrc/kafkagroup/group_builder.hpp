@@ -207,6 +207,16 @@ struct BuiltGroups {
 // Java's String.compareTo over UTF-8 bytes: negative, zero or positive.
 int java_compare(std::string_view a, std::string_view b);
 
+// A string column of `rows` strings whose offsets fit its bytes (from >= 0, never decreasing, within the bytes
+// given) and whose validity, if any, has one byte per row; throws std::invalid_argument naming `what`.
+void check_strings(const StringColumn& s, std::size_t rows, const char* what);
+
+// Checks the layout of `groups` (offsets that fit their arrays, one entry per member where one is due, codes
+// within their dictionaries): what build_groups checks first, and what a caller checks before it cuts `groups`
+// into slices. Throws std::invalid_argument naming the array; returns whether every sub_names entry read is a
+// dictionary code >= 0 (no null to look for).
+bool check_layout(const TopicCatalog& catalog, const NamedGroups& groups);
+
 // Builds every group of `groups` against `catalog` (see the rules above). Throws std::invalid_argument
 // only for a malformed layout (offsets that do not fit their arrays), never for a group's own data.
 BuiltGroups build_groups(const TopicCatalog& catalog, const NamedGroups& groups, bool strict);

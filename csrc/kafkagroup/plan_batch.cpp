@@ -4,11 +4,14 @@
 #include "kafkagroup/plan_batch.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace kafkagroup {
 namespace {
@@ -35,6 +38,115 @@ StringOut topic_names_of(const BuiltGroups& built, const NameColumn& sub_names) 
         out.offsets.data[t + 1] = end;
     }
     return out;
+}
+
+// v[b, e), or v itself when it is empty (absent stays absent).
+template <class T>
+View<T> rows_of(const View<T>& v, std::size_t b, std::size_t e) {
+    return v.empty() ? v : View<T>{v.data + b, e - b};
+}
+
+// Strings r0..r1-1 of a checked column (an absent column stays absent).
+StringColumn rows_of(const StringColumn& s, std::size_t r0, std::size_t r1) {
+    if (s.offset_count() == 0) return s;
+    StringColumn out;
+    if (s.wide())
+        out.offsets = View<int64_t>{s.offsets.data + r0, r1 - r0 + 1};
+    else
+        out.offsets32 = View<int32_t>{s.offsets32.data + r0, r1 - r0 + 1};
+    out.bytes = View<uint8_t>{s.bytes.data + (s.offset(r0) - s.offset(0)), static_cast<std::size_t>(s.offset(r1) - s.offset(r0))};
+    out.valid = rows_of(s.valid, r0, r1);
+    return out;
+}
+
+// offsets[r0..r1] shifted to start at 0, kept in `store`.
+View<int64_t> rebased(const View<int64_t>& offsets, std::size_t r0, std::size_t r1, std::vector<int64_t>& store) {
+    store.resize(r1 - r0 + 1);
+    for (std::size_t i = r0; i <= r1; ++i) store[i - r0] = offsets[i] - offsets[r0];
+    return View<int64_t>{store.data(), store.size()};
+}
+
+// Groups g0..g1-1 of a batch whose layout is checked (check_layout), as a batch of their own: views into the
+// batch's arrays, offsets rebased into the slice's own vectors.
+struct Slice {
+    NamedGroups groups;
+    StringColumn group_ids;
+    View<uint8_t> skip;
+    int64_t g0 = 0, m0 = 0, e0 = 0, c0 = 0;   // the slice's first group, member, sub entry and owned entry
+    std::vector<int64_t> member_offsets, sub_offsets, owned_offsets;
+};
+
+void cut(const NamedGroups& in, const StringColumn& group_ids, View<uint8_t> skip, std::size_t g0, std::size_t g1,
+         Slice& s) {
+    const auto m0 = static_cast<std::size_t>(in.member_offsets[g0]), m1 = static_cast<std::size_t>(in.member_offsets[g1]);
+    const auto e0 = static_cast<std::size_t>(in.sub_offsets[m0]), e1 = static_cast<std::size_t>(in.sub_offsets[m1]);
+    s.g0 = static_cast<int64_t>(g0);
+    s.m0 = static_cast<int64_t>(m0);
+    s.e0 = static_cast<int64_t>(e0);
+    NamedGroups& out = s.groups;
+    out.member_offsets = rebased(in.member_offsets, g0, g1, s.member_offsets);
+    out.member_ids = rows_of(in.member_ids, m0, m1);
+    out.instance_ids = rows_of(in.instance_ids, m0, m1);
+    out.sub_offsets = rebased(in.sub_offsets, m0, m1, s.sub_offsets);
+    out.sub_valid = rows_of(in.sub_valid, m0, m1);
+    out.sub_names.strings = rows_of(in.sub_names.strings, e0, e1);
+    out.sub_same = rows_of(in.sub_same, m0, m1);
+    if (!in.owned_offsets.empty()) {
+        const auto c0 = static_cast<std::size_t>(in.owned_offsets[m0]), c1 = static_cast<std::size_t>(in.owned_offsets[m1]);
+        s.c0 = static_cast<int64_t>(c0);
+        out.owned_offsets = rebased(in.owned_offsets, m0, m1, s.owned_offsets);
+        out.owned_names.strings = rows_of(in.owned_names.strings, c0, c1);
+        out.owned_partition = rows_of(in.owned_partition, c0, c1);
+        out.owned_partition_valid = rows_of(in.owned_partition_valid, c0, c1);
+    }
+    out.generation = rows_of(in.generation, m0, m1);
+    out.member_rack = rows_of(in.member_rack, m0, m1);
+    s.group_ids = rows_of(group_ids, g0, g1);
+    s.skip = rows_of(skip, g0, g1);
+}
+
+// A builder error of a slice in the batch's indices (group_builder.hpp BuildErrorCode says what a, b, c index).
+BuildError in_batch(BuildError e, const Slice& s) {
+    e.group += s.g0;
+    switch (e.code) {
+        case BuildErrorCode::kTopicNameNull:
+            e.a += s.m0;
+            e.b += s.e0;
+            break;
+        case BuildErrorCode::kClaimMalformed:
+        case BuildErrorCode::kClaimUnknownTopic:
+        case BuildErrorCode::kClaimOutOfRange:
+            e.a += s.m0;
+            e.b += s.c0;
+            break;
+        case BuildErrorCode::kSharedInstanceId:
+            e.a += s.m0;
+            e.b += s.m0;
+            break;
+        case BuildErrorCode::kDuplicateMetaTopic:   // metadata rows and counts: not the slice's
+        case BuildErrorCode::kTooManyPartitions:
+            break;
+        default:   // a: a member
+            e.a += s.m0;
+    }
+    return e;
+}
+
+// What plan_parts keeps of a part: its outputs and errors. The rest (the built arrays, the engine's result, the
+// topic names; the outputs own their memory) is freed here, on the thread that planned the part, as soon as its
+// rows are written: kept to the end of the call, the parts' intermediate arrays would pile up (fresh memory,
+// faulted in, for every part) and be freed by one thread while the others wait.
+PlannedBatch outputs_of(PlannedBatch&& done) {
+    PlannedBatch kept;
+    kept.built.errors = std::move(done.built.errors);
+    kept.assigned = done.assigned;
+    kept.result.errors = std::move(done.result.errors);
+    kept.rows_written = done.rows_written;
+    kept.chunk_groups = std::move(done.chunk_groups);
+    kept.rows = std::move(done.rows);
+    kept.row_batches = std::move(done.row_batches);
+    kept.metrics = std::move(done.metrics);
+    return kept;
 }
 
 }  // namespace
@@ -107,6 +219,63 @@ PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, 
             View<int64_t>{built.unknown_entries.data(), built.unknown_entries.size()},
             View<int64_t>{built.dropped_claims.data(), built.dropped_claims.size()}});
     }
+    return out;
+}
+
+PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, const StringColumn& group_ids,
+                        View<uint8_t> skip, const PlanOptions& options, int64_t part_groups) {
+    PlannedParts out;
+    const bool cuttable = !catalog.per_group() && !groups.sub_names.dictionary && !groups.owned_names.dictionary;
+    if (!cuttable || options.threads <= 1 || groups.member_offsets.size < 2) {
+        out.parts.push_back(outputs_of(plan_batch(catalog, groups, group_ids, skip, options)));
+        out.part_groups.push_back(static_cast<int64_t>(group_ids.size()));
+    } else {
+        check_layout(catalog, groups);   // before any offset is used to cut
+        const std::size_t G = groups.member_offsets.size - 1;
+        check_strings(group_ids, G, "plan_batch: group_ids");
+        if (!skip.empty() && skip.size != G)
+            throw std::invalid_argument("plan_batch: skip: expected " + std::to_string(G) + " entries, got " +
+                                        std::to_string(skip.size));
+        const auto step = static_cast<std::size_t>(std::max<int64_t>(1, part_groups));
+        for (std::size_t g = step; g < G; g += step) out.part_groups.push_back(static_cast<int64_t>(g));
+        out.part_groups.push_back(static_cast<int64_t>(G));
+        const std::size_t P = out.part_groups.size() - 1;
+        std::vector<Slice> slices(P);
+        out.parts.resize(P);
+        PlanOptions one = options;
+        one.threads = 1;
+        std::atomic<std::size_t> next{0};
+        const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.threads), P));
+        std::vector<std::exception_ptr> failures(static_cast<std::size_t>(workers));
+        auto work_loop = [&](int w) {
+            try {
+                for (std::size_t p = next++; p < P; p = next++) {
+                    cut(groups, group_ids, skip, static_cast<std::size_t>(out.part_groups[p]),
+                        static_cast<std::size_t>(out.part_groups[p + 1]), slices[p]);
+                    out.parts[p] = outputs_of(plan_batch(catalog, slices[p].groups, slices[p].group_ids, slices[p].skip, one));
+                }
+            } catch (...) {   // e.g. bad_alloc: stop everyone, rethrow on the calling thread
+                failures[static_cast<std::size_t>(w)] = std::current_exception();
+                next = P;
+            }
+        };
+        std::vector<std::thread> pool;
+        for (int w = 1; w < workers; ++w) pool.emplace_back(work_loop, w);
+        work_loop(0);
+        for (auto& t : pool) t.join();
+        for (auto& f : failures)
+            if (f) std::rethrow_exception(f);
+        for (std::size_t p = 0; p < P; ++p) {
+            for (const BuildError& e : out.parts[p].built.errors) out.build_errors.push_back(in_batch(e, slices[p]));
+            for (GroupError e : out.parts[p].result.errors) {
+                e.group += slices[p].g0;
+                out.engine_errors.push_back(std::move(e));
+            }
+        }
+        return out;
+    }
+    out.build_errors = out.parts[0].built.errors;
+    out.engine_errors = out.parts[0].result.errors;
     return out;
 }
 

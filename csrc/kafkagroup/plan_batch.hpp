@@ -46,4 +46,29 @@ struct PlannedBatch {
 PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, const StringColumn& group_ids,
                         View<uint8_t> skip, const PlanOptions& options);
 
+// A batch cut into parts of `part_groups` whole groups (the last one smaller), each planned whole by plan_batch
+// (one thread each, the other options as given) on options.threads threads that take parts in order from one
+// counter. Why: a front end that runs batches on its own threads holds its lock (Python's GIL) between each
+// batch's native call and the next -- reading the next batch's input, importing the outputs -- and its
+// threads wait for each other there, start one after the other and end unevenly (the fleet loop on 2 threads,
+// 10,000 small groups: ~3-4 ms of ~32 per call with a thread idle); here nothing but the threads' own work runs
+// between parts, and parts of a few hundred groups end the call within a part of each other.
+// Parts are cut only where each can be read on its own: a shared catalog (a per-group one labels its rows with
+// the batch's group indices) and name columns of plain strings (a dictionary column would be hashed whole by
+// every part); otherwise the batch is one part, planned with options.threads inside assign_batch, as
+// plan_batch does. Outputs are those of plan_batch on each part's slice of the batch, in part order: the rows
+// and metrics rows of part p are those of its groups alone, as plan_batch writes them for a batch of those
+// groups (errors aside, which are reported here in the batch's own indices).
+struct PlannedParts {
+    std::vector<int64_t> part_groups{0};   // part p holds the batch's groups part_groups[p]..part_groups[p+1]
+    // each part's outputs (rows, row_batches, metrics, chunk_groups in the part's own group indices) and flags;
+    // its built arrays and engine result are freed once its rows are written (errors: below)
+    std::vector<PlannedBatch> parts;
+    std::vector<BuildError> build_errors;  // every part's builder errors in the batch's indices, ascending by group
+    std::vector<GroupError> engine_errors; // every part's engine errors in the batch's indices, ascending by group
+};
+
+PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, const StringColumn& group_ids,
+                        View<uint8_t> skip, const PlanOptions& options, int64_t part_groups);
+
 }  // namespace kafkagroup

@@ -377,6 +377,41 @@ def plan_outputs_of(inputs: BatchInputs, options: AssignOptions, threads: int = 
     return [pa.record_batch(chunk) for chunk in rows], _metrics_batch(metrics, errors)
 
 
+def can_cut(inputs: BatchInputs) -> bool:
+    """Whether :func:`plan_outputs_in_parts` cuts this batch into parts (``_core.plan_parts``' rule): its topic
+    metadata is one shared table (per-group tables label their rows with the batch's group indices) and its topic
+    names are plain strings (a dictionary column would be hashed whole by every part). Otherwise plan_parts
+    plans it as one part."""
+    catalog, sub_names, owned_names = inputs.args[0], inputs.args[6], inputs.args[8]
+    return not catalog.per_group and sub_names[3] is None and (owned_names is None or owned_names[3] is None)
+
+
+def plan_outputs_in_parts(inputs: BatchInputs, options: AssignOptions, threads: int, part_groups: int
+                          ) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
+    """(assignment rows in record batches of whole groups, metrics rows of each part) of a batch whose inputs are
+    read (``batch_inputs(batch, meta, strict=options.strict)``), cut into parts of `part_groups` groups planned on
+    `threads` native threads in one call that releases the GIL once (``_core.plan_parts``; see :func:`can_cut`).
+    The rows are :func:`plan_outputs_of`'s, the metrics rows too, cut at the parts' bounds; errors likewise."""
+    from kafkagroup import _core
+
+    raise_errors = options.on_error == "raise"
+    refused, engine_errors, rows, metrics, bounds = _core.plan_parts(
+        *inputs.args, string_arg(inputs.group_ids), _skip(inputs, len(inputs.group_ids)), options.strategy, threads,
+        raise_errors, OUTPUT_BATCH_ROWS, part_groups)
+    errors = build_errors(inputs, refused)
+    if errors and raise_errors:
+        raise InvalidGroupError(errors[min(errors)])
+    for g, kind, message in engine_errors:   # the engine validated something the builder let through
+        if raise_errors:
+            raise batch_group_error(kind, group_error(inputs, g, message))
+        errors[g] = group_error(inputs, g, message)
+    parts = []
+    for p, native in enumerate(metrics):   # (None only for a part stopped on an error: raised above)
+        g0, g1 = int(bounds[p]), int(bounds[p + 1])
+        parts.append(_metrics_batch(native, {g - g0: e for g, e in errors.items() if g0 <= g < g1} if errors else {}))
+    return [pa.record_batch(chunk) for chunk in rows], parts
+
+
 def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1
                ) -> tuple[pa.Table, pa.RecordBatch]:
     """(assignment rows, metrics rows) of one batch: :func:`plan_outputs` with the rows as one table."""

@@ -224,6 +224,12 @@ def output_memory(limit: int | None = None) -> OutputMemory:
 MAX_AUTO_BATCH_GROUPS = 4000
 MIN_AUTO_BATCH_GROUPS = 250
 BATCHES_PER_THREAD = 2
+# Parts per thread when one native call plans the fleet on native threads (see assign_fleet_local): nothing holds
+# the GIL between parts, so parts can be smaller than the queue's batches, and the threads end closer together;
+# each part costs two record batch imports (~60 us each, at the end of the call). 10,000 small groups on 2
+# threads, idle thread time per call (load 7-9, chrt -f 10): parts of 2,500 1.9-9.3 ms (two runs of five above
+# 8), 1,250 2.0-3.2 ms, 625 3.3-4.2 ms.
+PARTS_PER_THREAD = 4
 
 
 def auto_batch_groups(num_groups: int, threads: int) -> int:
@@ -366,7 +372,10 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     core this process may use: batches are planned concurrently (the interning, the engine and both
     outputs, written as Arrow record batches, are one native call per batch that releases the GIL; the
     Python around each batch -- reading the input's buffers, importing the outputs -- holds it, so the
-    speed-up is a little below the core count). Rows come out in input order whatever the thread count.
+    speed-up is a little below the core count). A fleet over one shared topics table that fits one round of
+    batches (two per thread) is instead one native call whose batches -- parts -- run on native threads
+    (:func:`~kafkagroup.spark.executor.plan_outputs_in_parts`): the GIL is released once, and no thread waits
+    for another's Python between batches. Rows come out in input order whatever the thread count.
     This is the single-process baseline of the Spark bench.
 
     `topics` is the metadata every group shares: a table (``topic, partitions``), decoded and hashed
@@ -381,8 +390,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     """
     from kafkagroup.batch import available_cores
     from kafkagroup.spark.arrow_builder import TopicMeta, batch_inputs
-    from kafkagroup.spark.executor import (ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, plan_outputs,
-                                           plan_outputs_of)
+    from kafkagroup.spark.executor import (ASSIGNMENT_ARROW_SCHEMA, METRICS_ARROW_SCHEMA, AssignOptions, can_cut,
+                                           plan_outputs, plan_outputs_in_parts, plan_outputs_of)
 
     threads = available_cores() if threads is None else int(threads)
     if threads < 1:
@@ -393,8 +402,30 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     if meta is not None:
         meta.catalog()   # hashed once, before the threads share it
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
+    part_groups = batch_groups
     if batch_groups is None:
         batch_groups = auto_batch_groups(groups.num_rows, threads)
+        part_groups = max(MIN_AUTO_BATCH_GROUPS, -(-groups.num_rows // (threads * PARTS_PER_THREAD)))
+    if threads > 1 and meta is not None and groups.num_rows <= batch_groups * BATCHES_PER_THREAD * threads:
+        # One round of batches (BATCHES_PER_THREAD per thread): the table's own chunks (no copy), each cut into
+        # parts of batch_groups groups planned on native threads in one call (the GIL released once, no handoffs
+        # between batches). Why not past one round: at 100,000 small groups on 2 threads (26 parts of 3,847) the
+        # parts measured slower than the queue below, with more page faults per call (75k vs 32k, default
+        # output_memory limit, glibc's default trimming; none with the limit at 2 GB) -- not yet explained.
+        chunks = [chunk for chunk in groups.to_batches() if chunk.num_rows]
+        inputs = [batch_inputs(chunk, meta, strict=options.strict) for chunk in chunks[:1]]
+        if inputs and can_cut(inputs[0]):   # (the chunks share the schema, hence the answer)
+            log.info("fleet loop: %d groups in parts of %d on %d native thread(s)", groups.num_rows, part_groups,
+                     threads)
+            assigned: list[pa.RecordBatch] = []
+            metrics: list[pa.RecordBatch] = []
+            for i, chunk in enumerate(chunks):
+                rows, parts = plan_outputs_in_parts(inputs[0] if i == 0 else batch_inputs(chunk, meta, strict=options.strict),
+                                                    options, threads, part_groups)
+                assigned.extend(rows)
+                metrics.extend(parts)
+            return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
+                    pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
@@ -406,10 +437,8 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     else:
         planned = _run_queue(batches, threads, lambda inputs: plan_outputs_of(inputs, options),
                              prepare=lambda batch: batch_inputs(batch, meta, strict=options.strict))
-    assigned = [b for rows, _ in planned for b in rows]
-    metrics = [group_metrics for _, group_metrics in planned]
-    return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
-            pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))
+    return (pa.Table.from_batches([b for rows, _ in planned for b in rows], schema=ASSIGNMENT_ARROW_SCHEMA),
+            pa.Table.from_batches([group_metrics for _, group_metrics in planned], schema=METRICS_ARROW_SCHEMA))
 
 
 def group_scenarios(groups: pa.Table, topics: pa.Table) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:

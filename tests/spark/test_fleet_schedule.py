@@ -6,13 +6,16 @@ The rows themselves are the same on any thread count (tests/spark/test_spark_fle
 tools/engine_digest.py's fleet line)."""
 from __future__ import annotations
 
+import random
 import threading
 
 import pyarrow as pa
 import pytest
 
+from kafkagroup import _core
 from kafkagroup.spark import fleet
 from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
+from spark_cases import nested_table, random_group
 
 
 def test_queue_keeps_input_order_and_raises_the_first_failed_batch():
@@ -60,14 +63,34 @@ def test_loop_on_threads_raises_the_first_bad_group_in_input_order():
 def test_worker_threads_are_kept_between_calls(monkeypatch):
     # A fresh pool (an earlier call in this process may have kept a larger one, whose threads would count),
     # then the threads of the pool the calls used: one kept thread for 2 threads, the same on the second call.
+    # Per-group topic tables: a fleet with one shared table is cut into parts on native threads instead
+    # (test_shared_topics_take_native_threads_not_the_pool).
     monkeypatch.setattr(fleet, "_POOL", None)
-    small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
-    assign_fleet_local(small.groups, small.topics, "range", threads=2)
+    rng = random.Random(2)
+    small = nested_table([random_group(rng, f"g{i}", max_members=4) for i in range(200)])
+    assign_fleet_local(small, None, "range", threads=2, batch_groups=50)
     pool = fleet._POOL
     first = {t.ident for t in pool._threads}
-    assign_fleet_local(small.groups, small.topics, "range", threads=2)
+    assign_fleet_local(small, None, "range", threads=2, batch_groups=50)
     again = {t.ident for t in fleet._POOL._threads}
     assert fleet._POOL is pool and again == first and len(first) == 1   # and the calling thread
+
+
+def test_shared_topics_take_native_threads_not_the_pool(monkeypatch):
+    # One shared topic table, one round of batches: cut into parts planned on native threads in one call
+    # (_core.plan_parts), so no batch goes through the kept pool; the rows are those of one thread.
+    monkeypatch.setattr(fleet, "_POOL", None)
+    calls = []
+    real = _core.plan_parts
+    monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-1]) or real(*args))
+    small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
+    two = assign_fleet_local(small.groups, small.topics, "range", threads=2)
+    assert fleet._POOL is None and calls == [max(fleet.MIN_AUTO_BATCH_GROUPS, 1200 // (2 * fleet.PARTS_PER_THREAD))]
+    one = assign_fleet_local(small.groups, small.topics, "range", threads=1)
+    assert one[0].equals(two[0]) and one[1].drop_columns(["engine_us"]).equals(two[1].drop_columns(["engine_us"]))
+    # past one round of batches (2 per thread of 100 groups: 400 < 1,200) the queue of batches takes them
+    queued = assign_fleet_local(small.groups, small.topics, "range", threads=2, batch_groups=100)
+    assert fleet._POOL is not None and len(calls) == 1 and queued[0].equals(one[0])
 
 
 def test_a_pool_handed_out_stays_usable_when_another_call_wants_more_threads():
