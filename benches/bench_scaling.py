@@ -21,12 +21,15 @@ So only the shared-row rows can come within 2x the floor at 4M-16M; the CSR rows
 larger input (at 4M fresh, prepare()'s read of the 64 MB of subscriptions is ~1M of the call's ~1.26M
 cache misses in callgrind with a 4 MB last-level cache).
 
-After churn (2026-11-28) the call makes three passes over P-sized data besides the claims' two reads
-(prepare() validates them, previous_owners() records them): previous_owners() writes prev_owner[], the
-uniform builder reads it back and writes owner[] over it (sticky/stretch_writer.hpp: one P-sized array per
-call, so its memory is reused from the last call as the floor's is, instead of two arrays whose pages glibc
-handed back and faulted in again on every call), and the tally and cooperative transfers read each stretch
-while it is in the cache. The floor makes one read and one write.
+After churn, with clean claims (each member's claims ascending, no partition named twice, every topic
+subscribed, no racks: what this bench's churn and a settled group send), the call reads the claims once and
+writes owner[] once into fresh memory, the floor's two streams (sticky/clean_claims.cpp: the claimants are
+scattered into a cache-resident window of 16,384 partitions at a time, which the keep-and-hand-out walk
+reads; prepare() leaves the claims' range check to it). The shared-row rows can reach 2x the floor there;
+the CSR rows also read M x topics subscriptions (4x the floor's input at 4M), which no order of passes
+avoids. Claims that are not clean take the general path: previous_owners() records them in prev_owner[],
+the uniform builder reads it back and writes owner[] over it (sticky/stretch_writer.hpp), three P-sized
+streams besides the claims' reads.
 
 Peers, in the same run:
 - franz-go's sticky balancer (pkg/kgo/internal/sticky, ``Balance``), when KAFKAGROUP_FRANZ_BENCH names the

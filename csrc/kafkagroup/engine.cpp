@@ -60,12 +60,19 @@ AssignResult run_server_uniform(const Problem& p, const Prepared& pr, PreviousOw
 }
 
 // A strategy's whole call (owner and metrics) when it can do better than the general path on this input,
-// else nullopt. The server assignors' direct paths for clean previous targets (server/clean_claims.hpp).
+// else nullopt. The server assignors' direct paths for clean previous targets (server/clean_claims.hpp); the
+// sticky ones' for clean claims (sticky.hpp, assign_sticky_clean).
 using DirectFn = std::optional<AssignResult> (*)(const Problem&, const Prepared&, const AssignOptions&);
 
 std::optional<AssignResult> direct_server_range(const Problem& p, const Prepared& pr, const AssignOptions& options) {
     if (options.server_racks && pr.has_racks) return std::nullopt;
     return server::range_direct(p, pr);
+}
+std::optional<AssignResult> direct_sticky(const Problem& p, const Prepared& pr, const AssignOptions&) {
+    return assign_sticky_clean(p, pr, /*cooperative=*/false);
+}
+std::optional<AssignResult> direct_cooperative_sticky(const Problem& p, const Prepared& pr, const AssignOptions&) {
+    return assign_sticky_clean(p, pr, /*cooperative=*/true);
 }
 std::optional<AssignResult> direct_server_uniform(const Problem& p, const Prepared& pr, const AssignOptions& options) {
     if (options.server_racks && pr.has_racks) return std::nullopt;
@@ -77,6 +84,9 @@ struct Entry {
     AssignFn run;
     bool reads_shared_form;   // reads Problem::shared_members as it is (else expanded to the CSR first)
     DirectFn direct = nullptr;
+    // `direct` checks each claim before it uses it (the sticky ones): prepare() leaves the claims to it, and
+    // check_claims runs only when it gives way, so a call it finishes reads the claims once.
+    bool direct_checks_claims = false;
 };
 // Registration order is the order strategy_names() reports. The sticky assignors read the homogeneous form
 // as it is: a homogeneous group has equal subscriptions (Prepared::uniform), and with equal subscriptions
@@ -86,8 +96,8 @@ struct Entry {
 const Entry kStrategies[] = {
     {"range", run_range, false},
     {"roundrobin", run_roundrobin, false},
-    {"sticky", run_sticky, true},
-    {"cooperative-sticky", run_cooperative_sticky, true},
+    {"sticky", run_sticky, true, direct_sticky, true},
+    {"cooperative-sticky", run_cooperative_sticky, true, direct_cooperative_sticky, true},
     {"server-uniform", run_server_uniform, true, direct_server_uniform},
     {"server-range", run_server_range, true, direct_server_range},
 };
@@ -130,11 +140,13 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         // (the rack-aware server options run the classic code, which reads the CSR)
         if (!e.reads_shared_form || problem.shared_members == 0 || options.server_racks)
             expand_shared_form(problem, shared_storage);
-        const Prepared prepared = prepare(problem);  // validates the rack ids compact_rack_ids reads
+        // (validates the rack ids compact_rack_ids reads)
+        const Prepared prepared = prepare(problem, /*check_claims_now=*/!e.direct_checks_claims);
         CompactRackIds rack_storage;
         compact_rack_ids(problem, rack_storage);
         if (e.direct)
             if (std::optional<AssignResult> direct = e.direct(problem, prepared, options)) return std::move(*direct);
+        if (!prepared.claims_checked) check_claims(problem, prepared);
         PreviousOwners prev = previous_owners(problem, prepared);
         PartitionTally tally(prepared, prev);
         AssignResult result = e.run(problem, prepared, prev, options, tally);

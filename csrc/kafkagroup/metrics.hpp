@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "kafkagroup/ownership.hpp"
@@ -39,6 +40,15 @@ public:
     void withdraw(int32_t m) {
         --loads_[static_cast<std::size_t>(m)];
         ++unassigned_;
+    }
+    // For a builder that counts as it decides (sticky/clean_claims.cpp: by segments, with no previous owners'
+    // array to compare with): every partition counted, with these loads [M], free partitions of subscribed
+    // topics (withheld ones included) and moved partitions.
+    void count_all(std::vector<int64_t> loads, int64_t unassigned, int64_t moved) {
+        loads_ = std::move(loads);
+        unassigned_ = unassigned;
+        moved_ = moved;
+        next_ = pr_.num_partitions;
     }
     int32_t counted() const { return next_; }   // partitions 0 .. counted() - 1 are counted
     const std::vector<int64_t>& loads() const { return loads_; }

@@ -75,10 +75,19 @@ struct Prepared {
     // recomputed up to three times per call, an O(subscriptions) pass each time).
     bool uniform = false;
     std::vector<char> topic_subscribed;  // [T] 1 where some member subscribes to the topic
+    // Every claim names a partition of 0..P-1 (checked by prepare(problem), or by check_claims after
+    // prepare(problem, false)). Until then no claim may be used as an index.
+    bool claims_checked = true;
 
     int32_t topic_of(int32_t partition) const;  // binary search over topic_base
 };
 
-Prepared prepare(const Problem& problem);
+// check_claims_now = false leaves the claims' range check to the caller (claims_checked is then false): for a
+// path that reads the claims once, checking each before it uses it (sticky.hpp, assign_sticky_clean), and calls
+// check_claims only when it gives way. Errors come out as with the check in place: when a later check fails,
+// prepare() checks the claims first.
+Prepared prepare(const Problem& problem, bool check_claims_now = true);
+// Every claim in 0..P-1, else std::invalid_argument naming the first bad claim's member (member order).
+void check_claims(const Problem& problem, const Prepared& prepared);
 
 }  // namespace kafkagroup

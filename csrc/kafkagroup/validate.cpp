@@ -40,7 +40,23 @@ int32_t Prepared::topic_of(int32_t partition) const {
     return static_cast<int32_t>(it - topic_base.begin()) - 1;
 }
 
-Prepared prepare(const Problem& p) {
+void check_claims(const Problem& p, const Prepared& pr) {
+    // One vectorised pass over all the claims; the per-member pass below runs only to name a bad one.
+    uint32_t out_of_range = 0;
+    const uint32_t limit = static_cast<uint32_t>(pr.num_partitions);
+    for (std::size_t i = 0; i < p.owned_partitions.size; ++i)
+        out_of_range |= static_cast<uint32_t>(p.owned_partitions[i]) >= limit;
+    for (std::size_t m = 0; m < static_cast<std::size_t>(pr.num_members) && out_of_range; ++m) {
+        for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
+            int32_t part = p.owned_partitions[i];
+            if (part < 0 || part >= pr.num_partitions)
+                fail("member " + std::to_string(m) + ": owned partition id " + std::to_string(part) +
+                     " is not in 0.." + std::to_string(pr.num_partitions - 1));
+        }
+    }
+}
+
+Prepared prepare(const Problem& p, bool check_claims_now) {
     Prepared out;
     if (p.partition_count.size > static_cast<std::size_t>(std::numeric_limits<int32_t>::max()))
         fail("too many topics");
@@ -130,42 +146,38 @@ Prepared prepare(const Problem& p) {
     out.has_owned = !p.owned_offsets.empty();
     if (out.has_owned) {
         check_offsets(p.owned_offsets, M, p.owned_partitions.size, "owned_offsets", "member");
-        // One vectorised pass over all the claims; the per-member pass below runs only to name a bad one.
-        uint32_t out_of_range = 0;
-        const uint32_t limit = static_cast<uint32_t>(out.num_partitions);
-        for (std::size_t i = 0; i < p.owned_partitions.size; ++i)
-            out_of_range |= static_cast<uint32_t>(p.owned_partitions[i]) >= limit;
-        for (std::size_t m = 0; m < M && out_of_range; ++m) {
-            for (int64_t i = p.owned_offsets[m]; i < p.owned_offsets[m + 1]; ++i) {
-                int32_t part = p.owned_partitions[i];
-                if (part < 0 || part >= out.num_partitions)
-                    fail("member " + std::to_string(m) + ": owned partition id " + std::to_string(part) +
-                         " is not in 0.." + std::to_string(out.num_partitions - 1));
-            }
-        }
+        if (check_claims_now) check_claims(p, out);
+        else out.claims_checked = false;
     } else if (!p.owned_partitions.empty()) {
         fail("owned_partitions given without owned_offsets");
     }
-    if (!p.generation.empty() && p.generation.size != M)
-        fail("generation: expected " + std::to_string(M) + " entries, got " + std::to_string(p.generation.size));
+    // The checks after the claims' place: when one fails with the claims' check deferred, the claims are checked
+    // first, so that the error is the one prepare(problem) gives (the first failing check, in this order).
+    try {
+        if (!p.generation.empty() && p.generation.size != M)
+            fail("generation: expected " + std::to_string(M) + " entries, got " + std::to_string(p.generation.size));
 
-    const bool has_member_racks = !p.member_rack.empty();
-    if (has_member_racks) {
-        if (p.member_rack.size != M)
-            fail("member_rack: expected " + std::to_string(M) + " entries, got " + std::to_string(p.member_rack.size));
-        for (std::size_t m = 0; m < M; ++m)
-            if (p.member_rack[m] < 0) fail("member " + std::to_string(m) + ": negative rack id");
+        const bool has_member_racks = !p.member_rack.empty();
+        if (has_member_racks) {
+            if (p.member_rack.size != M)
+                fail("member_rack: expected " + std::to_string(M) + " entries, got " + std::to_string(p.member_rack.size));
+            for (std::size_t m = 0; m < M; ++m)
+                if (p.member_rack[m] < 0) fail("member " + std::to_string(m) + ": negative rack id");
+        }
+        const bool has_replica_racks = !p.replica_offsets.empty();
+        if (has_replica_racks) {
+            check_offsets(p.replica_offsets, static_cast<std::size_t>(out.num_partitions), p.replica_racks.size,
+                          "replica_offsets", "partition");
+            for (std::size_t i = 0; i < p.replica_racks.size; ++i)
+                if (p.replica_racks[i] <= 0) fail("replica_racks: rack ids must be >= 1 (entry " + std::to_string(i) + ")");
+        } else if (!p.replica_racks.empty()) {
+            fail("replica_racks given without replica_offsets");
+        }
+        out.has_racks = has_member_racks && has_replica_racks;
+    } catch (const std::invalid_argument&) {
+        if (!out.claims_checked) check_claims(p, out);
+        throw;
     }
-    const bool has_replica_racks = !p.replica_offsets.empty();
-    if (has_replica_racks) {
-        check_offsets(p.replica_offsets, static_cast<std::size_t>(out.num_partitions), p.replica_racks.size,
-                      "replica_offsets", "partition");
-        for (std::size_t i = 0; i < p.replica_racks.size; ++i)
-            if (p.replica_racks[i] <= 0) fail("replica_racks: rack ids must be >= 1 (entry " + std::to_string(i) + ")");
-    } else if (!p.replica_racks.empty()) {
-        fail("replica_racks given without replica_offsets");
-    }
-    out.has_racks = has_member_racks && has_replica_racks;
     return out;
 }
 

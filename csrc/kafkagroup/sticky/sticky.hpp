@@ -15,10 +15,13 @@
 //   rack_exchange.cpp         KIP-881, both paths, exact on groups under a work limit: load-keeping chains
 //                             for sticky owners, then rack matches, then weak owners (a fixed point)
 //   stretch_writer.hpp        owner[] written over the previous owners' array, a cache-resident stretch at a time
+//   hand_out.hpp              equal subscriptions without racks: quotas and the keep-and-hand-out walk (one home)
+//   clean_claims.cpp          the same walk read straight from clean claims, a window of partitions at a time
 //   cooperative.cpp           withhold every partition whose owner changes (KIP-429)
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kafkagroup/metrics.hpp"
@@ -42,6 +45,19 @@ std::vector<int32_t> assign_sticky(const Problem& problem, const Prepared& prepa
 // are overwritten.
 AssignResult assign_sticky_call(const Problem& problem, const Prepared& prepared, PreviousOwners& prev,
                                 PartitionTally& tally, bool cooperative);
+
+// The sticky (cooperative = false) or cooperative-sticky call, metrics included, read straight from the claims
+// when they are clean (server/clean_claims.hpp: every claim names a partition of a topic its member subscribes
+// to, no partition is named twice; then every rule of ownership.hpp agrees that a claimed partition's previous
+// owner is its claimant) and the group takes the uniform builder without racks, every member subscribing to
+// every topic that has partitions. Else nullopt, and nothing of the attempt is kept: the general path
+// (previous_owners, assign_sticky_call, compute_metrics) runs from the start and stays the one home of the
+// rules for everything else. The claims need not be checked by prepare(): a claim out of 0..P-1 makes them
+// not clean (it is read, never used as an index), and the general path names it.
+//
+// What it saves (clean_claims.cpp): the claims are read once, and owner[] is written once into fresh memory,
+// as the memory-pass floor does; the general path writes the previous owners' array and reads it back.
+std::optional<AssignResult> assign_sticky_clean(const Problem& problem, const Prepared& prepared, bool cooperative);
 
 // The cooperative adjustment of a sticky target: every partition assigned to a member other than its
 // valid previous owner while some other member still claims it (raw claims, any generation, as Kafka's

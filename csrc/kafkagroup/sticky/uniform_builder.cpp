@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <stdexcept>
 #include <tuple>
 
 #include "kafkagroup/huge_pages.hpp"
 #include "kafkagroup/rack_ids.hpp"
 #include "kafkagroup/runs.hpp"
 #include "kafkagroup/stable_order.hpp"
+#include "kafkagroup/sticky/hand_out.hpp"
 #include "kafkagroup/sticky/stretch_writer.hpp"
 #include "kafkagroup/sticky/sticky_input.hpp"
 
@@ -74,6 +76,21 @@ void append(std::vector<int32_t>& v, int64_t n, int32_t value) {
 
 }  // namespace
 
+std::vector<int64_t> quotas_by_owned(const std::vector<int64_t>& owned, int64_t N) {
+    const int64_t M = static_cast<int64_t>(owned.size()), q = N / M, r = N % M;
+    std::vector<int64_t> quota(owned.size(), q);
+    if (r == 0) return quota;
+    // The r members owning the most are those above the r-th largest count v, then the lowest ids at v.
+    std::vector<int64_t> counts(owned);
+    std::nth_element(counts.begin(), counts.begin() + (r - 1), counts.end(), std::greater<int64_t>());
+    const int64_t v = counts[static_cast<std::size_t>(r - 1)];
+    int64_t at_v = r;   // q + 1 quotas left for members owning exactly v, once those above v took theirs
+    for (int64_t m = 0; m < M; ++m) at_v -= owned[m] > v;
+    for (int64_t m = 0; m < M; ++m)
+        if (owned[m] > v || (owned[m] == v && at_v-- > 0)) quota[m] = q + 1;
+    return quota;
+}
+
 std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally, std::vector<int32_t>* over,
                                    Transfers* transfers) {
     // Without racks owner[] is written once, in partition order, run by run (see the two passes below that do
@@ -120,17 +137,7 @@ std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally, std::
     }
     std::vector<int64_t> quota(static_cast<std::size_t>(M), q);
     if (r > 0 && !in.weak_owner) {
-        // Without weak owners the order below is by owned alone (owned > q follows from owned), ties to the
-        // lower id: the r members owning the most are those above the r-th largest count v, then the lowest
-        // ids at v. O(M) with nth_element; the partial sort took O(M log r) (3,600 of 7,200 members after
-        // churn at 4M partitions: ~4% of the call).
-        std::vector<int64_t> counts(owned);
-        std::nth_element(counts.begin(), counts.begin() + (r - 1), counts.end(), std::greater<int64_t>());
-        const int64_t v = counts[static_cast<std::size_t>(r - 1)];
-        int64_t at_v = r;   // q + 1 quotas left for members owning exactly v, once those above v took theirs
-        for (int32_t m = 0; m < M; ++m) at_v -= owned[m] > v;
-        for (int32_t m = 0; m < M; ++m)
-            if (owned[m] > v || (owned[m] == v && at_v-- > 0)) quota[m] = q + 1;
+        quota = quotas_by_owned(owned, N);
     } else if (r > 0) {
         // The q + 1 quotas go first to members that keep one more owned partition with it (owned > q:
         // any r of those give the most kept), then to members that keep one more weakly owned partition
@@ -152,70 +159,40 @@ std::vector<int32_t> build_uniform(const Input& in, PartitionTally* tally, std::
         // the lowest id below quota counting those kept loads, exactly as the two passes below hand it out
         // (free partitions in partition order, the member pointer only moving up).
         //
-        // The pass goes by runs of one sticky owner (or of none) within a topic, and writes owner[] once, in
-        // partition order, over the previous owners' array (stretch_writer.hpp: no second P-sized array, no
-        // -1 fill, and the tally and the cooperative transfers see each stretch in the cache), with no
-        // per-partition counter increments (runs.hpp). A run's first min(length, room) partitions stay with
-        // its owner, the rest go out in blocks to the members below quota, as one partition at a time would.
+        // The pass (HandOut, hand_out.hpp, which clean_claims.cpp shares) goes by runs of one sticky owner (or
+        // of none) within a topic, and writes owner[] once, in partition order, over the previous owners' array
+        // (stretch_writer.hpp: no second P-sized array, no -1 fill, and the tally and the cooperative transfers
+        // see each stretch in the cache), with no per-partition counter increments (runs.hpp). A run's first
+        // min(length, room) partitions stay with its owner, the rest go out in blocks to the members below
+        // quota, as one partition at a time would. (With clean claims and every topic subscribed the engine
+        // takes clean_claims.cpp's path instead, which reads the claims once and makes no previous owners' array.)
         std::vector<int32_t> copy;   // when the caller keeps its previous owners: a copy to write over
         if (!over) {
             copy.assign(in.sticky_owner, in.sticky_owner + in.P);
             over = &copy;
         }
-        // Without cooperative transfers the metrics' per-partition count is known here, run by run: the loads are
-        // load[] at the end, every subscribed partition is placed, and a partition moved when it is handed out
-        // while it has a valid owner (that owner is at quota then, so it is not the member it goes to). The tally
-        // then reads no stretch back (a pass over both arrays: a fifth of a 10k-partition call after churn).
-        // Transfers change owner[] after it is written (a withheld partition counts as free): counted by stretch.
+        // Without cooperative transfers the metrics' per-partition count is known here, segment by segment: the
+        // loads are the walk's at the end, every subscribed partition is placed, and a partition moved when it
+        // goes to another member than its valid previous owner. The tally then reads no stretch back (a pass over
+        // both arrays: a fifth of a 10k-partition call after churn). Transfers change owner[] after it is written
+        // (a withheld partition counts as free): counted by stretch.
         const bool count_here = tally && !transfers;
         int64_t moved = 0;
         StretchWriter out(over->data(), in.P, count_here ? nullptr : tally, transfers);
-        std::vector<int64_t> kept(static_cast<std::size_t>(M), 0);
-        for (int32_t k = 0; k < M; ++k) load[k] = std::min(owned[k], quota[k]);
-        const int32_t* const sticky_owner = in.sticky_owner;
-        int32_t next = 0;  // lowest member that may still be below quota
+        HandOut hand_out(owned, quota);
+        const auto write = [&out, &moved](int64_t n, int32_t m, int32_t before) {
+            if (n == 1) out.push(m);
+            else out.append(n, m);
+            if (before >= 0 && before != m) moved += n;
+        };
         for (int32_t t = 0; t < in.T; ++t) {
-            const int32_t end = in.topic_end(t);
-            if (!in.subscribed(t)) {
-                out.append(end - in.topic_begin(t), kUnassigned);
-                continue;
-            }
-            for (int32_t part = in.topic_begin(t); part < end;) {
-                const int32_t o = sticky_owner[part];
-                const int32_t run = run_end(sticky_owner, part, end);
-                if (run - part == 1) {  // short runs: a block partition by partition, as one run each
-                    for (const int32_t stop = std::min(end, part + kShortRunBlock); part < stop; ++part) {
-                        const int32_t k = sticky_owner[part];
-                        if (k >= 0 && kept[k] < quota[k]) {
-                            out.push(k);
-                            ++kept[k];
-                            continue;
-                        }
-                        while (load[next] >= quota[next]) ++next;
-                        out.push(next);
-                        ++load[next];
-                        moved += k >= 0;
-                    }
-                    continue;
-                }
-                if (o >= 0 && kept[o] < quota[o]) {
-                    const int64_t n = std::min<int64_t>(quota[o] - kept[o], run - part);
-                    out.append(n, o);
-                    kept[o] += n;
-                    part += static_cast<int32_t>(n);
-                }
-                while (part < run) {
-                    while (load[next] >= quota[next]) ++next;  // quotas sum to N: one is below quota
-                    const int64_t n = std::min<int64_t>(quota[next] - load[next], run - part);
-                    out.append(n, next);
-                    load[next] += n;
-                    if (o >= 0) moved += n;
-                    part += static_cast<int32_t>(n);
-                }
-            }
+            const int32_t begin = in.topic_begin(t), end = in.topic_end(t);
+            if (!in.subscribed(t)) out.append(end - begin, kUnassigned);
+            else if (!hand_out.walk(in.sticky_owner + begin, end - begin, write))
+                throw std::logic_error("build_uniform: no member below quota (owned counts above the previous owners')");
         }
         out.finish();
-        if (count_here) tally->count_known(in.P, load.data(), /*unassigned=*/0, moved);
+        if (count_here) tally->count_known(in.P, hand_out.loads().data(), /*unassigned=*/0, moved);
         return std::move(*over);
     }
     if (in.rack_aware) owner = advised_vector(static_cast<std::size_t>(in.P), kUnassigned);
