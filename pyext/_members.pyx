@@ -12,6 +12,10 @@ read_specs(subscriptions, aliases, columns) -> (ids, column 0, ..., column colum
     member id is not a str. Cost: one lookup per key of each spec, ~0.1 us per member, against ~20 us
     for the general path.
 
+same_items(a, b) -> bool
+    a and b (lists) hold the very same objects in the same order (compared by address, no __eq__ called).
+    kafkagroup.model reuses what it derived from the last call's member ids when they are the same objects.
+
 plain_counts(counts) -> (names list, counts list) or None
     counts: topic -> partition count. The keys and values in the dict's order when every key is a str and
     every value an int (not a bool) in 0 .. 2^31-1; None otherwise. kafkagroup.model compares the pair with
@@ -321,3 +325,11 @@ def plain_counts(dict counts):
         kg_list_put(<PyObject*>values, i, value)
         i += 1
     return names, values
+
+
+def same_items(list a, list b):
+    # One memcmp of the two item arrays: the same objects (addresses), in the same order.
+    cdef Py_ssize_t n = PyList_GET_SIZE(a)
+    if PyList_GET_SIZE(b) != n:
+        return False
+    return n == 0 or memcmp(KG_SEQ_ITEMS(<PyObject*>a), KG_SEQ_ITEMS(<PyObject*>b), n * sizeof(PyObject*)) == 0
