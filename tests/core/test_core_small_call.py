@@ -156,3 +156,22 @@ def test_the_kept_offsets_follow_the_group_size():
         assert group.sub_offsets.tolist() == [2 * i for i in range(members + 1)]
         result = kafkagroup.assign("server-range", {"t0": 7, "t1": 2}, {f"m{i}": ["t0", "t1"] for i in range(members)})
         assert sum(result.assignment.counts().values()) == 9
+
+
+def test_one_id_beyond_the_bmp_anywhere_in_the_group_orders_members_as_java_does():
+    # The builder scans the group's id bytes once for a character beyond U+FFFF (byte order and Java's UTF-16
+    # order differ only then: U+10000 sorts before U+E000 in Java). One such id among many, in any place.
+    from kafkagroup.java_order import java_string_key
+    rng = random.Random(5)
+    for place in (0, 25, 51):
+        ids = [f"m{i:03d}" for i in range(50)] + ["\ue000"]
+        ids.insert(place, "\U00010000")
+        rng.shuffle(ids)
+        group = build_group({"t0": 3}, {i: ["t0"] for i in ids})
+        assert group.members == sorted(ids, key=java_string_key)
+        assert group.members.index("\U00010000") < group.members.index("\ue000")
+    # static members by instance id, the character beyond U+FFFF only in an instance id
+    members = {f"m{i:03d}": {"topics": ["t0"]} for i in range(20)}
+    members["m005"]["instance"] = "\ue000"
+    members["m017"]["instance"] = "\U00010000"
+    assert build_group({"t0": 3}, members).members[:2] == ["m017", "m005"]
