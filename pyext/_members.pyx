@@ -28,7 +28,8 @@ address_table(names) -> (keys uint64[], values int32[])
 
 code_topic_lists(lists, code, seed=None) -> (offsets int64[M+1] or None, codes int32[n], bad)
     lists: one topic list (list or tuple of str, or None: no topics) per member. code: name -> int32 code; a name not in it
-    is added with the next code (len(code)), as model.build_group's dict.setdefault does. A member whose
+    is added with the next code (len(code)), as model.build_group's dict.setdefault does (a str
+    subclass is a name too, looked up by its own __eq__ / __hash__). A member whose
     list is the previous member's list object, or holds the very same str objects in the same order, is
     recognised without a dict lookup (members of a group mostly send the same list). When every member's
     list is equal to the first one's, offsets is None and codes is that one list (the homogeneous form);
@@ -46,6 +47,7 @@ from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.unicode cimport PyUnicode_Check
 
 cnp.import_array()
 
@@ -266,7 +268,7 @@ def code_topic_lists(list lists, dict code, object seed=None):
                     item = items[i]
                     c = by_address.find(item)
                     if c < 0:
-                        if not KG_IS_STR(item):
+                        if not PyUnicode_Check(<object>item):   # (a str subclass is a name, as check_topics says)
                             return None, None, m
                         found = PyDict_GetItem(code, <object>item)
                         if found is NULL:

@@ -268,3 +268,157 @@ def test_claims_changed_by_user_code_while_read_are_refused_not_overrun():
         _claims.intern_claims([first, Growing()], {"t": 0})
     offsets, slots, parts, bad = _claims.intern_claims([[("t", 0)], {"t": [1]}], {"t": 0})
     assert offsets.tolist() == [0, 1, 2] and parts.tolist() == [0, 1] and bad == -1
+
+
+# ---- the one-walk reader of plain compact members (kafkagroup._claims._CompactReader) ----
+
+class SubStr(str):
+    pass
+
+
+class SubSet(set):
+    pass
+
+
+class SubDict(dict):
+    pass
+
+
+def _with_dummy(parts):
+    """A set holding `parts` that lost an item (its table keeps a deleted entry): read by the general scan."""
+    s = set(parts) | {10**6}
+    s.discard(10**6)
+    return s
+
+
+ODD_PARTITIONS = st.one_of(st.integers(-3, 40), st.sampled_from([2**30 - 1, 2**30, -2**30, 2**31, 2**40, 2**63 - 1,
+                                                                 2**63, 2**70, -2**64, True, False]))
+ODD_CONTAINERS = ["set", "frozenset", "dummy", "subset", "list", "tuple", "big", "np"]
+
+
+def _odd_container(kind, parts):
+    if kind == "set":
+        return set(parts)
+    if kind == "frozenset":
+        return frozenset(parts)
+    if kind == "dummy":
+        return _with_dummy(parts)
+    if kind == "subset":
+        return SubSet(parts)
+    if kind == "tuple":
+        return tuple(parts)
+    if kind == "big":   # more than a small set's 5 items: a table of its own
+        return set(parts) | set(range(100, 120))
+    if kind == "np" and all(type(p) is int and -2**63 <= p < 2**63 for p in parts):
+        return {np.int64(p) for p in parts}
+    return list(parts)
+
+
+@st.composite
+def odd_compact_groups(draw):
+    """Groups mixing compact members of every odd shape with pairs members: empty containers, partitions huge,
+    negative, bool, past int64; set subclasses, frozensets, sets with deleted entries, numpy integers; a dict
+    subclass; str-subclass and unknown topics (a non-str topic only with no partitions, else it is an error);
+    the same partition claimed by several members."""
+    names = ["t0", "t1", "t2", "gone"]
+    specs = {}
+    for i in range(draw(st.integers(0, 6))):
+        spec: dict = {"topics": draw(st.lists(st.sampled_from(names[:3]), max_size=3, unique=True))}
+        form = draw(st.sampled_from(["compact", "compact", "compact", "pairs", "none"]))
+        if form == "compact":
+            owned = {}
+            for topic in draw(st.lists(st.sampled_from(names + ["sub", "int"]), max_size=4, unique=True)):
+                parts = draw(st.lists(ODD_PARTITIONS, max_size=4, unique_by=lambda p: (type(p), p)))
+                key = SubStr("t1") if topic == "sub" else 7 if topic == "int" else topic
+                if key == 7 and draw(st.booleans()):
+                    parts = []
+                owned[key] = _odd_container(draw(st.sampled_from(ODD_CONTAINERS)), parts)
+            spec["owned"] = SubDict(owned) if draw(st.integers(0, 4)) == 0 else owned
+        elif form == "pairs":
+            spec["owned"] = draw(st.lists(st.tuples(st.sampled_from(names), st.integers(-1, 5)), max_size=4))
+        specs[f"m{i}"] = spec
+    return {"t0": 3, "t1": 40, "t2": 1}, specs
+
+
+def _pairs_of(specs):
+    out = {}
+    for member_id, spec in specs.items():
+        spec = dict(spec)
+        if isinstance(spec.get("owned"), dict):
+            spec["owned"] = [(topic, p) for topic, parts in spec["owned"].items() for p in parts]
+        out[member_id] = spec
+    return out
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(odd_compact_groups(), st.booleans())
+def test_odd_compact_claims_build_what_their_pairs_build(case, strict):
+    metadata, specs = case
+    expected = _named(lambda: build_group(metadata, _pairs_of(specs), strict=strict))
+    assert _named(lambda: build_group(metadata, specs, strict=strict)) == expected
+    assert _named(lambda: _general(metadata, specs, strict)) == expected
+
+
+@pytest.mark.parametrize("kind", ["set", "frozenset", "dummy", "list", "tuple"])
+def test_a_one_item_set_is_read_wherever_its_item_sits(kind):
+    """A one-item set's item sits in the slot its hash picks (p & 7 in a small set): every slot read."""
+    metadata = {"t": 64}
+    specs = {f"m{p:02d}": {"topics": ["t"], "owned": {"t": _odd_container(kind, [p])}} for p in range(64)}
+    group = build_group(metadata, specs)
+    assert group.owned_partitions.tolist() == list(range(64))
+    assert group.owned_offsets.tolist() == list(range(65))
+
+
+def test_many_members_mixing_forms_read_as_pairs():
+    """Compact members beside pairs members (the pairs read from their lists, the compact ones copied from the
+    reader's buffers, member by member), more topics than the reader remembers by position (64), containers
+    growing from member to member (the buffers' growth)."""
+    metadata = {f"t{k:03d}": 50 for k in range(80)}
+    names = list(metadata)
+    specs = {}
+    for i in range(300):
+        topics = names[i % 7:] if i % 3 else names[::-1]
+        owned = {t: {(i + k) % 50, (3 * i + k) % 50} for k, t in enumerate(topics[: 1 + i % 80])}
+        specs[f"m{i:03d}"] = {"topics": names, "owned": owned if i % 4 else [(t, p) for t, ps in owned.items() for p in ps]}
+    assert _named(lambda: build_group(metadata, specs, strict=False)) == \
+        _named(lambda: build_group(metadata, _pairs_of(specs), strict=False))
+
+
+def test_a_str_subclass_names_a_topic_in_claims_and_subscriptions():
+    """A str subclass is a topic name (isinstance(topic, str), as owned_pairs and check_topics say), read by
+    name: it used to stop the native readers and fail an internal check (AssertionError)."""
+    plain = build_group({"t0": 3, "t1": 2}, {"C0": {"topics": ["t0", "t1"], "owned": [("t0", 1), ("t1", 0)]}})
+    for owned in ([(SubStr("t0"), 1), ("t1", 0)], {SubStr("t0"): {1}, "t1": [0]}, {SubStr("t0"): [1], SubStr("t1"): (0,)}):
+        for topics in (["t0", "t1"], [SubStr("t0"), "t1"]):
+            group = build_group({"t0": 3, "t1": 2}, {"C0": {"topics": topics, "owned": owned}})
+            assert group.topics == plain.topics
+            assert group.owned_partitions.tolist() == plain.owned_partitions.tolist()
+
+
+class _Mutating(np.int64):
+    """A partition number whose int() runs user code: `then()` once, when first read."""
+
+    def __new__(cls, value, then):
+        self = super().__new__(cls, value)
+        self.then = then
+        return self
+
+    def __int__(self):
+        then, self.then = self.then, None
+        if then is not None:
+            then()
+        return int(np.int64(self))
+
+
+def test_a_set_grown_while_read_is_refused_not_overrun():
+    parts: set = set()
+    parts.add(_Mutating(1, lambda: parts.update(range(100, 5000))))
+    with pytest.raises(RuntimeError, match="owned partitions of topic 't' changed while they were read"):
+        build_group({"t": 10}, {"C0": {"topics": ["t"], "owned": {"t": parts}}})
+
+
+def test_a_list_shortened_while_read_is_refused_not_read_past_its_end():
+    parts: list = []
+    parts.extend([_Mutating(0, lambda: parts.clear()), 1, 2])
+    with pytest.raises(RuntimeError, match="owned partitions of topic 't' changed while they were read"):
+        build_group({"t": 10}, {"C0": {"topics": ["t"], "owned": {"t": parts}}})
