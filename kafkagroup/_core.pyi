@@ -82,8 +82,9 @@ def build_groups(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: 
                  sub_names: NamesArg, owned_offsets: np.ndarray | None, owned_names: NamesArg | None,
                  owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
                  generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool,
-                 sub_same: np.ndarray | None = None) -> dict[str, Any]:
-    """sub_same uint8[M]: 1 where a member lists the codes of the member before it."""
+                 sub_same: np.ndarray | None = None, lean: bool = False) -> dict[str, Any] | tuple[Any, ...]:
+    """sub_same uint8[M]: 1 where a member lists the codes of the member before it. lean=True: a batch of one
+    group, the tuple of what kafkagroup.model.build_group reads (see the native docstring)."""
 def assignment_rows(group_ids: StringsArg, member_ids: StringsArg, topic_names: StringsArg, member_offsets: np.ndarray,
                     member_perm: np.ndarray, topic_offsets: np.ndarray, part_offsets: np.ndarray, owner: np.ndarray,
                     g0: int, g1: int) -> tuple[int, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray],

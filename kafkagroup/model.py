@@ -36,7 +36,6 @@ import numpy as np
 # (imported once here, not inside build_group: an import statement costs ~10k instructions a call, a tenth
 # of a 100-member group's whole call)
 from kafkagroup import _claims, _codec, _core, _members
-from kafkagroup.batch import USES_GENERATION, USES_MEMBER_RACK, USES_OWNED, USES_REPLICA_RACKS
 from kafkagroup.engine import MAX_PARTITIONS
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.java_order import java_sort
@@ -357,9 +356,9 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
     # unknown ones, a topic listed twice -- depends only on the distinct lists, and the row it returns is
     # every member's (CompactGroup.shared_topics).
     shared = cols.sub_offsets is None and members > 0
+    member_offsets, shared_offsets = _batch_offsets(members, len(cols.sub_codes))
     if shared:
-        sub_offsets = np.full(members + 1, len(cols.sub_codes), dtype=np.int64)
-        sub_offsets[0] = 0
+        sub_offsets = shared_offsets
     else:
         sub_offsets = cols.sub_offsets if cols.sub_offsets is not None else np.zeros(members + 1, dtype=np.int64)
 
@@ -400,57 +399,73 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         generation = np.fromiter(cols.generation, dtype=np.int64, count=members)
 
     instances = cols.instance
-    built = _core.build_groups(
-        catalog, np.array([0, members], dtype=np.int64), utf8_strings(cols.ids),
+    # (lean: only what this group uses, as a tuple, see _core.build_groups; the owned codes are int32 already)
+    (errors, inputs, dropped, rows_up, perm, rows, partition_count, topic_base, built_sub_offsets, sub_topics,
+     owned_offsets_out, owned_partitions_out, generation_out, member_rack_out, replica_offsets, replica_racks,
+     unknown, rack_codes) = _core.build_groups(
+        catalog, member_offsets, _id_strings(cols.ids),
         utf8_strings(instances) if instances is not None and any(i is not None for i in instances) else None,
         sub_offsets, None, (*dictionary, cols.sub_codes),
-        owned_offsets, None if owned_codes is None else (*dictionary, owned_codes.astype(np.int32)),
-        owned_partition, None, generation, member_rack, strict)
-    if built["errors"]:
-        _, err, a, b, c = built["errors"][0]
+        owned_offsets, None if owned_codes is None else (*dictionary, owned_codes.astype(np.int32, copy=False)),
+        owned_partition, None, generation, member_rack, strict, lean=True)
+    if errors:
+        _, err, a, b, c = errors[0]
         raise InvalidGroupError(build_error_text(err, a, b, c, _GroupNames(cols, names, specs)))
 
-    perm = built["member_perm"]
-    rows = built["topic_row"]
     # (a Java-ordered catalog whose every topic the group reads -- a homogeneous group -- names its first rows)
-    topics = names[:rows.size] if _counts_up(rows) else [names[r] for r in rows.tolist()]
-    partition_count = built["partition_count"]
-    topic_base = built["part_offsets"]   # (a batch of one group, built without error: its topics' bases from 0)
+    topics = names[:rows.size] if rows_up else [names[r] for r in rows.tolist()]
     racks_by_code = list(rack_code)
-    inputs = int(built["group_inputs"][0])
-    sub_names = [names[c] for c in cols.sub_codes.tolist()] if built["unknown_entries"].size else []
-    ids = cols.ids   # (a list of our own: read_specs' or the general path's)
-    if not (perm.size == members and _counts_up(perm)):   # already in MemberInfo order
-        ids = [ids[i] for i in perm.tolist()]
+    sub_names = [names[c] for c in cols.sub_codes.tolist()] if unknown else []
+    ids = cols.ids if perm is None else [cols.ids[i] for i in perm.tolist()]   # (perm None: in MemberInfo order)
     return CompactGroup(
-        topics=topics, members=ids,
-        racks=[None] + [racks_by_code[c] for c in built["rack_codes"].tolist()],
-        partition_count=partition_count, topic_base=topic_base,
-        sub_offsets=None if shared else built["sub_offsets"], sub_topics=None if shared else built["sub_topics"],
-        shared_topics=built["sub_topics"] if shared else None,
-        owned_offsets=built["owned_offsets"] if inputs & USES_OWNED else None,
-        owned_partitions=built["owned_partitions"] if inputs & USES_OWNED else None,
-        generation=built["generation"] if inputs & USES_GENERATION else None,
-        member_rack=built["member_rack"] if inputs & USES_MEMBER_RACK else None,
-        replica_offsets=built["replica_offsets"] if inputs & USES_REPLICA_RACKS else None,
-        replica_racks=built["replica_racks"] if inputs & USES_REPLICA_RACKS else None,
-        unknown_topics=[sub_names[e] for e in built["unknown_entries"].tolist()],
-        dropped_claims=int(built["dropped_claims"][0]),
-        dropped=_dropped_claims(cols, owned_offsets, owned_codes, owned_partition, names, specs, built["topic_row"])
-        if built["dropped_claims"][0] else [])
+        topics=topics, members=ids,   # (ids: a list of our own either way)
+        racks=[None] + [racks_by_code[c] for c in rack_codes],
+        partition_count=partition_count,
+        topic_base=topic_base,   # (a batch of one group, built without error: its topics' bases from 0)
+        sub_offsets=None if shared else built_sub_offsets, sub_topics=None if shared else sub_topics,
+        shared_topics=sub_topics if shared else None,
+        owned_offsets=owned_offsets_out, owned_partitions=owned_partitions_out,
+        generation=generation_out, member_rack=member_rack_out,
+        replica_offsets=replica_offsets, replica_racks=replica_racks,
+        unknown_topics=[sub_names[e] for e in unknown],
+        dropped_claims=dropped,
+        dropped=_dropped_claims(cols, owned_offsets, owned_codes, owned_partition, names, specs, rows) if dropped else [])
 
 
-_ZERO_UP = np.arange(1024, dtype=np.int64)   # 0, 1, 2, ...: grown (replaced whole) when a longer run is asked
+# The member offsets of a batch of one group and the subscription offsets of its shared form ([0, k, ..., k]),
+# kept for the last (members, k) asked: the same group size call after call costs no array (np.full and
+# np.array cost ~1 us each on a small group). Read-only: only the native builder reads them.
+_last_offsets: tuple = (None, None, None)
 
 
-def _counts_up(values: np.ndarray) -> bool:
-    """values == 0, 1, ..., n-1 (one comparison with a kept range: np.array_equal with a fresh np.arange
-    costs several times as much on the short arrays of a small group)."""
-    global _ZERO_UP
-    n = values.size
-    if n > _ZERO_UP.size:
-        _ZERO_UP = np.arange(max(n, 2 * _ZERO_UP.size), dtype=np.int64)
-    return bool((values == _ZERO_UP[:n]).all())
+def _batch_offsets(members: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    global _last_offsets
+    key, member_offsets, shared_offsets = _last_offsets
+    if key != (members, k):
+        member_offsets = np.array([0, members], dtype=np.int64)
+        shared_offsets = np.full(members + 1, k, dtype=np.int64)
+        shared_offsets[0] = 0
+        member_offsets.flags.writeable = shared_offsets.flags.writeable = False
+        _last_offsets = ((members, k), member_offsets, shared_offsets)
+    return member_offsets, shared_offsets
+
+
+# The member ids of the last group built and their UTF-8 layout (utf8_strings): a coordinator or a planning
+# loop assigns the same members call after call, and laying out their ids was ~250 instructions a member. The
+# ids are a copy of our own (the group's list goes to the caller in CompactGroup.members), so the str objects
+# stay alive and an equal address means the same string; the tuple is replaced whole.
+_last_ids: tuple = ([], _codec.utf8_strings([]))
+
+
+def _id_strings(ids: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """utf8_strings(ids), reused when `ids` holds the very str objects of the last call's, in the same order."""
+    global _last_ids
+    last, layout = _last_ids
+    if _members.same_items(ids, last):
+        return layout
+    layout = utf8_strings(ids)
+    _last_ids = (list(ids), layout)
+    return layout
 
 
 # The last plain metadata (topic -> partition count, no replica racks) build_group read, and what it derived

@@ -504,7 +504,51 @@ void put_built(py::dict& d, BuiltGroups&& b) {
     d["errors"] = errors;
 }
 
-py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
+// A counting run 0, 1, ..., n-1 (a permutation or a row list that is the identity).
+template <class T>
+bool counts_up(const std::vector<T>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (v[i] != static_cast<T>(i)) return false;
+    return true;
+}
+
+template <class T>
+py::list int_list(const std::vector<T>& v) {
+    py::list out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = py::int_(static_cast<int64_t>(v[i]));
+    return out;
+}
+
+// build_groups' result for a batch of one group, as kafkagroup.model.build_group reads it (lean=True): a tuple
+// (errors, inputs, dropped, rows_up, member_perm, topic_row, partition_count, part_offsets, sub_offsets,
+//  sub_topics, owned_offsets, owned_partitions, generation, member_rack, replica_offsets, replica_racks,
+//  unknown_entries, rack_codes): only the arrays the group uses (an optional input it does not use is None),
+// counts as ints, short lists as lists, member_perm None when it is the identity, rows_up whether topic_row is
+// 0..n-1. Each numpy array costs ~2.5k instructions and each dict key made from a char* ~1k: the full dict's 21
+// arrays were an eighth of a 100-member call (issue 21).
+py::tuple lean_built(BuiltGroups&& b) {
+    py::list errors;
+    for (const BuildError& e : b.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
+    const int inputs = b.group_inputs.empty() ? 0 : b.group_inputs[0];
+    auto optional = [&](int bit, auto&& v) -> py::object {
+        if (!(inputs & bit)) return py::none();
+        return owned_array(std::move(v));
+    };
+    const bool rows_up = counts_up(b.topic_row);
+    py::object perm = counts_up(b.member_perm) ? py::object(py::none()) : py::object(owned_array(std::move(b.member_perm)));
+    return py::make_tuple(errors, inputs, b.dropped_claims.empty() ? 0 : b.dropped_claims[0], rows_up, perm,
+                          owned_array(std::move(b.topic_row)), owned_array(std::move(b.partition_count)),
+                          owned_array(std::move(b.part_offsets)), owned_array(std::move(b.sub_offsets)),
+                          owned_array(std::move(b.sub_topics)), optional(kInputOwned, std::move(b.owned_offsets)),
+                          optional(kInputOwned, std::move(b.owned_partitions)),
+                          optional(kInputGeneration, std::move(b.generation)),
+                          optional(kInputMemberRack, std::move(b.member_rack)),
+                          optional(kInputReplicaRacks, std::move(b.replica_offsets)),
+                          optional(kInputReplicaRacks, std::move(b.replica_racks)), int_list(b.unknown_entries),
+                          int_list(b.rack_codes));
+}
+
+py::object build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
                              const py::object& member_ids, const py::object& instance_ids,
                              const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
                              const py::object& sub_names, const std::optional<Array<int64_t>>& owned_offsets,
@@ -512,13 +556,19 @@ py::dict build_groups_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
                              const std::optional<Array<uint8_t>>& owned_partition_valid,
                              const std::optional<Array<int64_t>>& generation,
                              const std::optional<Array<int32_t>>& member_rack, bool strict,
-                             const std::optional<Array<uint8_t>>& sub_same) {
+                             const std::optional<Array<uint8_t>>& sub_same, bool lean) {
     const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
                                owned_names, owned_partition, owned_partition_valid, generation, member_rack, sub_same);
     BuiltGroups b;
     {
         py::gil_scoped_release release;
         b = build_groups(catalog, args.in, strict);
+    }
+    if (lean) {
+        if (member_offsets.size() != 2)
+            throw std::invalid_argument("build_groups: lean=True reads a batch of one group, got " +
+                                        std::to_string(member_offsets.size() - 1) + " groups");
+        return lean_built(std::move(b));
     }
     py::dict d;
     put_built(d, std::move(b));
@@ -541,11 +591,16 @@ void bind_group_builder(py::module_& m) {
           py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
           py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
           py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
-          py::arg("sub_same") = py::none(),
+          py::arg("sub_same") = py::none(), py::arg("lean") = false,
           "Names -> the GroupBatch arrays of many groups (csrc/kafkagroup/group_builder.hpp), GIL released.\n"
           "String columns are (offsets int64, bytes uint8, valid uint8 or None[, codes int32 or None]).\n"
           "sub_same uint8[M] (optional): 1 where a member lists the codes of the member before it.\n"
-          "Returns a dict of numpy arrays plus 'errors': [(group, code, a, b, c)].");
+          "Returns a dict of numpy arrays plus 'errors': [(group, code, a, b, c)]. lean=True (a batch of one group,\n"
+          "kafkagroup.model.build_group's) returns instead the tuple (errors, inputs, dropped, rows_up, member_perm,\n"
+          "topic_row, partition_count, part_offsets, sub_offsets, sub_topics, owned_offsets, owned_partitions,\n"
+          "generation, member_rack, replica_offsets, replica_racks, unknown_entries, rack_codes): optional arrays the\n"
+          "group does not use are None, member_perm is None when it is the identity, rows_up says topic_row is\n"
+          "0..n-1, inputs and dropped are ints, unknown_entries and rack_codes lists.");
     m.def("java_compare", [](const std::string& a, const std::string& b) { return java_compare(a, b); },
           py::arg("a"), py::arg("b"), "Java's String.compareTo sign over two UTF-8 strings.");
 }

@@ -12,6 +12,10 @@ read_specs(subscriptions, aliases, columns) -> (ids, column 0, ..., column colum
     member id is not a str. Cost: one lookup per key of each spec, ~0.1 us per member, against ~20 us
     for the general path.
 
+same_items(a, b) -> bool
+    a and b (lists) hold the very same objects in the same order (compared by address, no __eq__ called).
+    kafkagroup.model reuses what it derived from the last call's member ids when they are the same objects.
+
 plain_counts(counts) -> (names list, counts list) or None
     counts: topic -> partition count. The keys and values in the dict's order when every key is a str and
     every value an int (not a bool) in 0 .. 2^31-1; None otherwise. kafkagroup.model compares the pair with
@@ -89,11 +93,12 @@ def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
     # A spec's keys are mostly the very str objects of every other spec (literals, json's memo): a key's
     # column and rank are remembered by its address (valid for the call: the specs hold their keys), which
     # spares a dict lookup per key; no reference count is touched but for the values kept.
-    cdef Py_ssize_t members = len(subscriptions), m = 0, k, j, pos = 0, inner, rank, n_cached = 0
+    # A spec's entries are read up to its size (no last PyDict_Next to find the end: a third of the calls of a
+    # two-key spec), and a column's list is made when a spec first fills it (most specs fill two of five).
+    cdef Py_ssize_t members = len(subscriptions), m = 0, k, j, pos = 0, inner, rank, n_cached = 0, left
     cdef list ids = [None] * members
     cdef list cols = [None] * columns
-    cdef bint filled[MAX_COLUMNS]
-    cdef PyObject* col_lists[MAX_COLUMNS]
+    cdef PyObject* col_lists[MAX_COLUMNS]   # NULL until the column is first filled
     cdef PyObject* cached_key[KEY_CACHE]
     cdef int cached_where[KEY_CACHE]      # column * 256 + rank, or -1: a key no column reads
     cdef int where
@@ -106,9 +111,7 @@ def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
     if not 0 <= columns <= MAX_COLUMNS:
         raise ValueError(f"read_specs reads at most {MAX_COLUMNS} columns, asked for {columns}")
     for k in range(columns):
-        cols[k] = [None] * members
-        col_lists[k] = <PyObject*>cols[k]
-        filled[k] = False
+        col_lists[k] = NULL
     member_ids = <PyObject**>malloc((members + 1) * sizeof(PyObject*))
     specs = <PyObject**>malloc((members + 1) * sizeof(PyObject*))
     ranks = <signed char*>malloc(columns * members + 1)
@@ -134,7 +137,9 @@ def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
                 return None
             kg_list_put(<PyObject*>ids, m, member_ids[m])
             inner = 0
-            while PyDict_Next(<object>specs[m], &inner, &key, &value):
+            left = PyDict_Size(<object>specs[m])
+            while left > 0 and PyDict_Next(<object>specs[m], &inner, &key, &value):
+                left -= 1
                 if value == <PyObject*>None:
                     continue
                 if not KG_IS_STR(key):
@@ -155,17 +160,16 @@ def read_specs(dict subscriptions, dict aliases, Py_ssize_t columns):
                 k = where >> 8
                 rank = where & 255
                 if rank < ranks[k * members + m]:
+                    if col_lists[k] is NULL:
+                        cols[k] = [None] * members
+                        col_lists[k] = <PyObject*>cols[k]
                     kg_list_put(col_lists[k], m, value)
                     ranks[k * members + m] = <signed char>rank
-                    filled[k] = True
     finally:
         free(member_ids)
         free(specs)
         free(ranks)
-    for k in range(columns):
-        if not filled[k]:
-            cols[k] = None
-    return (ids, *cols)
+    return (ids, *cols)   # (a column nobody filled is still None)
 
 
 cdef int _alias_column(dict aliases, PyObject* key, Py_ssize_t columns) except -3:
@@ -323,3 +327,11 @@ def plain_counts(dict counts):
         kg_list_put(<PyObject*>values, i, value)
         i += 1
     return names, values
+
+
+def same_items(list a, list b):
+    # One memcmp of the two item arrays: the same objects (addresses), in the same order.
+    cdef Py_ssize_t n = PyList_GET_SIZE(a)
+    if PyList_GET_SIZE(b) != n:
+        return False
+    return n == 0 or memcmp(KG_SEQ_ITEMS(<PyObject*>a), KG_SEQ_ITEMS(<PyObject*>b), n * sizeof(PyObject*)) == 0

@@ -394,15 +394,18 @@ private:
         order_.resize(static_cast<std::size_t>(m1 - m0));
         keys_.resize(order_.size());
         statics_.resize(order_.size());
-        bool any_static = false, astral = false;
+        bool any_static = false;
         for (int64_t m = m0; m < m1; ++m) {
             bool s = false;
             keys_[m - m0] = member_key(m, s);
             statics_[m - m0] = s;
             any_static |= s;
-            astral |= has_astral(keys_[m - m0]);
             order_[m - m0] = m;
         }
+        // (one scan of the group's id bytes, and instance id bytes, rather than one per key: a superset of the
+        // keys' bytes, which at worst picks java_compare where byte order would do -- the same order)
+        const bool astral = has_astral(group_bytes(in_.member_ids, m0, m1)) ||
+                            (in_.instance_ids.offset_count() != 0 && has_astral(group_bytes(in_.instance_ids, m0, m1)));
         auto member_info_less = [&](int64_t a, int64_t b) {
             const bool sa = statics_[a - m0], sb = statics_[b - m0];
             if (sa != sb) return sa;
@@ -584,6 +587,13 @@ private:
         out_.group_inputs[g] = bits;
         out_.dropped_claims[g] = dropped;
         return has_replica_racks;
+    }
+
+    // The bytes of strings a..b-1 of a column (null entries' bytes included), as one view.
+    static std::string_view group_bytes(const StringColumn& s, int64_t a, int64_t b) {
+        if (a >= b) return {};
+        return std::string_view(reinterpret_cast<const char*>(s.bytes.data) + (s.offset(a) - s.offset(0)),
+                                static_cast<std::size_t>(s.offset(b) - s.offset(a)));
     }
 
     // A character beyond U+FFFF: a 4-byte UTF-8 sequence, whose lead byte is 0xF0..0xF4.
