@@ -22,9 +22,12 @@ intern_claims(owned, slot, seed=None) -> (offsets int64[M+1], slots int32[n], pa
     A partition number outside int64 is returned as -1 (out of range for every topic, as it is).
     Limit: claims must not change while they are read. A list of pairs that user code run during the call
     (a Mapping's items(), an iterable's __iter__, a sequence claim's __getitem__) resizes is refused with a
-    RuntimeError when seen in pass 2's gather; one emptied after the gather is not detected (its pairs are
-    borrowed, not referenced). A compact topic's container that user code (an item's __int__) grows or
-    shortens while it is read is refused with a RuntimeError, never read or written past its count.
+    RuntimeError when seen in pass 2's gather; one changed after the gather is read as it was gathered (pass 2
+    takes a reference to every claim not yet read before it runs any user code: a claim's __getitem__ or
+    __int__, a str subclass's __eq__ / __hash__). A compact topic's container that user code (an item's
+    __int__) grows or shortens while it is read is refused with a RuntimeError, never read or written past its
+    count. The topics cached by address are kept alive for the call (_ByAddress.hold), so that a str freed by
+    user code and another made at its address are never taken for one another.
 
 Cost: what dominates is memory, not instructions. The claims of a large group are 100k-1M tuples and
 ints scattered over the heap; read one after another, each costs a cache miss (~80 % of the time measured
@@ -46,6 +49,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF, Py_XINCREF
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -434,9 +438,8 @@ def intern_claims(list owned, dict slot, object seed=None):
         return offsets, slots, partitions, bad_compact
     # the pairs form's claims, gathered into one array of borrowed pointers (the lists keep them alive), then
     # AHEAD pointers to a well-formed claim that is never read as one: prefetches ahead need no bounds check
-    cdef PyObject** flat = <PyObject**>malloc((flat_n + AHEAD) * sizeof(PyObject*))
-    if flat is NULL:
-        raise MemoryError()
+    cdef _PairsFlat refs = _PairsFlat(flat_n)
+    cdef PyObject** flat = refs.items
     cdef PyObject** src
     j = 0
     for m in range(stop):
@@ -448,7 +451,6 @@ def intern_claims(list owned, dict slot, object seed=None):
             # pass 1 ran user code (a Mapping's items(), an iterable's tuple(), a compact container's
             # conversion) that changed a list counted before it: flat and the output arrays are sized by the
             # counts, so refuse rather than overrun them
-            free(flat)
             raise RuntimeError(f"member #{m}'s owned claims changed while they were read "
                                f"({off[m + 1] - off[m]} claims, then {size})")
         if size:
@@ -457,31 +459,62 @@ def intern_claims(list owned, dict slot, object seed=None):
             j += size
     for k in range(AHEAD):
         flat[flat_n + k] = <PyObject*>_PAD_CLAIM
-    try:
-        if not any_compact:   # every claim is in flat, in output order
-            bad = _read_pairs(flat, flat_n, 0, slot, compact.by_address, slot_view, part_view)
-        else:                 # pairs from flat, compact claims from the reader's buffers, member by member
-            bad = -1
-            j = 0
-            for m in range(stop):
-                size = off[m + 1] - off[m]
-                if not size:
-                    continue
-                if compact_of[m]:
-                    memcpy(&slot_view[off[m]], &compact.slots[c], size * sizeof(int32_t))
-                    memcpy(&part_view[off[m]], &compact.parts[c], size * sizeof(int64_t))
-                    c += size
-                else:
-                    bad = _read_pairs(&flat[j], size, off[m], slot, compact.by_address, slot_view, part_view)
-                    if bad >= 0:
-                        break
-                    j += size
-    finally:
-        free(flat)
+    if not any_compact:   # every claim is in flat, in output order
+        bad = _read_pairs(refs, 0, flat_n, 0, compact, slot_view, part_view)
+    else:                 # pairs from flat, compact claims from the reader's buffers, member by member
+        bad = -1
+        j = 0
+        for m in range(stop):
+            size = off[m + 1] - off[m]
+            if not size:
+                continue
+            if compact_of[m]:
+                memcpy(&slot_view[off[m]], &compact.slots[c], size * sizeof(int32_t))
+                memcpy(&part_view[off[m]], &compact.parts[c], size * sizeof(int64_t))
+                c += size
+            else:
+                bad = _read_pairs(refs, j, size, off[m], compact, slot_view, part_view)
+                if bad >= 0:
+                    break
+                j += size
     return offsets, slots, partitions, bad if bad >= 0 else bad_compact
 
 
 cdef tuple _PAD_CLAIM = ("", 0)   # what flat holds past its claims (only ever prefetched)
+
+
+@cython.final
+cdef class _PairsFlat:
+    """The pairs form's claims as one array of borrowed pointers (items[0..n), then AHEAD pads), freed with it.
+    Borrowed, they stay valid only while no user code runs: before pass 2 runs any (hold), it takes a
+    reference to every claim not yet read, dropped here, so that a claim user code drops from its list
+    meanwhile is still the object gathered."""
+    cdef PyObject** items
+    cdef Py_ssize_t n
+    cdef Py_ssize_t held_from   # -1, or the first claim referenced (items[held_from..n) are)
+
+    def __cinit__(self, Py_ssize_t n):
+        self.items = <PyObject**>malloc((n + AHEAD) * sizeof(PyObject*))
+        if self.items is NULL:
+            raise MemoryError()
+        self.n = n
+        self.held_from = -1
+
+    def __dealloc__(self):
+        cdef Py_ssize_t k
+        if self.held_from >= 0:
+            for k in range(self.held_from, self.n):
+                Py_XDECREF(self.items[k])
+        free(self.items)
+
+    cdef int hold(self, Py_ssize_t f) except -1:
+        """References to claims f.. (once; those before f are read): call it before running user code."""
+        cdef Py_ssize_t k
+        if self.held_from < 0:
+            for k in range(f, self.n):
+                Py_XINCREF(self.items[k])
+            self.held_from = f
+        return 0
 
 
 cdef inline int32_t _topic_slot(PyObject* topic, dict slot, _ByAddress by_address) except? ABSENT:
@@ -496,10 +529,14 @@ cdef inline int32_t _topic_slot(PyObject* topic, dict slot, _ByAddress by_addres
     return c
 
 
-cdef Py_ssize_t _read_pairs(PyObject** flat, Py_ssize_t count, Py_ssize_t i, dict slot, _ByAddress by_address,
-                            int32_t* slot_view, int64_t* part_view) except -2:
-    """Pairs-form claims flat[0..count) into entries i.. : -1, or the first bad claim's entry index. flat holds
-    AHEAD readable pointers past `count` (prefetched, never read as claims)."""
+cdef Py_ssize_t _read_pairs(_PairsFlat refs, Py_ssize_t base, Py_ssize_t count, Py_ssize_t i,
+                            _CompactReader reader, int32_t* slot_view, int64_t* part_view) except -2:
+    """Pairs-form claims refs.items[base..base + count) into entries i.. : -1, or the first bad claim's entry
+    index. The items hold AHEAD readable pointers past their end (prefetched, never read as claims). Before
+    anything that may run user code, refs.hold() takes references to the claims not yet read."""
+    cdef PyObject** flat = refs.items + base
+    cdef dict slot = reader.slot
+    cdef _ByAddress by_address = reader.by_address
     cdef Py_ssize_t f
     cdef PyObject* claim
     cdef PyObject* ahead
@@ -523,17 +560,23 @@ cdef Py_ssize_t _read_pairs(PyObject** flat, Py_ssize_t count, Py_ssize_t i, dic
             # (borrowed pointers throughout: the tuple holds its items for the whole call)
             t = KG_TUPLE_ITEM(claim, 0)
             item = KG_TUPLE_ITEM(claim, 1)
-            if not kg_small_int(item, &value) and not _partition_value(<object>item, &value):
-                return i
+            if not kg_small_int(item, &value):
+                if KG_TYPE(item) != KG_LONG_TYPE:   # (a numpy integer's __int__, isinstance's __class__)
+                    refs.hold(base + f)
+                if not _partition_value(<object>item, &value):
+                    return i
             # (only a tuple claim's topic is cached by address: the tuple holds it for the whole call, so its
             # address names this string throughout; a member's claims mostly repeat the topic of the claim
             # before, which is checked first)
             if t != last_topic:
+                if by_address.find(t) == ABSENT and not reader._lookup_runs_no_code():
+                    refs.hold(base + f)   # (a str subclass key's __eq__ may run)
                 last_topic, last_slot = t, _topic_slot(t, slot, by_address)
             c = last_slot
         else:
             # another sequence (its items may be made afresh on each read, and freed after), or a topic that is
             # a str subclass (its own __eq__ / __hash__): the topic is looked up by name
+            refs.hold(base + f)
             pair = _pair(<object>claim)
             if pair is None:
                 return i
@@ -568,12 +611,29 @@ cdef class _CompactReader:
     cdef kg_member_scratch scratch   # one member's topics, containers and items (kg_gather_member)
     cdef dict slot
     cdef _ByAddress by_address
+    cdef int plain_slot_keys   # -1: not yet known; 1: every key of slot is an exact str (_lookup_runs_no_code)
 
     def __cinit__(self, dict slot, object seed):
         self.slot = slot
         self.by_address = _ByAddress()
         self.by_address.seed(seed)
+        # user code may run during the call (conversions, __int__, a str subclass's __eq__): a topic cached by
+        # address is kept alive, so that its address never names another str (seed's names are the caller's)
+        self.by_address.hold(False)
+        self.plain_slot_keys = -1
         memset(&self.scratch, 0, sizeof(self.scratch))
+
+    cdef bint _lookup_runs_no_code(self) except -1:
+        """Whether looking an exact str up in slot runs no Python code: when every key is an exact str (a str
+        subclass key's own __eq__ runs on a hash match). Found once per call, when first needed."""
+        cdef object key
+        if self.plain_slot_keys < 0:
+            self.plain_slot_keys = 1
+            for key in self.slot:
+                if type(key) is not str:
+                    self.plain_slot_keys = 0
+                    break
+        return self.plain_slot_keys == 1
 
     def __dealloc__(self):
         free(self.slots)
@@ -618,6 +678,11 @@ cdef class _CompactReader:
         if self.scratch.unknown:   # topics not where the member before had them: their slots looked up
             for e in range(entries):
                 if self.scratch.sizes[e] and self.scratch.slots[e] == KG_SLOT_UNKNOWN:
+                    if (self.by_address.find(self.scratch.topics[e]) == ABSENT
+                            and not self._lookup_runs_no_code()):
+                        # the lookup may run a str subclass key's __eq__, which may change or free what the
+                        # gather borrowed: the general path reads the member, holding references
+                        return NOT_PLAIN
                     c = _topic_slot(self.scratch.topics[e], self.slot, self.by_address)
                     self.scratch.slots[e] = c
                     if e < KG_POSITIONS:

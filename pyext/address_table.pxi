@@ -10,10 +10,14 @@ cdef class _ByAddress:
     """str object address -> code, open addressing (linear probing, power-of-two size, at most half full).
     The names in members' lists are mostly the very objects of the metadata or of one another, so a
     lookup by address (a few ns) replaces most dict lookups (hash + compare). Valid for one call:
-    addresses are borrowed from lists the caller keeps alive."""
+    addresses are borrowed from lists the caller keeps alive. Where user code can run during the call (a str
+    subclass's __eq__ / __hash__, an item's __index__) it can drop the last reference to a str put here, and a
+    new str made at the same address would be found with the old one's value: hold() makes the table keep a
+    reference to every key put from then on (and to those already put, which are alive when it is called)."""
     cdef uintptr_t* keys
     cdef int32_t* values
     cdef size_t mask, used
+    cdef list held    # None, or the objects put since hold() (kept alive with the table)
 
     def __cinit__(self):
         self.mask = 63     # (grows as needed: most calls see a few dozen names)
@@ -59,6 +63,19 @@ cdef class _ByAddress:
             self.used += keys[i] != 0
         return 0
 
+    cdef int hold(self, bint existing=True) except -1:
+        """From now on keep a reference to every key put; existing: take one now to each key already put (seeded
+        ones included), so call it while every key put so far is alive, i.e. before any user code has run.
+        (existing=False: the keys already put are kept alive by the caller, as seed()'s are.)"""
+        cdef size_t i
+        if self.held is not None:
+            return 0
+        self.held = []
+        for i in range(self.mask + 1 if existing else 0):
+            if self.keys[i] != 0:
+                self.held.append(<object><PyObject*>self.keys[i])
+        return 0
+
     cdef inline size_t _slot(self, uintptr_t key) noexcept nogil:
         cdef size_t i = <size_t>(((key >> 4) * <uintptr_t>0x9E3779B97F4A7C15) >> 20) & self.mask
         while self.keys[i] != 0 and self.keys[i] != key:
@@ -93,6 +110,8 @@ cdef class _ByAddress:
         i = self._slot(<uintptr_t>key)
         if self.keys[i] == 0:
             self.used += 1
+            if self.held is not None:
+                self.held.append(<object>key)
         self.keys[i] = <uintptr_t>key
         self.values[i] = value
         return 0
