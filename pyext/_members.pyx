@@ -29,7 +29,8 @@ address_table(names) -> (keys uint64[], values int32[])
 code_topic_lists(lists, code, seed=None) -> (offsets int64[M+1] or None, codes int32[n], bad)
     lists: one topic list (list or tuple of str, or None: no topics) per member. code: name -> int32 code; a name not in it
     is added with the next code (len(code)), as model.build_group's dict.setdefault does (a str
-    subclass is a name too, looked up by its own __eq__ / __hash__). A member whose
+    subclass is a name too, looked up by its own __eq__ / __hash__; once one is met, each list is read from a
+    tuple of its items, since that code may change the lists). A member whose
     list is the previous member's list object, or holds the very same str objects in the same order, is
     recognised without a dict lookup (members of a group mostly send the same list). When every member's
     list is equal to the first one's, offsets is None and codes is that one list (the homogeneous form);
@@ -235,6 +236,11 @@ def code_topic_lists(list lists, dict code, object seed=None):
     cdef int32_t* out
     cdef _ByAddress by_address = _ByAddress()
     cdef cnp.ndarray[int32_t, ndim=1] codes
+    # Once a str subclass is met, its __hash__ / __eq__ (user code) may change or free the lists being read:
+    # from then on each list is read from a tuple of its items taken before (`read`, the one before kept in
+    # `read_before` for the comparison with it), and by_address keeps its names alive (_ByAddress.hold).
+    cdef bint user_code = False
+    cdef object read = None, read_before = None
     by_address.seed(seed)
     if buf is NULL or start is NULL:
         free(buf)
@@ -252,6 +258,11 @@ def code_topic_lists(list lists, dict code, object seed=None):
                 n = 0
             else:
                 return None, None, m
+            if user_code and KG_IS_LIST(lst):
+                read = tuple(<object>lst)
+                lst = <PyObject*>read
+            else:
+                read = None
             items = KG_SEQ_ITEMS(lst)
             same = m > 0 and (lst == prev or (n == prev_n and (n == 0 or memcmp(items, prev_items, n * sizeof(PyObject*)) == 0)))
             if same:
@@ -270,6 +281,16 @@ def code_topic_lists(list lists, dict code, object seed=None):
                     if c < 0:
                         if not PyUnicode_Check(<object>item):   # (a str subclass is a name, as check_topics says)
                             return None, None, m
+                        if not user_code and not KG_IS_STR(item):
+                            # its lookup runs its own __hash__ / __eq__: nothing borrowed is trusted after it
+                            # (nothing has run yet, so this list is as counted, every name put is alive)
+                            user_code = True
+                            by_address.hold()
+                            if KG_IS_LIST(lst):
+                                read = tuple(<object>lst)
+                                lst = <PyObject*>read
+                                items = KG_SEQ_ITEMS(lst)
+                                item = items[i]
                         found = PyDict_GetItem(code, <object>item)
                         if found is NULL:
                             c = <int32_t>PyDict_Size(code)
@@ -284,6 +305,7 @@ def code_topic_lists(list lists, dict code, object seed=None):
                     all_same = False
                 used += n
             prev, prev_items, prev_n = lst, items, n
+            read_before = read   # (keeps prev_items alive when they are a tuple taken here)
             total += n
             lengths[m + 1] = total
         if members == 0:

@@ -1,0 +1,84 @@
+"""A subscribed topic name may be a str subclass (check_topics accepts it): coding it
+(kafkagroup._members.code_topic_lists) runs its own __hash__ / __eq__, which may change the very lists being
+coded. The coder must then code what it read, never freed memory or a list's items past what it counted.
+
+Without the fix these read freed str objects or past the codes written (a crash, or codes that are not the
+names'; under tools/sanitize.sh a heap-use-after-free)."""
+from __future__ import annotations
+
+import kafkagroup
+from kafkagroup import _members
+
+
+def _fresh(text: str) -> str:
+    return "".join(list(text))
+
+
+_junk: list = []
+
+
+def _refill() -> None:
+    _junk.extend(_fresh("q%05d" % k) for k in range(3000))
+
+
+class Meddler(str):
+    """A topic name whose hash, the first time it is taken, runs `action`."""
+    action = None
+
+    def __hash__(self):
+        act, Meddler.action = Meddler.action, None
+        if act is not None:
+            act()
+        return str.__hash__(self)
+
+    __eq__ = str.__eq__
+
+
+def _decode(offsets, codes, code):
+    names = {c: n for n, c in code.items()}
+    if offsets is None:
+        return [names[c] for c in codes.tolist()]
+    return [[names[c] for c in codes[offsets[m]:offsets[m + 1]].tolist()] for m in range(len(offsets) - 1)]
+
+
+def test_a_list_emptied_by_its_own_names_hash_is_coded_as_read():
+    for _ in range(20):
+        lst = [Meddler("a")] + [_fresh("n%03d" % k) for k in range(200)]
+        expected = [str(x) for x in lst]
+
+        def empty():
+            lst.clear()
+            _refill()
+        Meddler.action = empty
+        code: dict = {}
+        offsets, codes, bad = _members.code_topic_lists([lst, [_fresh("b")]], code)
+        assert bad == -1
+        got = _decode(offsets, codes, code)
+        assert got[0] == expected and got[1] == ["b"]
+
+
+def test_a_list_shared_by_two_members_and_grown_meanwhile_is_coded_as_read():
+    """Two members send the very same list object; coding it for the first grows it: the second must not be
+    taken to hold the first one's codes for more names than were coded (codes copied from past the buffer)."""
+    lst = [Meddler("a"), _fresh("b")]
+    Meddler.action = lambda: lst.extend(_fresh("g%04d" % k) for k in range(5000))
+    code: dict = {}
+    offsets, codes, bad = _members.code_topic_lists([[_fresh("x")], lst, lst], code)
+    assert bad == -1
+    got = _decode(offsets, codes, code)
+    assert got[0] == ["x"] and got[1] == ["a", "b"]
+    assert got[2] in (["a", "b"], [str(x) for x in lst])   # as it was when coded, or as it is now
+
+
+def test_build_group_with_a_meddling_topic_name_codes_the_names_it_was_given():
+    for _ in range(20):
+        lst = [Meddler("t0"), _fresh("t1")] + [_fresh("u%03d" % k) for k in range(100)]
+
+        def empty():
+            lst.clear()
+            _refill()
+        Meddler.action = empty
+        g = kafkagroup.build_group({"t0": 2, "t1": 2}, {"a": {"topics": lst}, "b": {"topics": ["t1"]}})
+        assert g.members == ["a", "b"]
+        assert sorted(g.topics) == ["t0", "t1"]
+        assert sorted(g.unknown_topics) == ["u%03d" % k for k in range(100)]
