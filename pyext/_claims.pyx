@@ -569,9 +569,12 @@ cdef Py_ssize_t _read_pairs(_PairsFlat refs, Py_ssize_t base, Py_ssize_t count, 
             # address names this string throughout; a member's claims mostly repeat the topic of the claim
             # before, which is checked first)
             if t != last_topic:
-                if by_address.find(t) == ABSENT and not reader._lookup_runs_no_code():
-                    refs.hold(base + f)   # (a str subclass key's __eq__ may run)
-                last_topic, last_slot = t, _topic_slot(t, slot, by_address)
+                c = by_address.find(t)
+                if c == ABSENT:   # looked up by name (once per distinct str object)
+                    if not reader._lookup_runs_no_code():
+                        refs.hold(base + f)   # (a str subclass key's __eq__ may run)
+                    c = _topic_slot(t, slot, by_address)
+                last_topic, last_slot = t, c
             c = last_slot
         else:
             # another sequence (its items may be made afresh on each read, and freed after), or a topic that is
@@ -678,12 +681,13 @@ cdef class _CompactReader:
         if self.scratch.unknown:   # topics not where the member before had them: their slots looked up
             for e in range(entries):
                 if self.scratch.sizes[e] and self.scratch.slots[e] == KG_SLOT_UNKNOWN:
-                    if (self.by_address.find(self.scratch.topics[e]) == ABSENT
-                            and not self._lookup_runs_no_code()):
-                        # the lookup may run a str subclass key's __eq__, which may change or free what the
-                        # gather borrowed: the general path reads the member, holding references
-                        return NOT_PLAIN
-                    c = _topic_slot(self.scratch.topics[e], self.slot, self.by_address)
+                    c = self.by_address.find(self.scratch.topics[e])
+                    if c == ABSENT:   # looked up by name (once per distinct str object)
+                        if not self._lookup_runs_no_code():
+                            # the lookup may run a str subclass key's __eq__, which may change or free what
+                            # the gather borrowed: the general path reads the member, holding references
+                            return NOT_PLAIN
+                        c = _topic_slot(self.scratch.topics[e], self.slot, self.by_address)
                     self.scratch.slots[e] = c
                     if e < KG_POSITIONS:
                         self.scratch.known_topic[e] = self.scratch.topics[e]
