@@ -629,13 +629,8 @@ cdef class _CompactReader:
     cdef bint _lookup_runs_no_code(self) except -1:
         """Whether looking an exact str up in slot runs no Python code: when every key is an exact str (a str
         subclass key's own __eq__ runs on a hash match). Found once per call, when first needed."""
-        cdef object key
         if self.plain_slot_keys < 0:
-            self.plain_slot_keys = 1
-            for key in self.slot:
-                if type(key) is not str:
-                    self.plain_slot_keys = 0
-                    break
+            self.plain_slot_keys = exact_str_keys(self.slot)
         return self.plain_slot_keys == 1
 
     def __dealloc__(self):

@@ -236,10 +236,12 @@ def code_topic_lists(list lists, dict code, object seed=None):
     cdef int32_t* out
     cdef _ByAddress by_address = _ByAddress()
     cdef cnp.ndarray[int32_t, ndim=1] codes
-    # Once a str subclass is met, its __hash__ / __eq__ (user code) may change or free the lists being read:
+    # Once a str subclass is met (an item, or a key of code that a lookup may compare with), its __hash__ /
+    # __eq__ (user code) may change or free the lists being read:
     # from then on each list is read from a tuple of its items taken before (`read`, the one before kept in
     # `read_before` for the comparison with it), and by_address keeps its names alive (_ByAddress.hold).
     cdef bint user_code = False
+    cdef int plain_code = -1   # whether every key of code is an exact str (exact_str_keys): found when first needed
     cdef object read = None, read_before = None
     by_address.seed(seed)
     if buf is NULL or start is NULL:
@@ -281,9 +283,12 @@ def code_topic_lists(list lists, dict code, object seed=None):
                     if c < 0:
                         if not PyUnicode_Check(<object>item):   # (a str subclass is a name, as check_topics says)
                             return None, None, m
-                        if not user_code and not KG_IS_STR(item):
-                            # its lookup runs its own __hash__ / __eq__: nothing borrowed is trusted after it
-                            # (nothing has run yet, so this list is as counted, every name put is alive)
+                        if not user_code and plain_code < 0 and KG_IS_STR(item):
+                            plain_code = exact_str_keys(code)
+                        if not user_code and (not KG_IS_STR(item) or not plain_code):
+                            # the lookup runs user code (a str subclass's __hash__ / __eq__, the item's or a key's
+                            # of code): nothing borrowed is trusted after it (nothing has run yet, so this list is
+                            # as counted, every name put is alive)
                             user_code = True
                             by_address.hold()
                             if KG_IS_LIST(lst):

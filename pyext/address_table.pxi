@@ -1,6 +1,6 @@
 # Included by pyext/_members.pyx and pyext/_claims.pyx (Cython `include` is textual: one source, a copy of the
 # class in each module). Needs: calloc / malloc / free (libc.stdlib), memcpy (libc.string), uintptr_t / int32_t
-# (libc.stdint), PyObject, numpy's cimport as cnp.
+# (libc.stdint), PyObject, numpy's cimport as cnp, PyDict_Next(object, Py_ssize_t*, PyObject**, PyObject**).
 
 cdef enum:
     ABSENT = -2147483648   # find()'s answer for an address never put (values put are >= -1)
@@ -115,3 +115,22 @@ cdef class _ByAddress:
         self.keys[i] = <uintptr_t>key
         self.values[i] = value
         return 0
+
+
+cdef extern from *:
+    """
+    static inline int kg_exact_str(PyObject* o) { return Py_TYPE(o) == &PyUnicode_Type; }
+    """
+    bint kg_exact_str(PyObject* o) nogil
+
+
+cdef bint exact_str_keys(dict d):
+    """Every key of d is an exact str: then looking an exact str up in d runs no Python code (on a hash match
+    a str subclass key's own __eq__ runs, which may change or free what a caller borrowed). O(len(d))."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    while PyDict_Next(d, &pos, &key, &value):
+        if not kg_exact_str(key):
+            return False
+    return True

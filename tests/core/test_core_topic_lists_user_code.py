@@ -82,3 +82,32 @@ def test_build_group_with_a_meddling_topic_name_codes_the_names_it_was_given():
         assert g.members == ["a", "b"]
         assert sorted(g.topics) == ["t0", "t1"]
         assert sorted(g.unknown_topics) == ["u%03d" % k for k in range(100)]
+
+
+class MeddlingMetadataName(str):
+    """A metadata topic name (a str subclass, which topic_specs accepts) whose __eq__ -- run when an equal
+    subscribed name that is another object is looked up -- runs `action` once."""
+    action = None
+
+    __hash__ = str.__hash__
+
+    def __eq__(self, other):
+        act, MeddlingMetadataName.action = MeddlingMetadataName.action, None
+        if act is not None:
+            act()
+        return str.__eq__(self, other)
+
+
+def test_a_metadata_names_eq_run_by_a_lookup_never_makes_the_coder_read_freed_items():
+    for _ in range(20):
+        lst = [_fresh("t0"), _fresh("t1")] + [_fresh("u%03d" % k) for k in range(100)]
+
+        def empty():
+            lst.clear()
+            _refill()
+        MeddlingMetadataName.action = empty
+        g = kafkagroup.build_group({MeddlingMetadataName("t0"): 2, "t1": 2},
+                                   {"a": {"topics": lst}, "b": {"topics": ["t1"]}})
+        assert g.members == ["a", "b"]
+        assert sorted(g.topics) == ["t0", "t1"]
+        assert sorted(g.unknown_topics) == ["u%03d" % k for k in range(100)]
