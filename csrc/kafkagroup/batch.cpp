@@ -9,9 +9,9 @@
 #include <exception>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "kafkagroup/engine.hpp"
+#include "kafkagroup/worker_pool.hpp"
 
 namespace kafkagroup {
 namespace {
@@ -219,10 +219,7 @@ BatchResult assign_batch(const std::string& strategy, const GroupBatch& batch, i
                 next = chunks;
             }
         };
-        std::vector<std::thread> pool;
-        for (int w = 1; w < workers; ++w) pool.emplace_back(work_loop, w);
-        work_loop(0);
-        for (auto& t : pool) t.join();
+        run_workers(workers, work_loop);
         for (auto& f : failures)
             if (f) std::rethrow_exception(f);
         for (auto& e : errors) out.errors.insert(out.errors.end(), e.begin(), e.end());

@@ -11,7 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
+
+#include "kafkagroup/worker_pool.hpp"
 
 namespace kafkagroup {
 namespace {
@@ -259,10 +260,7 @@ PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, 
                 next = P;
             }
         };
-        std::vector<std::thread> pool;
-        for (int w = 1; w < workers; ++w) pool.emplace_back(work_loop, w);
-        work_loop(0);
-        for (auto& t : pool) t.join();
+        run_workers(workers, work_loop);
         for (auto& f : failures)
             if (f) std::rethrow_exception(f);
         for (std::size_t p = 0; p < P; ++p) {

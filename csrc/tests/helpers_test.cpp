@@ -1,11 +1,15 @@
-// The small helpers several assignors share (stable_order.hpp, subscriptions.hpp, rack_ids.hpp, runs.hpp), checked
-// against the plain statement of what each computes. Linked into the same program as engine_test.cpp.
+// The small helpers several assignors share (stable_order.hpp, subscriptions.hpp, rack_ids.hpp, runs.hpp) and the
+// batch planners' worker_pool.hpp, checked against the plain statement of what each computes. Linked into the
+// same program as engine_test.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "kafkagroup/problem.hpp"
@@ -13,6 +17,7 @@
 #include "kafkagroup/runs.hpp"
 #include "kafkagroup/stable_order.hpp"
 #include "kafkagroup/subscriptions.hpp"
+#include "kafkagroup/worker_pool.hpp"
 
 using namespace kafkagroup;
 
@@ -145,4 +150,35 @@ TEST_CASE("run_end finds where a run ends, wherever it ends within the 16- and 8
                 CHECK(kafkagroup::run_end(a.data(), begin, end) == (which == 0 ? stop : end));
                 CHECK(kafkagroup::run_end(a.data(), b.data(), begin, end) == stop);
             }
+}
+
+// worker_pool.hpp: every item of the shared queue is done once, by the loops that could be started, and a
+// thread that cannot be started (the thread limit) leaves the call with fewer loops instead of ending the
+// process (std::thread's destructor on the joinable threads already started).
+TEST_CASE("run_workers: a failed thread start leaves the queue to the loops already running") {
+    for (const int refuse_from : {1, 2, 3, 99}) {   // the first worker index whose thread cannot be started
+        constexpr int kItems = 10000, kWorkers = 4;
+        std::atomic<int> next{0};
+        std::vector<std::atomic<int>> done(kItems);
+        std::vector<int> by_worker(kWorkers, 0);
+        auto loop = [&](int w) {
+            for (int i = next++; i < kItems; i = next++) {
+                ++done[static_cast<std::size_t>(i)];
+                ++by_worker[static_cast<std::size_t>(w)];
+            }
+        };
+        int attempts = 0;
+        auto start = [&](auto& work, int w) {
+            ++attempts;
+            if (w >= refuse_from) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+            return std::thread(work, w);
+        };
+        const int ran = run_workers(kWorkers, loop, start);
+        CHECK(ran == std::min(refuse_from, kWorkers));
+        CHECK(attempts == std::min(refuse_from, kWorkers - 1));   // none tried after the first refusal
+        for (int i = 0; i < kItems; ++i) CHECK(done[static_cast<std::size_t>(i)] == 1);
+        for (int w = ran; w < kWorkers; ++w) CHECK(by_worker[static_cast<std::size_t>(w)] == 0);
+    }
+    CHECK(run_workers(1, [](int) {}) == 1);
+    CHECK(run_workers(0, [](int) {}) == 1);   // the caller's loop always runs
 }
