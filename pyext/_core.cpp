@@ -710,6 +710,20 @@ struct ArrowExport {
 
 py::object arrow_export(std::unique_ptr<ArrowExport>&& e) { return py::cast(std::move(e)); }
 
+// plan_batch / plan_parts' options, the thread count checked.
+PlanOptions plan_options(const std::string& strategy, bool strict, int threads, bool stop_on_error,
+                         int64_t chunk_partitions, bool arrow) {
+    if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
+    PlanOptions options;
+    options.strategy = strategy;
+    options.strict = strict;
+    options.threads = threads;
+    options.stop_on_error = stop_on_error;
+    options.chunk_partitions = chunk_partitions;
+    options.arrow = arrow;
+    return options;
+}
+
 py::object plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& member_offsets,
                              const py::object& member_ids, const py::object& instance_ids,
                              const Array<int64_t>& sub_offsets, const std::optional<Array<uint8_t>>& sub_valid,
@@ -723,14 +737,7 @@ py::object plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
                                owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
     const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
-    if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
-    PlanOptions options;
-    options.strategy = strategy;
-    options.strict = strict;
-    options.threads = threads;
-    options.stop_on_error = stop_on_error;
-    options.chunk_partitions = chunk_partitions;
-    options.arrow = arrow;
+    const PlanOptions options = plan_options(strategy, strict, threads, stop_on_error, chunk_partitions, arrow);
     PlannedBatch p;
     std::vector<std::unique_ptr<ArrowExport>> row_batches;
     std::unique_ptr<ArrowExport> metrics;
@@ -789,15 +796,8 @@ py::object plan_parts_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
     const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
                                owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
     const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
-    if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
+    const PlanOptions options = plan_options(strategy, strict, threads, stop_on_error, chunk_partitions, true);
     if (part_groups < 1) throw std::invalid_argument("part_groups must be >= 1, got " + std::to_string(part_groups));
-    PlanOptions options;
-    options.strategy = strategy;
-    options.strict = strict;
-    options.threads = threads;
-    options.stop_on_error = stop_on_error;
-    options.chunk_partitions = chunk_partitions;
-    options.arrow = true;
     PlannedParts planned;
     std::vector<std::unique_ptr<ArrowExport>> row_batches;
     std::vector<std::unique_ptr<ArrowExport>> metrics;

@@ -191,14 +191,10 @@ def run_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOpti
     planned = _core.plan_batch(*inputs.args, string_arg(inputs.group_ids), _skip(inputs, batch.num_rows),
                                options.strategy, threads, raise_errors, OUTPUT_BATCH_ROWS)
     problems = problems_of(inputs, planned, _string_column(*planned["topic_names"]))
-    errors = dict(problems.errors)
-    if errors and raise_errors:
-        raise InvalidGroupError(errors[min(errors)])
+    if problems.errors and raise_errors:   # (before the result: a batch stopped on a refusal has none)
+        raise InvalidGroupError(problems.errors[min(problems.errors)])
     part_offsets, owner, withheld_offsets, withheld, metrics, engine_us, raw = planned["result"]
-    for g, kind, message in raw:   # the engine validated something the builder let through
-        if raise_errors:
-            raise batch_group_error(kind, group_error(problems, g, message))
-        errors[g] = group_error(problems, g, message)
+    errors = planned_errors(dict(problems.errors), problems, raw, raise_errors)
     withheld = ((np.repeat(part_offsets[:-1], np.diff(withheld_offsets)) + withheld).astype(np.int64) if len(withheld)
                 else np.zeros(0, np.int64))
     names = METRIC_NAMES
@@ -357,6 +353,20 @@ def plan_outputs(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignO
     return plan_outputs_of(batch_inputs(batch, meta, strict=options.strict), options, threads)
 
 
+def planned_errors(errors: dict[int, str], where: BatchProblems | BatchInputs, engine_errors: list,
+                   raise_errors: bool) -> dict[int, str]:
+    """A planned batch's errors by group index: the builder's refusals (`errors`, worded already), then what the
+    engine validated that the builder let through (`engine_errors`: ``(group, kind, message)``, worded with
+    `where`'s names); with `raise_errors`, the first is raised instead."""
+    if errors and raise_errors:
+        raise InvalidGroupError(errors[min(errors)])
+    for g, kind, message in engine_errors:
+        if raise_errors:
+            raise batch_group_error(kind, group_error(where, g, message))
+        errors[g] = group_error(where, g, message)
+    return errors
+
+
 def plan_outputs_of(inputs: BatchInputs, options: AssignOptions, threads: int = 1
                     ) -> tuple[list[pa.RecordBatch], pa.RecordBatch]:
     """:func:`plan_outputs` of a batch whose inputs are read already (``batch_inputs(batch, meta,
@@ -367,13 +377,7 @@ def plan_outputs_of(inputs: BatchInputs, options: AssignOptions, threads: int = 
     refused, engine_errors, rows, metrics = _core.plan_batch(
         *inputs.args, string_arg(inputs.group_ids), _skip(inputs, len(inputs.group_ids)), options.strategy, threads,
         raise_errors, OUTPUT_BATCH_ROWS, True)
-    errors = build_errors(inputs, refused)
-    if errors and raise_errors:
-        raise InvalidGroupError(errors[min(errors)])
-    for g, kind, message in engine_errors:   # the engine validated something the builder let through
-        if raise_errors:
-            raise batch_group_error(kind, group_error(inputs, g, message))
-        errors[g] = group_error(inputs, g, message)
+    errors = planned_errors(build_errors(inputs, refused), inputs, engine_errors, raise_errors)
     return [pa.record_batch(chunk) for chunk in rows], _metrics_batch(metrics, errors)
 
 
@@ -398,13 +402,7 @@ def plan_outputs_in_parts(inputs: BatchInputs, options: AssignOptions, threads: 
     refused, engine_errors, rows, metrics, bounds = _core.plan_parts(
         *inputs.args, string_arg(inputs.group_ids), _skip(inputs, len(inputs.group_ids)), options.strategy, threads,
         raise_errors, OUTPUT_BATCH_ROWS, part_groups)
-    errors = build_errors(inputs, refused)
-    if errors and raise_errors:
-        raise InvalidGroupError(errors[min(errors)])
-    for g, kind, message in engine_errors:   # the engine validated something the builder let through
-        if raise_errors:
-            raise batch_group_error(kind, group_error(inputs, g, message))
-        errors[g] = group_error(inputs, g, message)
+    errors = planned_errors(build_errors(inputs, refused), inputs, engine_errors, raise_errors)
     parts = []
     for p, native in enumerate(metrics):   # (None only for a part stopped on an error: raised above)
         g0, g1 = int(bounds[p]), int(bounds[p + 1])
