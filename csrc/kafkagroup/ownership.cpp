@@ -2,39 +2,12 @@
 
 #include <algorithm>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "kafkagroup/huge_pages.hpp"
+#include "kafkagroup/runs.hpp"
 #include "kafkagroup/topic_search.hpp"
 
 namespace kafkagroup {
 namespace {
-
-// The end of the run of consecutive ids that starts at claims[i] (claims[j] == claims[i] + (j - i)) within
-// claims[i, end), i < end. A member's claims on its share of a topic are such a run (hundreds of ids after a
-// sticky or range assignment); the scan tests eight per step where SSE2 is there (the scalar compare was
-// most of the previous-owner pass at 10k partitions after churn, ~5 instructions per claim).
-inline int64_t consecutive_end(const int32_t* claims, int64_t i, int64_t end) {
-    const int32_t first = claims[i];
-    int64_t j = i + 1;
-#if defined(__SSE2__)
-    // want: the ids claims[j .. j + 3] hold in the run (no overflow: ids are below 2^28, checked by prepare())
-    __m128i want = _mm_add_epi32(_mm_set1_epi32(first + 1), _mm_setr_epi32(0, 1, 2, 3));
-    const __m128i four = _mm_set1_epi32(4), eight = _mm_set1_epi32(8);
-    const auto at = [claims](int64_t k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(claims + k)); };
-    while (end - j >= 8) {
-        const __m128i same = _mm_and_si128(_mm_cmpeq_epi32(at(j), want),
-                                           _mm_cmpeq_epi32(at(j + 4), _mm_add_epi32(want, four)));
-        if (_mm_movemask_epi8(same) != 0xFFFF) break;
-        want = _mm_add_epi32(want, eight);
-        j += 8;
-    }
-#endif
-    while (j < end && claims[j] == first + static_cast<int32_t>(j - i)) ++j;
-    return j;
-}
 
 // owner[] is written by appending (see previous_owners): entries below owner.size() are set, those at
 // and above it are unassigned and not yet written.

@@ -15,12 +15,10 @@
 #include <cstdint>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "kafkagroup/assignors.hpp"
 #include "kafkagroup/problem.hpp"
+#include "kafkagroup/runs.hpp"
 
 namespace kafkagroup {
 namespace server {
@@ -97,21 +95,6 @@ bool walk_claims_subscribed(const Problem& p, const Prepared& pr, Take&& take) {
     return true;
 }
 
-// The 8 claims at c are start, start + 1, ..., start + 7 (one run of consecutive partitions).
-inline bool consecutive8(const int32_t* c, int32_t start) {
-#if defined(__SSE2__)
-    const __m128i lo = _mm_add_epi32(_mm_set1_epi32(start), _mm_setr_epi32(0, 1, 2, 3));
-    const __m128i hi = _mm_add_epi32(lo, _mm_set1_epi32(4));
-    const __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c)), lo);
-    const __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 4)), hi);
-    return _mm_movemask_epi8(_mm_and_si128(a, b)) == 0xFFFF;
-#else
-    int32_t differ = 0;
-    for (int32_t k = 0; k < 8; ++k) differ |= c[k] ^ (start + k);
-    return differ == 0;
-#endif
-}
-
 // Writes claims [first, last) of member m into owner[]; `overwritten` stays kUnassigned only while no entry
 // written was written before (the AND of everything overwritten). A previous target comes in runs of
 // consecutive partitions (a member's share of a topic, 50 partitions at 500 members x 25,000): where 8 claims
@@ -138,19 +121,16 @@ inline void write_claims(int32_t m, const int32_t* first, const int32_t* last, i
         }
     }
     while (last - c >= 8) {
-        const int32_t start = *c;
-        if (!consecutive8(c, start)) {
+        const int32_t len = static_cast<int32_t>(consecutive_end(c, 0, last - c));
+        if (len < 8) {
             for (const int32_t* stop = c + 8; c != stop; ++c) {
                 before &= own[*c];
                 own[*c] = m;
             }
             continue;
         }
-        const int32_t* e = c + 8;
-        while (last - e >= 8 && consecutive8(e, start + static_cast<int32_t>(e - c))) e += 8;
-        while (e != last && *e == start + static_cast<int32_t>(e - c)) ++e;
-        int32_t* const run = own + start;
-        const int32_t len = static_cast<int32_t>(e - c);
+        int32_t* const run = own + *c;
+        const int32_t* const e = c + len;
         for (int32_t k = 0; k < len; ++k) before &= run[k];
         std::fill(run, run + len, m);
         c = e;

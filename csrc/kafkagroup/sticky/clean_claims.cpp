@@ -25,11 +25,8 @@
 #include <algorithm>
 #include <optional>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "kafkagroup/huge_pages.hpp"
+#include "kafkagroup/runs.hpp"
 #include "kafkagroup/server/clean_claims.hpp"
 #include "kafkagroup/sticky/hand_out.hpp"
 #include "kafkagroup/sticky/sticky.hpp"
@@ -40,30 +37,6 @@ namespace {
 // 16,384 partitions: a 64 KB window (L2-resident next to the claims and owner[] streaming past it).
 constexpr int32_t kWindowShift = 14;
 constexpr int32_t kWindow = int32_t{1} << kWindowShift;
-
-// The end of the run of consecutive ids from c[i] (c[k] == c[i] + (k - i)) in c[i, end); c[i] + (end - i)
-// must not overflow. Eight entries per step where SSE2 is there (every x86-64; GCC does not vectorise the
-// portable loop by itself), then entry by entry. A run of one is settled by the first compare.
-inline int64_t consecutive_end(const int32_t* c, int64_t i, int64_t end) {
-    const int32_t first = c[i];
-    int64_t k = i + 1;
-    if (k < end && c[k] != first + 1) return k;
-#if defined(__SSE2__)
-    const auto at = [c](int64_t j) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + j)); };
-    __m128i expect = _mm_add_epi32(_mm_set1_epi32(first + 1), _mm_setr_epi32(0, 1, 2, 3));
-    const __m128i four = _mm_set1_epi32(4), eight = _mm_set1_epi32(8);
-    while (end - k >= 8) {
-        __builtin_prefetch(c + k + 256);   // 1 KB ahead: the hardware prefetchers alone left these loads stalled
-        const __m128i same = _mm_and_si128(_mm_cmpeq_epi32(at(k), expect),
-                                           _mm_cmpeq_epi32(at(k + 4), _mm_add_epi32(expect, four)));
-        if (_mm_movemask_epi8(same) != 0xFFFF) break;
-        expect = _mm_add_epi32(expect, eight);
-        k += 8;
-    }
-#endif
-    while (k < end && c[k] == first + static_cast<int32_t>(k - i)) ++k;
-    return k;
-}
 
 // The previous owners (claimants) of one window of partitions after another, from the claims.
 class ClaimWindows {
