@@ -272,6 +272,33 @@ py::object assign_exact(py::handle strategy, py::handle partition_count, py::han
 PyObject* g_invalid_group_error = nullptr;
 PyObject* g_invariant_error = nullptr;
 
+// The module's mapping of the engine's C++ exceptions (the translator in PYBIND11_MODULE and assign_exact's
+// fast-call entry): bad input (std::invalid_argument) -> InvalidGroupError, another std::logic_error (a broken
+// invariant) -> InvariantError; anything else is rethrown for the caller to map.
+void set_engine_error(std::exception_ptr p) {
+    try {
+        std::rethrow_exception(p);
+    } catch (const std::invalid_argument& e) {
+        PyErr_SetString(g_invalid_group_error, e.what());
+    } catch (const std::logic_error& e) {
+        PyErr_SetString(g_invariant_error, e.what());
+    }
+}
+
+// Builder errors as Python reads them: [(group, code, a, b, c)].
+py::list build_error_list(const std::vector<BuildError>& errors) {
+    py::list out;
+    for (const BuildError& e : errors) out.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
+    return out;
+}
+
+// Engine errors as Python reads them: [(group, kind, message)].
+py::list engine_error_list(const std::vector<GroupError>& errors) {
+    py::list out;
+    for (const GroupError& e : errors) out.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+    return out;
+}
+
 // _core.assign_exact as a plain METH_FASTCALL function: the arguments are handed on as they are (positional
 // only), without pybind11's dispatcher (its argument vectors and overload loop were ~7% of a 100-partition
 // call). Exceptions map as the module's translator maps them (PYBIND11_MODULE below), the rest as pybind11's.
@@ -298,10 +325,8 @@ PyObject* assign_exact_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nar
             .ptr();
     } catch (py::error_already_set& e) {
         e.restore();
-    } catch (const std::invalid_argument& e) {
-        PyErr_SetString(g_invalid_group_error, e.what());
-    } catch (const std::logic_error& e) {
-        PyErr_SetString(g_invariant_error, e.what());
+    } catch (const std::logic_error&) {   // (std::invalid_argument among them)
+        set_engine_error(std::current_exception());
     } catch (const std::bad_alloc&) {
         PyErr_NoMemory();
     } catch (const std::exception& e) {
@@ -374,9 +399,7 @@ py::tuple assign_batch_arrays(const std::string& strategy, const Array<int64_t>&
         r = assign_batch(strategy, batch, threads);
     }
     const auto groups = static_cast<py::ssize_t>(r.engine_us.size());
-    py::list errors;
-    for (const GroupError& e : r.errors)
-        errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+    py::list errors = engine_error_list(r.errors);
     return py::make_tuple(owned_array(std::move(r.part_offsets)), owned_array(std::move(r.owner)),
                           owned_array(std::move(r.withheld_offsets)), owned_array(std::move(r.withheld)),
                           metrics_array(std::move(r.metrics), groups),
@@ -478,8 +501,7 @@ struct NamedGroupsArgs {
 
 // build_groups' result as build_groups_arrays returns it (numpy arrays owning the vectors, 'errors').
 void put_built(py::dict& d, BuiltGroups&& b) {
-    py::list errors;
-    for (const BuildError& e : b.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
+    py::list errors = build_error_list(b.errors);
     d["topic_offsets"] = owned_array(std::move(b.topic_offsets));
     d["member_offsets"] = owned_array(std::move(b.member_offsets));
     d["partition_count"] = owned_array(std::move(b.partition_count));
@@ -527,8 +549,7 @@ py::list int_list(const std::vector<T>& v) {
 // 0..n-1. Each numpy array costs ~2.5k instructions and each dict key made from a char* ~1k: the full dict's 21
 // arrays were an eighth of a 100-member call (issue 21).
 py::tuple lean_built(BuiltGroups&& b) {
-    py::list errors;
-    for (const BuildError& e : b.errors) errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
+    py::list errors = build_error_list(b.errors);
     const int inputs = b.group_inputs.empty() ? 0 : b.group_inputs[0];
     auto optional = [&](int bit, auto&& v) -> py::object {
         if (!(inputs & bit)) return py::none();
@@ -749,10 +770,7 @@ py::object plan_batch_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
             metrics = ArrowExport::of(std::move(p.metrics));
         }
     }
-    py::list build_errors, engine_errors;
-    for (const BuildError& e : p.built.errors)
-        build_errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
-    for (const GroupError& e : p.result.errors) engine_errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+    const py::list build_errors = build_error_list(p.built.errors), engine_errors = engine_error_list(p.result.errors);
     if (arrow) {
         py::list rows;
         for (auto& e : row_batches) rows.append(arrow_export(std::move(e)));
@@ -809,11 +827,9 @@ py::object plan_parts_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
             metrics.push_back(p.rows_written ? ArrowExport::of(std::move(p.metrics)) : nullptr);
         }
     }
-    py::list build_errors, engine_errors, rows, metrics_out;
-    for (const BuildError& e : planned.build_errors)
-        build_errors.append(py::make_tuple(e.group, static_cast<int>(e.code), e.a, e.b, e.c));
-    for (const GroupError& e : planned.engine_errors)
-        engine_errors.append(py::make_tuple(e.group, static_cast<int>(e.kind), e.message));
+    const py::list build_errors = build_error_list(planned.build_errors);
+    const py::list engine_errors = engine_error_list(planned.engine_errors);
+    py::list rows, metrics_out;
     for (auto& e : row_batches) rows.append(arrow_export(std::move(e)));
     for (auto& e : metrics) metrics_out.append(e ? arrow_export(std::move(e)) : py::none());
     py::object bounds = owned_array(std::move(planned.part_groups));
@@ -900,13 +916,7 @@ PYBIND11_MODULE(_core, m) {
     // Applies to every binding of this module. std::invalid_argument derives from std::logic_error, so it
     // is caught first; other exceptions (std::bad_alloc -> MemoryError, ...) keep pybind11's mapping.
     py::register_exception_translator([](std::exception_ptr p) {
-        try {
-            if (p) std::rethrow_exception(p);
-        } catch (const std::invalid_argument& e) {
-            PyErr_SetString(g_invalid_group_error, e.what());
-        } catch (const std::logic_error& e) {
-            PyErr_SetString(g_invariant_error, e.what());
-        }
+        if (p) set_engine_error(p);
     });
 
     m.attr("MAX_PARTITIONS") = kMaxPartitions;
