@@ -61,20 +61,26 @@ AssignResult run_server_uniform(const Problem& p, const Prepared& pr, PreviousOw
 
 // A strategy's whole call (owner and metrics) when it can do better than the general path on this input,
 // else nullopt. The server assignors' direct paths for clean previous targets (server/clean_claims.hpp); the
-// sticky ones' for clean claims (sticky.hpp, assign_sticky_clean).
-using DirectFn = std::optional<AssignResult> (*)(const Problem&, const Prepared&, const AssignOptions&);
+// sticky ones' for clean claims (sticky.hpp, assign_sticky_clean), which set `claims_checked` when they found
+// every claim in range before giving way.
+using DirectFn = std::optional<AssignResult> (*)(const Problem&, const Prepared&, const AssignOptions&,
+                                                 bool& claims_checked);
 
-std::optional<AssignResult> direct_server_range(const Problem& p, const Prepared& pr, const AssignOptions& options) {
+std::optional<AssignResult> direct_server_range(const Problem& p, const Prepared& pr, const AssignOptions& options,
+                                                bool&) {
     if (options.server_racks && pr.has_racks) return std::nullopt;
     return server::range_direct(p, pr);
 }
-std::optional<AssignResult> direct_sticky(const Problem& p, const Prepared& pr, const AssignOptions&) {
-    return assign_sticky_clean(p, pr, /*cooperative=*/false);
+std::optional<AssignResult> direct_sticky(const Problem& p, const Prepared& pr, const AssignOptions&,
+                                          bool& claims_checked) {
+    return assign_sticky_clean(p, pr, /*cooperative=*/false, &claims_checked);
 }
-std::optional<AssignResult> direct_cooperative_sticky(const Problem& p, const Prepared& pr, const AssignOptions&) {
-    return assign_sticky_clean(p, pr, /*cooperative=*/true);
+std::optional<AssignResult> direct_cooperative_sticky(const Problem& p, const Prepared& pr, const AssignOptions&,
+                                                      bool& claims_checked) {
+    return assign_sticky_clean(p, pr, /*cooperative=*/true, &claims_checked);
 }
-std::optional<AssignResult> direct_server_uniform(const Problem& p, const Prepared& pr, const AssignOptions& options) {
+std::optional<AssignResult> direct_server_uniform(const Problem& p, const Prepared& pr, const AssignOptions& options,
+                                                  bool&) {
     if (options.server_racks && pr.has_racks) return std::nullopt;
     return server::uniform_direct(p, pr);
 }
@@ -85,7 +91,8 @@ struct Entry {
     bool reads_shared_form;   // reads Problem::shared_members as it is (else expanded to the CSR first)
     DirectFn direct = nullptr;
     // `direct` checks each claim before it uses it (the sticky ones): prepare() leaves the claims to it, and
-    // check_claims runs only when it gives way, so a call it finishes reads the claims once.
+    // check_claims runs only when it gives way without having read them all in range, so a call it finishes
+    // reads the claims once, and one it gives way on (a partition named twice) reads them once less.
     bool direct_checks_claims = false;
 };
 // Registration order is the order strategy_names() reports. The sticky assignors read the homogeneous form
@@ -144,9 +151,11 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         const Prepared prepared = prepare(problem, /*check_claims_now=*/!e.direct_checks_claims);
         CompactRackIds rack_storage;
         compact_rack_ids(problem, rack_storage);
+        bool claims_checked = prepared.claims_checked;
         if (e.direct)
-            if (std::optional<AssignResult> direct = e.direct(problem, prepared, options)) return std::move(*direct);
-        if (!prepared.claims_checked) check_claims(problem, prepared);
+            if (std::optional<AssignResult> direct = e.direct(problem, prepared, options, claims_checked))
+                return std::move(*direct);
+        if (!claims_checked) check_claims(problem, prepared);
         PreviousOwners prev = previous_owners(problem, prepared);
         PartitionTally tally(prepared, prev);
         AssignResult result = e.run(problem, prepared, prev, options, tally);

@@ -147,6 +147,11 @@ TEST_CASE("claim_runs: the claims as sorted runs, or why not") {
     }
     // Five runs: a limit of four gives up.
     CHECK(sticky::claim_runs(p, pr, 4, runs) == sticky::RunsRead::too_many);
+    // Member 2 also naming 19 (member 1's): every claim in range, a partition named twice.
+    std::vector<int32_t> twice = claims;
+    twice[41] = 19;
+    CHECK(sticky::claim_runs(problem_of(counts, sub_offsets, sub_topics, owned_offsets, twice, generation), pr, 100, runs) ==
+          sticky::RunsRead::named_twice);
     // A run reaching past the last partition (98, 99, 100) and a negative claim: not clean.
     std::vector<int32_t> past = claims;
     past[48] = 98, past[49] = 99, past[50] = 100;

@@ -40,6 +40,8 @@ RunsRead claim_runs(const Problem& p, const Prepared& pr, std::size_t limit, std
         if (start[b + 1] - start[b] > 1)
             std::sort(sorted.begin() + start[b], sorted.begin() + start[b + 1],
                       [](const ClaimRun& a, const ClaimRun& c) { return a.begin < c.begin; });
+    for (std::size_t k = 1; k < sorted.size(); ++k)
+        if (sorted[k].begin < sorted[k - 1].begin + sorted[k - 1].length) return RunsRead::named_twice;
     return RunsRead::sorted;
 }
 

@@ -28,9 +28,10 @@ struct ClaimRun {
 };
 
 enum class RunsRead {
-    sorted,      // `sorted` holds every claim, as runs sorted by begin (runs may overlap: a partition named twice)
-    not_clean,   // a claim out of 0..P-1
-    too_many,    // more than `limit` runs: read that far, then given up
+    sorted,        // `sorted` holds every claim, as runs sorted by begin, no two sharing a partition
+    named_twice,   // every claim in 0..P-1, and some partition named twice (by two members, or twice by one)
+    not_clean,     // a claim out of 0..P-1
+    too_many,      // more than `limit` runs: read that far, then given up
 };
 
 // The runs below this mean length (in partitions) are left to the windows: at most P / kMinMeanRun runs.
@@ -44,7 +45,8 @@ inline std::size_t claim_runs_limit(int64_t partitions) { return static_cast<std
 // run's first claim is compared with P before it is used, and a run is cut at P, so any claim >= P or < 0
 // gives not_clean. Then a counting sort on begin >> shift, with about as many buckets as runs (a bucket holding
 // several sorted by std::sort; clean runs never share a partition, so a bucket of 2^shift partitions holds
-// few). O(claims / 8 + runs); whether two runs overlap is the caller's to see in the sorted order.
+// few), and one pass over the sorted runs for overlaps, before anyone walks them (a partition named twice found
+// by the walk halfway through wasted the half of owner[] written before it). O(claims / 8 + runs).
 RunsRead claim_runs(const Problem& problem, const Prepared& prepared, std::size_t limit, std::vector<ClaimRun>& sorted);
 
 }  // namespace sticky

@@ -26,7 +26,7 @@
 // Clean is checked as the claims are read, never assumed: in range (each claim is compared with P, and the
 // window, before it is an index; a run is cut at P) and, for the windows, ascending per member, where the first
 // failure ends the attempt; and no partition named twice: in the sorted runs, a run starting before the last
-// one ended; through the windows, found at the end: the walk meets as many partitions with a claimant as there
+// one ended (before the walk starts); through the windows, found at the end: the walk meets as many partitions with a claimant as there
 // are claims only when no claim wrote over another (each claim writes one window entry). The walk's results
 // before a failure are dropped with the rest.
 #include <algorithm>
@@ -120,7 +120,8 @@ private:
 
 }  // namespace
 
-std::optional<AssignResult> assign_sticky_clean(const Problem& p, const Prepared& pr, bool cooperative) {
+std::optional<AssignResult> assign_sticky_clean(const Problem& p, const Prepared& pr, bool cooperative,
+                                                bool* claims_in_range) {
     const int32_t M = pr.num_members, P = pr.num_partitions;
     if (M == 0 || P == 0 || !pr.uniform || pr.has_racks || p.owned_partitions.empty() ||
         !server::subscribes_everything(pr))
@@ -158,14 +159,17 @@ std::optional<AssignResult> assign_sticky_clean(const Problem& p, const Prepared
         else owner.insert(owner.end(), static_cast<std::size_t>(n), value);
     };
     std::vector<sticky::ClaimRun> runs;
-    switch (sticky::claim_runs(p, pr, sticky::claim_runs_limit(P), runs)) {
+    const sticky::RunsRead read = sticky::claim_runs(p, pr, sticky::claim_runs_limit(P), runs);
+    if (claims_in_range && (read == sticky::RunsRead::sorted || read == sticky::RunsRead::named_twice))
+        *claims_in_range = true;
+    switch (read) {
     case sticky::RunsRead::not_clean:
+    case sticky::RunsRead::named_twice:
         return std::nullopt;
     case sticky::RunsRead::sorted: {
-        // (stopped: the counts of claims named twice, found for certain by the overlap test)
+        // (no run overlaps another: the owned counts are what the runs hold, and someone is always below quota)
         int32_t at = 0;   // the partitions before `at` are placed
         for (const sticky::ClaimRun& r : runs) {
-            if (r.begin < at) return std::nullopt;   // a partition named twice
             if (r.begin > at && !hand_out.take(r.begin - at, kUnassigned, write)) return std::nullopt;
             if (!hand_out.take(r.length, r.member, write)) return std::nullopt;
             at = r.begin + r.length;

@@ -16,7 +16,8 @@
 //                             for sticky owners, then rack matches, then weak owners (a fixed point)
 //   stretch_writer.hpp        owner[] written over the previous owners' array, a cache-resident stretch at a time
 //   hand_out.hpp              equal subscriptions without racks: quotas and the keep-and-hand-out walk (one home)
-//   clean_claims.cpp          the same walk read straight from clean claims, a window of partitions at a time
+//   clean_claims.cpp          the same walk read straight from clean claims: by sorted runs, or a window at a time
+//   claim_runs.hpp/.cpp       clean claims as sorted runs of consecutive partitions (what clean_claims.cpp walks)
 //   cooperative.cpp           withhold every partition whose owner changes (KIP-429)
 #pragma once
 
@@ -57,7 +58,11 @@ AssignResult assign_sticky_call(const Problem& problem, const Prepared& prepared
 //
 // What it saves (clean_claims.cpp): the claims are read once, and owner[] is written once into fresh memory,
 // as the memory-pass floor does; the general path writes the previous owners' array and reads it back.
-std::optional<AssignResult> assign_sticky_clean(const Problem& problem, const Prepared& prepared, bool cooperative);
+// `claims_in_range` (may be null) is set to true when it read every claim and found each in 0..P-1, whether it
+// then finished or gave way (a partition named twice): the claims' check is then done, and the general path
+// need not read the claims once more for it (engine.cpp).
+std::optional<AssignResult> assign_sticky_clean(const Problem& problem, const Prepared& prepared, bool cooperative,
+                                                bool* claims_in_range = nullptr);
 
 // The cooperative adjustment of a sticky target: every partition assigned to a member other than its
 // valid previous owner while some other member still claims it (raw claims, any generation, as Kafka's
