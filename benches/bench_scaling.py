@@ -21,15 +21,16 @@ So only the shared-row rows can come within 2x the floor at 4M-16M; the CSR rows
 larger input (at 4M fresh, prepare()'s read of the 64 MB of subscriptions is ~1M of the call's ~1.26M
 cache misses in callgrind with a 4 MB last-level cache).
 
-After churn, with clean claims (each member's claims ascending, no partition named twice, every topic
-subscribed, no racks: what this bench's churn and a settled group send), the call reads the claims once and
-writes owner[] once into fresh memory, the floor's two streams (sticky/clean_claims.cpp: the claimants are
-scattered into a cache-resident window of 16,384 partitions at a time, which the keep-and-hand-out walk
-reads; prepare() leaves the claims' range check to it). The shared-row rows can reach 2x the floor there;
-the CSR rows also read M x topics subscriptions (4x the floor's input at 4M), which no order of passes
-avoids. Claims that are not clean take the general path: previous_owners() records them in prev_owner[],
-the uniform builder reads it back and writes owner[] over it (sticky/stretch_writer.hpp), three P-sized
-streams besides the claims' reads.
+After churn, with clean claims (no partition named twice, every topic subscribed, no racks: what this bench's
+churn and a settled group send), the call reads the claims once and writes owner[] once into fresh memory, the
+floor's two streams: the claims, read forward as they lie in memory, become a list of runs of consecutive
+partitions (sticky/claim_runs.cpp: ~16,000 runs at 4M), sorted, which the keep-and-hand-out walk takes run by
+run (sticky/clean_claims.cpp; interleaved claims, runs shorter than 32 on average, go through cache-resident
+windows of 16,384 partitions instead). prepare() leaves the claims' range check to it. The shared-row rows
+come within 1.1-1.6x the floor there; the CSR rows also read M x topics subscriptions (4x the floor's input at
+4M), which no order of passes avoids. Claims that are not clean take the general path: previous_owners()
+records them in prev_owner[], the uniform builder reads it back and writes owner[] over it
+(sticky/stretch_writer.hpp), three P-sized streams besides the claims' reads.
 
 Peers, in the same run:
 - franz-go's sticky balancer (pkg/kgo/internal/sticky, ``Balance``), when KAFKAGROUP_FRANZ_BENCH names the
