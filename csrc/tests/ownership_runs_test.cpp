@@ -103,3 +103,16 @@ TEST_CASE("previous owners from runs of claims in any order, some claimed twice,
     CHECK(below_end_runs > 200);
     CHECK(voided > 0);
 }
+
+TEST_CASE("a partition tied, taken by a higher generation, then tied again is voided once") {
+    // Partitions 0..9 of one topic. Members 0 and 1 (generation 1) both claim 0..4: tied. Member 2 (generation 2)
+    // claims 0..2: it takes them. Member 3 (generation 2) claims 0: tied again (the partition flagged twice).
+    // Member 4 (generation 0) claims 5..9 alone.
+    const std::vector<int32_t> counts{10}, sub_topics{0, 0, 0, 0, 0}, generation{1, 1, 2, 2, 0};
+    const std::vector<int64_t> sub_offsets{0, 1, 2, 3, 4, 5}, owned_offsets{0, 5, 10, 13, 14, 19};
+    const std::vector<int32_t> claims{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 0, 5, 6, 7, 8, 9};
+    const Problem p = kafkagroup_test::problem_of(counts, sub_offsets, sub_topics, owned_offsets, claims, generation);
+    const PreviousOwners got = previous_owners(p, prepare(p));
+    CHECK(got.owner == std::vector<int32_t>{-1, 2, 2, -1, -1, 4, 4, 4, 4, 4});
+    CHECK(got.owned == std::vector<int64_t>{0, 0, 2, 0, 5});
+}
