@@ -14,7 +14,7 @@
 
 # How far ahead of a member's write cursor pass 2 prefetches (bytes; a few topic groups).
 cdef enum:
-    PREFETCH_AHEAD = 256
+    PREFETCH_AHEAD = 128
 
 
 cdef struct Writer:   # one member's assignment being written
