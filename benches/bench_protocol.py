@@ -85,6 +85,28 @@ twice CPU time; instructions per call from ``valgrind --tool=callgrind`` are the
   roundrobin, sticky, cooperative-sticky) 23.5, 22.4, 15.7, 16.1 ms at load ~4, 25-30 ms for range
   and roundrobin when the load reached 5 (main's runs as well).
 
+- Issue 26 item 3, the independent input (2026-11-28): independent_inputs lists the members in JoinGroup
+  order, so MemberInfo order is not the parse order. The group builder's shortcut for a member whose topic
+  list repeats the previous member's (the codec's sub_same) held only for row neighbours: in MemberInfo
+  order every member compared its 500 codes with the one before it (4 MB of memcmp read out of order, 7%
+  of decode's perf samples). Runs of equal lists are now numbered once and compared by run. Builder
+  instructions per decode_group (callgrind, --toggle-collect on build_groups_arrays): bench 2.0 M
+  either way, independent 4.0 -> 3.4 M (the rest is sorting the shuffled ids). Encoder: prefetch 128
+  bytes ahead (was 256) and pass 1's sizing in 16-byte records that stay in the L1 cache: 57.8 -> 58.8 M
+  instructions per range encode (38.9 -> 40.9 M sticky), 0.76-0.97x encode CPU for range and roundrobin
+  in same-run A/B of the two builds. ``leader`` table, three alternating runs of main and this change
+  under chrt -f 10 at load 9-12, medians, path CPU ms main -> this: range 21.8 -> 18.0 (bench),
+  22.0 -> 18.5 (independent); roundrobin 20.5 -> 19.2, 21.2 -> 18.0; sticky 11.3 -> 10.1, 11.9 -> 10.2;
+  cooperative-sticky 10.9 -> 10.0, 11.1 -> 9.9 (decode 6.3-8.7, engine 0.4-3.4, encode 2.3-7.6).
+  Tried and dropped (measured, same run): encoding member by member after a counting sort of owner[]
+  (1.13-1.42x: the 4-byte scatter into 2,000 slices stalls as the interleaved writes did), staging each
+  member's line and writing whole lines with streaming stores (1.0-1.4x: the 21 MB of assignments fit
+  the 32 MB L3, streaming stores send them to memory), and one masked comparison of a member's whole
+  claim run with a per-subscription template (31.8 -> 27.3 M instructions per decode's read_claims, no
+  CPU gain: reading the 20 MB of claims bounds it). What is left at range / roundrobin: decode reads 32 MB
+  (topic lists 12 MB, one memcmp a member; claims 20 MB, ~30 instructions a claim) and encode writes
+  21 MB to 2,000 interleaved messages whose every line is fetched before it is written.
+
 Inputs are built once, outside the timed regions; few rounds (the machine is shared). The warm-up round
 fills decode_group's decoder pool, so the timed rounds are the steady state of a leader that decodes
 every rebalance. Run with ``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py``

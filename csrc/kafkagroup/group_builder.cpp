@@ -439,10 +439,15 @@ private:
         known_.clear();
         unknown_.clear();
         int64_t twice = -1;
+        same_run_.resize(static_cast<std::size_t>(m1 - m0));
         for (int64_t m = m0; m < m1; ++m) {
             // a member listing the codes of the member before it (most members of a group do) adds no
-            // topic and repeats that member's verdict on a topic listed twice
-            if (m > m0 && (said_same(m) || same_subscription(m - 1, m))) continue;
+            // topic and repeats that member's verdict on a topic listed twice; same_run_ numbers such runs
+            // (equal lists, transitively), so the MemberInfo pass below compares members that are not
+            // neighbours in row order (a JoinGroup's order) by their run
+            const bool repeats = m > m0 && (said_same(m) || same_subscription(m - 1, m));
+            same_run_[static_cast<std::size_t>(m - m0)] = repeats ? same_run_[static_cast<std::size_t>(m - 1 - m0)] : m;
+            if (repeats) continue;
             for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e) {
                 const int32_t c = sub_code_[e];
                 if (c < 0) continue;
@@ -496,7 +501,8 @@ private:
         for (int64_t m : order_) {
             out_.member_perm.push_back(m);
             const std::size_t at = out_.sub_topics.size();
-            if (prev >= 0 && ((prev == m - 1 && said_same(m)) || same_subscription(prev, m))) {   // the previous member's output again
+            if (prev >= 0 && (same_run_[static_cast<std::size_t>(prev - m0)] == same_run_[static_cast<std::size_t>(m - m0)] ||
+                              same_subscription(prev, m))) {   // the previous member's output again
                 const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[out_.sub_offsets.size() - 2]);
                 out_.sub_topics.resize(at + (at - from));
                 std::copy(out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(from),
@@ -643,6 +649,7 @@ private:
     std::vector<int64_t> claim_base_;     // per code: group-local id of its partition 0, while claim_limit_ > 0   // per sub / owned entry: batch name code, -1 null
     std::vector<int64_t> row_, row_stamp_, topic_stamp_, seen_, first_entry_, rack_stamp_;
     std::vector<int64_t> order_, by_id_, base_;
+    std::vector<int64_t> same_run_;   // per member of the group: the first row of its run of equal subscription lists
     std::vector<std::string_view> keys_;
     std::vector<char> statics_;
     std::vector<int32_t> known_, unknown_;

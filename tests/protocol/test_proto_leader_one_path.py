@@ -146,3 +146,21 @@ def test_claim_errors_are_reported_in_member_info_order_whatever_the_join_order(
                          {"a": 3}, codec=codec)
     assert group.members == ["a", "b", "c"]
     assert group.owned_offsets.tolist() == [0, 1, 2, 3] and group.owned_partitions.tolist() == [0, 1, 2]
+
+
+def test_equal_subscriptions_apart_in_member_info_order():
+    # The codec marks members whose topic bytes repeat their JoinGroup neighbour's (sub_same); the builder
+    # numbers such runs and, walking MemberInfo order, copies the previous member's list only for a member
+    # of the same run (or after comparing the lists). Here runs interleave in MemberInfo order: m0 m2 m4
+    # (one run), m1 m3 (another), m5 (equal to m0's list but a run of its own, after m3).
+    big, small = ["t0", "t1"], ["t1"]
+    rows = [("m0", big), ("m2", big), ("m4", big), ("m1", small), ("m3", small), ("m5", big)]
+    joined = [(mid, None, encode_subscription(Subscription(topics), 3)) for mid, topics in rows]
+    for strategy in ("range", "cooperative-sticky"):
+        group = decode_group(joined, {"t0": 2, "t1": 2}, assignor=strategy)
+        assert group.members == ["m0", "m1", "m2", "m3", "m4", "m5"]
+        lists = {m: [group.topics[t] for t in group.sub_topics[group.sub_offsets[i]:group.sub_offsets[i + 1]].tolist()]
+                 for i, m in enumerate(group.members)}
+        assert lists == dict(rows)
+        twin, native, _ = decode_both(joined, {"t0": 2, "t1": 2}, assignor=strategy)
+        assert native == twin
