@@ -155,8 +155,9 @@ private:
         std::vector<int32_t> topics, free_in(static_cast<std::size_t>(pr_.num_topics), 0);
         for (int32_t t = 0; t < pr_.num_topics; ++t) {
             if (subs_.count(t) == 0) continue;
-            int32_t free = 0;
-            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] < 0;
+            int32_t free = any_held_ ? 0 : count(t);   // (nothing held before: every partition is free)
+            if (any_held_)
+                for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] < 0;
             free_in[t] = free;
             if (free > 0) topics.push_back(t);
         }
@@ -175,7 +176,10 @@ private:
                     const int32_t g = static_cast<int32_t>(sticky::LoadIndex::grant(loads[i], level));
                     if (g == 0) continue;
                     const int32_t m = subs[i];
-                    for (int32_t k = part; k < part + g; ++k) owner[k] = m;   // (a grant is a few partitions)
+                    // (a grant is mostly one or two partitions: the first written alone, so that the loop's
+                    // vectorised set-up is paid only by the rest)
+                    owner[part] = m;
+                    for (int32_t k = part + 1; k < part + g; ++k) owner[k] = m;
                     record_run(part, g);
                     part += g;
                     load_[m] += g;
