@@ -488,11 +488,12 @@ def _metadata(partitions_per_topic: Mapping[str, TopicSpec],
     global _last_metadata
     key = None
     if partition_racks is None and type(partitions_per_topic) is dict:
+        last_key, last = _last_metadata
+        # (the last call's metadata, compared by content: same_counts is plain_counts(...) == last_key without
+        # making the lists, so a dict changed in place since, or another dict, is read afresh)
+        if last is not None and _members.same_counts(partitions_per_topic, *last_key):
+            return last
         key = _members.plain_counts(partitions_per_topic)   # (names, counts), all str and int (not bool: True == 1)
-        if key is not None:
-            last_key, last = _last_metadata
-            if last is not None and key == last_key:
-                return last
     specs = topic_specs(partitions_per_topic, partition_racks)
     if key is not None:
         ordered = list(specs)

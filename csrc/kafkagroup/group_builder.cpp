@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -140,6 +141,7 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
         if (!fresh) repeated_.push_back(static_cast<int64_t>(k));
     }
     if (!per_group_) {
+        rows_are_names_ = names_.size() == K && repeated_.empty();   // every row inserted, each a fresh name
         rows_in_java_order_ = true;
         std::size_t prev = K;   // the previous valid row
         for (std::size_t k = 0; k < K && rows_in_java_order_; ++k) {
@@ -148,6 +150,19 @@ TopicCatalog::TopicCatalog(const TopicRows& rows) {
             prev = k;
         }
     }
+}
+
+bool TopicCatalog::lists_names(const StringColumn& s) const {
+    const std::size_t K = size();
+    if (s.size() < K) return false;
+    if (K == 0) return true;
+    const int64_t base = s.offset(0);
+    for (std::size_t k = 1; k <= K; ++k)
+        if (s.offset(k) - base != offsets_[k]) return false;
+    if (!s.valid.empty())
+        for (std::size_t k = 0; k < K; ++k)
+            if (s.valid[k] == 0) return false;
+    return std::memcmp(s.bytes.data, bytes_.data(), static_cast<std::size_t>(offsets_[K])) == 0;
 }
 
 int64_t TopicCatalog::find(int64_t group, std::string_view name) const {
@@ -207,6 +222,9 @@ namespace {
 class BatchNames {
 public:
     explicit BatchNames(std::size_t expected) : table_(expected) {}
+    // Starting from a catalog's names (TopicCatalog::rows_are_names: name k has code k), so that a column
+    // listing them (lists_names) is interned without hashing them again (see intern's `known`).
+    explicit BatchNames(const StringTable& catalog_names) : table_(catalog_names) {}
 
     // Codes of every entry of `column` (-1 for a null entry), as a view: into `storage` when entries are
     // remapped, or straight into column.codes when the column is already interned -- a dictionary of
@@ -216,7 +234,12 @@ public:
     // `lists` (CSR over the entries, e.g. members' subscriptions) lets a list whose names are byte for
     // byte those of the list before it (every member of most groups subscribes alike) copy its codes
     // instead of hashing them again.
-    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage, const View<int64_t>& lists = {}) {
+    // `known`: the column is a dictionary whose first `known` strings are the first `known` names of this table,
+    // in order (the table started from a catalog's names and the column lists them): their codes are their
+    // indices, found without hashing (~470 instructions a name, hashed here and again for the catalog's rows,
+    // at 1,000 topics the better part of a homogeneous group's build).
+    View<int32_t> intern(const NameColumn& column, std::vector<int32_t>& storage, const View<int64_t>& lists = {},
+                         std::size_t known = 0) {
         if (!column.dictionary) {
             storage.assign(column.size(), -1);
             const StringColumn& s = column.strings;
@@ -252,6 +275,7 @@ public:
         std::vector<int32_t> dict(D, -1);
         bool identity = true;
         for (std::size_t k = 0; k < D; ++k) {
+            if (k < known) { dict[k] = static_cast<int32_t>(k); continue; }
             if (column.strings.is_null(k)) { identity = false; continue; }
             dict[k] = code_of(column.strings.at(k));
             identity &= dict[k] == static_cast<int32_t>(k);
@@ -290,19 +314,31 @@ class Builder {
 public:
     Builder(const TopicCatalog& cat, const NamedGroups& in, bool strict, BuiltGroups& out, bool sub_codes_valid)
         : cat_(cat), in_(in), strict_(strict), out_(out), sub_codes_valid_(sub_codes_valid),
-          // (a dictionary column names its distinct names: a table for those, not the 1,024 a batch starts with)
-          names_(in.sub_names.dictionary ? std::max<std::size_t>(16, in.sub_names.strings.size() + in.owned_names.strings.size())
-                                         : 1024) {}
+          // the subscriptions' dictionary lists the catalog's names first (build_group sends the metadata's
+          // names, then any subscribed name the metadata lacks): start from the catalog's table
+          catalog_first_(cat.rows_are_names() && in.sub_names.dictionary && cat.lists_names(in.sub_names.strings)),
+          names_(catalog_first_ ? BatchNames(cat.name_table())
+                 // (a dictionary column names its distinct names: a table for those, not the 1,024 a batch starts with)
+                 : BatchNames(in.sub_names.dictionary
+                                  ? std::max<std::size_t>(16, in.sub_names.strings.size() + in.owned_names.strings.size())
+                                  : 1024)) {}
 
     void run() {
         const std::size_t G = in_.member_offsets.size - 1;
         const std::size_t M = static_cast<std::size_t>(in_.member_offsets[G]);
-        sub_code_ = names_.intern(in_.sub_names, sub_store_, in_.sub_offsets);
-        own_code_ = names_.intern(in_.owned_names, own_store_);
+        const std::size_t K = catalog_first_ ? cat_.size() : 0;   // codes 0..K-1: the catalog's rows
+        sub_code_ = names_.intern(in_.sub_names, sub_store_, in_.sub_offsets, K);
+        own_code_ = names_.intern(in_.owned_names, own_store_, {},
+                                  K && in_.owned_names.dictionary && cat_.lists_names(in_.owned_names.strings) ? K : 0);
         const std::size_t D = names_.size();
         row_.assign(D, -1);
         row_stamp_.assign(D, -1);
-        if (!cat_.per_group()) cat_.find_all(names_.keys(), row_.data());
+        if (catalog_first_) {
+            // code k < K is row k; a later code is a name the table (every catalog name) did not hold: no row
+            std::iota(row_.begin(), row_.begin() + static_cast<std::ptrdiff_t>(K), int64_t{0});
+        } else if (!cat_.per_group()) {
+            cat_.find_all(names_.keys(), row_.data());
+        }
         topic_stamp_.assign(D, -1);
         local_.assign(D, -1);
         seen_.assign(D, -1);
@@ -498,12 +534,23 @@ private:
         bool has_claims = false, has_generation = false, has_member_racks = false;
         int64_t dropped = 0;
         int64_t prev = -1;
-        for (int64_t m : order_) {
-            out_.member_perm.push_back(m);
+        // (each member's entries sized once and written in place: a push_back was an out-of-line call, five a
+        // member, about a sixth of a member's cost in a 1,000-member group)
+        const std::size_t n = order_.size();
+        const std::size_t at_perm = out_.member_perm.size(), at_sub = out_.sub_offsets.size(),
+                          at_own = out_.owned_offsets.size(), at_gen = out_.generation.size();
+        out_.member_perm.resize(at_perm + n);
+        out_.sub_offsets.resize(at_sub + n);
+        out_.owned_offsets.resize(at_own + n);
+        out_.generation.resize(at_gen + n);
+        for (std::size_t k = 0; k < n; ++k) {
+            const int64_t m = order_[k];
+            out_.member_perm[at_perm + k] = m;
             const std::size_t at = out_.sub_topics.size();
             if (prev >= 0 && (same_run_[static_cast<std::size_t>(prev - m0)] == same_run_[static_cast<std::size_t>(m - m0)] ||
                               same_subscription(prev, m))) {   // the previous member's output again
-                const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[out_.sub_offsets.size() - 2]);
+                // (the previous member's first entry: prev >= 0, so k >= 1 and at_sub + k - 2 >= at_sub - 1 >= 0)
+                const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[at_sub + k - 2]);
                 out_.sub_topics.resize(at + (at - from));
                 std::copy(out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(from),
                           out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(at),
@@ -516,7 +563,7 @@ private:
                 }
             }
             prev = m;
-            out_.sub_offsets.push_back(static_cast<int64_t>(out_.sub_topics.size()));
+            out_.sub_offsets[at_sub + k] = static_cast<int64_t>(out_.sub_topics.size());
             if (has_claims_input)
                 for (int64_t e = in_.owned_offsets[m]; e < in_.owned_offsets[m + 1]; ++e) {
                     has_claims = true;
@@ -538,11 +585,11 @@ private:
                         ++dropped;   // a topic nobody in the group subscribes to any more
                     }
                 }
-            out_.owned_offsets.push_back(owned_n_);
+            out_.owned_offsets[at_own + k] = owned_n_;
             int64_t gen = in_.generation.empty() ? -1 : in_.generation[m];
             if (gen < INT32_MIN || gen > INT32_MAX) gen = -1;   // reported below
             has_generation |= gen != -1;
-            out_.generation.push_back(static_cast<int32_t>(gen));
+            out_.generation[at_gen + k] = static_cast<int32_t>(gen);
         }
         for (int32_t c : known_) claim_limit_[c] = 0;
         if (!in_.generation.empty())
@@ -559,10 +606,12 @@ private:
             }
             return rack_local_[code];
         };
-        for (int64_t m : order_) {
-            const int32_t code = in_.member_rack.empty() ? -1 : in_.member_rack[m];
+        const std::size_t at_rack = out_.member_rack.size();
+        out_.member_rack.resize(at_rack + n);
+        for (std::size_t k = 0; k < n; ++k) {
+            const int32_t code = in_.member_rack.empty() ? -1 : in_.member_rack[order_[k]];
             has_member_racks |= code >= 0;
-            out_.member_rack.push_back(code >= 0 ? intern_rack(code) : 0);
+            out_.member_rack[at_rack + k] = code >= 0 ? intern_rack(code) : 0;
         }
         bool has_replica_racks = false;
         if (cat_.any_racks() && !too_large) {
@@ -640,6 +689,7 @@ private:
     const bool strict_;
     BuiltGroups& out_;
     const bool sub_codes_valid_;   // every sub_names entry is a dictionary code >= 0 (checked in build_groups)
+    const bool catalog_first_;     // names_ started from the catalog's names, which sub_names lists first
     BatchNames names_;
     std::vector<int32_t> sub_store_, own_store_, local_, rack_local_;
     View<int32_t> sub_code_, own_code_;

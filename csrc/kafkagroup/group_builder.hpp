@@ -115,6 +115,14 @@ public:
     // group's topics are then ordered by row number, no name compared per call (kafkagroup.model builds
     // its cached catalogs in that order; any other catalog keeps the per-group sort by name).
     bool rows_in_java_order() const { return rows_in_java_order_; }
+    // A shared catalog whose every row is valid (a name, a count >= 0) and names a topic no other row names:
+    // the id of row k's name in name_table() is then k (names enter the table in row order, each fresh).
+    bool rows_are_names() const { return rows_are_names_; }
+    const StringTable& name_table() const { return names_; }
+    // Whether strings 0..size()-1 of `s` are this catalog's names, row for row, byte for byte (s may hold
+    // more strings after them): with rows_are_names(), the k-th string is then row k's name without hashing
+    // it. O(rows + the names' bytes): offsets compared, then one memcmp.
+    bool lists_names(const StringColumn& s) const;
 
 private:
     bool per_group_ = false;
@@ -126,6 +134,7 @@ private:
     int32_t rack_code_bound_ = 0;
     bool any_racks_ = false;
     bool rows_in_java_order_ = false;
+    bool rows_are_names_ = false;
     StringTable names_;                            // distinct names -> name id
     std::vector<int64_t> row_of_name_;             // shared: name id -> first row
     std::unordered_map<uint64_t, int64_t> by_group_;   // per group: (group << 32 | name id) -> first row

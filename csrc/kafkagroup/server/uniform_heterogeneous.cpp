@@ -76,12 +76,17 @@ public:
         } else {
             for (const int32_t m : prev_) if (m >= 0) ++load_[m];
         }
+        for (const int32_t l : load_) any_held_ |= l > 0;
     }
 
     HeterogeneousResult run() {
         fill();
         balance();
         level_by_chains();
+        // With nothing held before (a first assignment), no partition can be taken from a previous owner:
+        // restore's and restore_by_chains' lists would be empty and the count 0, after two scans of every
+        // partition each (tracking ends during fill, which writes them all).
+        if (!any_held_) return {std::move(owner_), std::move(load_), 0};
         restore();
         restore_by_chains();
         int64_t moved = 0;
@@ -112,6 +117,17 @@ private:
             std::vector<int32_t>().swap(written_);
         }
     }
+    // record(part) for part in [first, first + n), in one step.
+    void record_run(int32_t first, int32_t n) {
+        if (!tracking_) return;
+        if (static_cast<int64_t>(written_.size()) + n > pr_.num_partitions / 16 + 64) {   // record's limit crossed
+            tracking_ = false;
+            std::vector<int32_t>().swap(written_);
+            return;
+        }
+        for (int32_t k = 0; k < n; ++k) written_.push_back(first + k);
+        written_sorted_ = false;
+    }
     // The recorded partitions, ascending, each once (tracking_ only).
     const std::vector<int32_t>& changed() {
         if (!written_sorted_) {
@@ -139,8 +155,9 @@ private:
         std::vector<int32_t> topics, free_in(static_cast<std::size_t>(pr_.num_topics), 0);
         for (int32_t t = 0; t < pr_.num_topics; ++t) {
             if (subs_.count(t) == 0) continue;
-            int32_t free = 0;
-            for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] < 0;
+            int32_t free = any_held_ ? 0 : count(t);   // (nothing held before: every partition is free)
+            if (any_held_)
+                for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part) free += owner_[part] < 0;
             free_in[t] = free;
             if (free > 0) topics.push_back(t);
         }
@@ -149,11 +166,29 @@ private:
         for (int32_t t : topics) {
             const int64_t free = free_in[t];
             const std::size_t s = static_cast<std::size_t>(subs_.count(t));
-            sticky::LoadIndex::Level level = index.water_level(subs_.begin(t), s, load_.data(), free);
+            const int32_t* const subs = subs_.begin(t);
+            sticky::LoadIndex::Level level = index.water_level(subs, s, load_.data(), free);
+            const int64_t* const loads = index.loads().data();
             int32_t part = pr_.topic_base[t];
+            if (free == count(t)) {   // nothing of t kept (a first assignment, a new topic): runs of partitions
+                int32_t* const owner = owner_.data();
+                for (std::size_t i = 0; i < s; ++i) {
+                    const int32_t g = static_cast<int32_t>(sticky::LoadIndex::grant(loads[i], level));
+                    if (g == 0) continue;
+                    const int32_t m = subs[i];
+                    // (a grant is mostly one or two partitions: the first written alone, so that the loop's
+                    // vectorised set-up is paid only by the rest)
+                    owner[part] = m;
+                    for (int32_t k = part + 1; k < part + g; ++k) owner[k] = m;
+                    record_run(part, g);
+                    part += g;
+                    load_[m] += g;
+                }
+                continue;
+            }
             for (std::size_t i = 0; i < s; ++i) {
-                const int32_t m = subs_.begin(t)[i];
-                for (int64_t g = sticky::LoadIndex::grant(index.loads()[i], level); g > 0; --g) {
+                const int32_t m = subs[i];
+                for (int64_t g = sticky::LoadIndex::grant(loads[i], level); g > 0; --g) {
                     while (owner_[part] != kUnassigned) ++part;
                     owner_[part] = m;
                     record(part);
@@ -216,7 +251,8 @@ private:
         for (int32_t i = 0; i < s; ++i) start_[i + 1] += start_[i];
         end_.assign(start_.begin(), start_.end() - 1);
         grouped_.resize(static_cast<std::size_t>(count(t)));
-        for (int pass = 0; pass < 2; ++pass)   // pass 0: previously held (ascending), pass 1: the others
+        // (with nothing held before, pass 0 would find nothing)
+        for (int pass = any_held_ ? 0 : 1; pass < 2; ++pass)   // pass 0: previously held (ascending), pass 1: the others
             for (int32_t part = pr_.topic_base[t]; part < pr_.topic_base[t + 1]; ++part)
                 if ((prev_[part] == owner_[part]) == (pass == 0)) grouped_[end_[local_[owner_[part]]]++] = part;
 
@@ -536,6 +572,7 @@ private:
     std::vector<std::vector<int32_t>> foreign_;   // restore's and restore_by_chains' lists (collect_moved)
     std::vector<int32_t> written_;   // record()'s partitions
     bool tracking_, written_sorted_ = false;
+    bool any_held_ = false;   // some member held a partition before (prev_ names an owner)
 };
 
 }  // namespace
