@@ -147,18 +147,21 @@ def test_loop_all_cores_vs_one_thread(benchmark, report, small_fleet):
         switches[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - start_switches)
         return elapsed
 
-    def one_thread_first():   # untimed setup: on even rounds the one-thread call comes before the timed one
-        if next(rounds) % 2 == 0:
-            ones.append(measured("1 thread", 1) * 1000)
+    def one_thread_calls():   # untimed setup: the one-thread calls, in the order 1 A | A 1 | 1 A | A 1 ...
+        r = next(rounds)
+        if r % 2 == 0:
+            if r > 0:
+                ones.append(measured("1 thread", 1) * 1000)   # the one after the last (odd) round's call
+            ones.append(measured("1 thread", 1) * 1000)       # the one before this round's call
 
     def all_cores():
         alls.append(measured("all cores", None) * 1000)
-        if len(ones) < len(alls):   # odd rounds: the one-thread call after
-            ones.append(measured("1 thread", 1) * 1000)
 
     loop(small_fleet, threads=1)   # warm-up of both (kept output memory, caches, the kept threads)
     loop(small_fleet)
-    benchmark.pedantic(all_cores, setup=one_thread_first, rounds=ROUNDS, iterations=1, warmup_rounds=0)
+    benchmark.pedantic(all_cores, setup=one_thread_calls, rounds=ROUNDS, iterations=1, warmup_rounds=0)
+    if len(ones) < len(alls):   # an even number of rounds: the last one's one-thread call comes after it
+        ones.append(measured("1 thread", 1) * 1000)
     load.append(os.getloadavg()[0])
     serial = [_serial_ms(small_fleet) for _ in range(3)]
     serial_ms = float(np.median([s for s, _ in serial]))
