@@ -6,9 +6,10 @@ assigned fresh with range; N = 10,000 and 100,000 (KAFKAGROUP_FLEET_SIZES). Both
 rows and metrics rows) are built as Arrow tables in every timed call.
 
 Rows (printed as ratios in the summary table):
-- the loop on every core vs the same loop on one thread (threads over batches), each measured in steady use:
-  alternating blocks of calls per thread count (BLOCKS, BLOCK_CALLS), with the CPU time and the voluntary
-  context switches (waits for the GIL) per call;
+- the loop on every core vs the same loop on one thread (threads over parts of the fleet), alternating one call
+  of each per round (ROUNDS), the ratio of the medians with the per-round range, the CPU time and the voluntary
+  context switches (waits for the GIL) per call, the serial share (the calling thread's CPU outside the
+  threaded native call, and Amdahl's bound it sets) and the load average before and after;
 - the loop on one thread vs one engine call per group (the loop before kafkagroup.batch: the same
   interning and output code, but assign_arrays called group by group).
 """
@@ -88,22 +89,54 @@ def _note(fleet, seconds: float, cpu: dict[str, list[float]] | None = None,
     return note
 
 
-# Blocks of calls per thread count: each block one warm-up call, then BLOCK_CALLS timed ones; the blocks
-# alternate (1 thread, every core, 1 thread, ...) so both see the machine's load alike. Why blocks and not
-# single alternating calls: a call on one thread after a call on two (or the reverse) starts from the other
-# count's state -- its batch sizes differ (auto_batch_groups), so the kept output memory holds blocks of
-# the other size classes, and the caches and the idle core's state are the other call's -- which measured
-# the one-thread call slower and the two-thread call slower than either runs in steady use (10,000 small
-# groups, the same run: alternating single calls 56.5 and 31.8 ms, 1.77x; steady 59.8 and 28.2 ms, 2.12x).
-BLOCKS = 3
-BLOCK_CALLS = 3
+# Rounds of one call per thread count, the order alternating (1 thread first, then every core first, ...), so
+# that both see the machine's load alike and neither always follows the other; the figure is the ratio of the
+# two medians, with the per-round ratios' range beside it. Why not the blocks of three calls per thread count
+# this bench took before (3 blocks): the one-thread call's swing on this shared VM lasted whole blocks (63-86 ms
+# at 10,000 groups in three runs of one day) and one block in three moved the median; single alternating calls
+# were slower on both sides than steady use while the two thread counts wrote their outputs in different block
+# sizes (the kept output memory held the other count's size classes) -- with the default output-memory limit
+# at 1 GiB both counts' blocks stay kept at 10,000 and 100,000 groups, and a call finds its own sizes.
+# Under load the ratio says little (two threads need both cores); the CPU per call and the serial share
+# (what runs on the calling thread alone, outside the threads: Amdahl's bound beside it) hold under load.
+ROUNDS = 9
+
+
+def _serial_ms(fleet) -> tuple[float, float]:
+    """(thread CPU of the calling thread outside the native threaded call, process CPU) of one all-cores call,
+    ms: the part of the call nothing else runs beside (reading the input, importing the outputs, building the
+    tables), measured as CPU time, which the machine's other load does not stretch."""
+    from kafkagroup import _core
+
+    inside = [0.0]
+    real = getattr(_core, "plan_parts", None)
+    if real is None:
+        return float("nan"), float("nan")
+
+    def timed(*args):
+        start = time.thread_time()
+        try:
+            return real(*args)
+        finally:
+            inside[0] += time.thread_time() - start
+
+    _core.plan_parts = timed
+    try:
+        start_thread, start_cpu = time.thread_time(), time.process_time()
+        loop(fleet)
+        thread, cpu = time.thread_time() - start_thread, time.process_time() - start_cpu
+    finally:
+        _core.plan_parts = real
+    return (thread - inside[0]) * 1000, cpu * 1000
 
 
 def test_loop_all_cores_vs_one_thread(benchmark, report, small_fleet):
     ones: list[float] = []
+    alls: list[float] = []
     cpu: dict[str, list[float]] = {"all cores": [], "1 thread": []}
     switches: dict[str, list[int]] = {"all cores": [], "1 thread": []}
-    rounds = iter(range(BLOCKS * BLOCK_CALLS))
+    load = [os.getloadavg()[0]]
+    rounds = iter(range(ROUNDS))
 
     def measured(name: str, threads: int | None) -> float:
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -114,27 +147,40 @@ def test_loop_all_cores_vs_one_thread(benchmark, report, small_fleet):
         switches[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - start_switches)
         return elapsed
 
-    def block_of_one_thread():   # untimed setup: before each block of timed calls, a block on one thread
-        if next(rounds) % BLOCK_CALLS == 0:
-            loop(small_fleet, threads=1)
-            ones.extend(measured("1 thread", 1) * 1000 for _ in range(BLOCK_CALLS))
-            loop(small_fleet)   # the warm-up call of the block on every core
+    def one_thread_calls():   # untimed setup: the one-thread calls, in the order 1 A | A 1 | 1 A | A 1 ...
+        r = next(rounds)
+        if r % 2 == 0:
+            if r > 0:
+                ones.append(measured("1 thread", 1) * 1000)   # the one after the last (odd) round's call
+            ones.append(measured("1 thread", 1) * 1000)       # the one before this round's call
 
     def all_cores():
-        start_cpu = time.process_time()
-        start_switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
-        loop(small_fleet)
-        cpu["all cores"].append(time.process_time() - start_cpu)
-        switches["all cores"].append(resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - start_switches)
+        alls.append(measured("all cores", None) * 1000)
 
-    benchmark.pedantic(all_cores, setup=block_of_one_thread, rounds=BLOCKS * BLOCK_CALLS, iterations=1,
-                       warmup_rounds=0)
-    # threads x wall - CPU: the time the loop's threads were not running (waiting for the GIL, for a batch at
+    loop(small_fleet, threads=1)   # warm-up of both (kept output memory, caches, the kept threads)
+    loop(small_fleet)
+    benchmark.pedantic(all_cores, setup=one_thread_calls, rounds=ROUNDS, iterations=1, warmup_rounds=0)
+    if len(ones) < len(alls):   # an even number of rounds: the last one's one-thread call comes after it
+        ones.append(measured("1 thread", 1) * 1000)
+    load.append(os.getloadavg()[0])
+    serial = [_serial_ms(small_fleet) for _ in range(3)]
+    serial_ms = float(np.median([s for s, _ in serial]))
+    serial_cpu = float(np.median([c for _, c in serial]))
+    share = serial_ms / serial_cpu
+    # threads x wall - CPU: the time the loop's threads were not running (waiting for the GIL, for a part at
     # the end, for the calling thread's own Python) -- the loss of the threads themselves, when the machine's
     # other load leaves both cores to the loop (chrt -f); the CPU per group says what that load cost instead
     idle = (available_cores() * benchmark.stats.stats.median - float(np.median(cpu["all cores"]))) * 1000
+    ratios = np.array(ones) / np.array(alls)
+    note = _note(small_fleet, benchmark.stats.stats.median, cpu, switches, idle)
+    note += (f"; ratio of medians {np.median(ones) / np.median(alls):.2f}x (1 thread {np.median(ones):.1f} ms, all cores"
+             f" {np.median(alls):.1f} ms, {ROUNDS} rounds alternating), per-round ratios {ratios.min():.2f}-"
+             f"{ratios.max():.2f}x; CPU per call 1 thread {np.median(cpu['1 thread']) * 1000:.1f} ms, all cores"
+             f" {np.median(cpu['all cores']) * 1000:.1f} ms; serial (calling thread alone) {serial_ms:.1f} ms of"
+             f" {serial_cpu:.1f} ms CPU ({share:.1%}: Amdahl's bound on {available_cores()} cores "
+             f"{1 / (share + (1 - share) / available_cores()):.2f}x); load average {load[0]:.1f} -> {load[1]:.1f}")
     report.add(f"fleet loop, all cores, {small_fleet.groups.num_rows:,} small groups", benchmark, "loop, 1 thread",
-               float(np.median(ones)), 0, _note(small_fleet, benchmark.stats.stats.median, cpu, switches, idle))
+               float(np.median(ones)), 0, note)
 
 
 def test_loop_one_thread_vs_per_group_calls(benchmark, report, small_fleet):

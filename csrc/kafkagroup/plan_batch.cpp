@@ -227,7 +227,7 @@ PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, 
                         View<uint8_t> skip, const PlanOptions& options, int64_t part_groups) {
     PlannedParts out;
     const bool cuttable = !catalog.per_group() && !groups.sub_names.dictionary && !groups.owned_names.dictionary;
-    if (!cuttable || options.threads <= 1 || groups.member_offsets.size < 2) {
+    if (!cuttable || groups.member_offsets.size < 2) {
         out.parts.push_back(outputs_of(plan_batch(catalog, groups, group_ids, skip, options)));
         out.part_groups.push_back(static_cast<int64_t>(group_ids.size()));
     } else {

@@ -48,8 +48,10 @@ PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, 
 
 // A batch cut into parts of `part_groups` whole groups (the last one smaller), each planned whole by plan_batch
 // (one thread each, the other options as given) on options.threads threads that take parts in order from one
-// counter. Why: a front end that runs batches on its own threads holds its lock (Python's GIL) between each
-// batch's native call and the next -- reading the next batch's input, importing the outputs -- and its
+// counter (on one thread too: the parts then run one after the other on the calling thread, the same work as
+// on more, so that a one-thread call and a many-thread call differ by their threads alone).
+// Why: a front end that runs batches on its own threads holds its lock (Python's GIL) between each batch's
+// native call and the next -- reading the next batch's input, importing the outputs -- and its
 // threads wait for each other there, start one after the other and end unevenly (the fleet loop on 2 threads,
 // 10,000 small groups: ~3-4 ms of ~32 per call with a thread idle); here nothing but the threads' own work runs
 // between parts, and parts of a few hundred groups end the call within a part of each other.

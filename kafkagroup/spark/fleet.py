@@ -183,13 +183,14 @@ def output_memory(limit: int | None = None) -> OutputMemory:
 
     The rows :func:`assign_fleet_local` and the Spark executors hand back (~6.5 KB per small group) are
     written into blocks that earlier outputs gave back once their tables were dropped, kept up to `limit`
-    bytes per process (256 MiB by default; csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks
+    bytes per process (1 GiB by default; csrc/kafkagroup/output_memory.hpp). Why: malloc returns blocks
     this large to the OS on free, so every call faulted its whole output in afresh (10,000 small groups:
     ~15,000 page faults, 35-47 ms of kernel CPU per call). Kept blocks count in the process's resident
     memory while no output uses them; a lower limit frees what is kept beyond it at once, 0 keeps nothing.
-    An output bigger than the limit (100,000 small groups: ~650 MB) is faulted in afresh in part on every
-    call, and dropping it returns what is over the limit to the OS (measured at 100,000 groups: 12-24 ms
-    per dropped output at the default limit, ~1 ms at 1 GiB): raise the limit to keep it all.
+    An output bigger than the limit (100,000 small groups write 621 MB, under the default; 1,000,000 ten times
+    that) is faulted in afresh in part on every call, and dropping it returns what is over the limit to malloc
+    (measured at 100,000 groups with the old 256 MiB default: 12-24 ms per dropped output, ~1 ms at 1 GiB, and
+    12-37k page faults per later call, ~0 at 1 GiB): raise the limit to keep it all.
 
     >>> from kafkagroup.spark.fleet import output_memory
     >>> before = output_memory()
@@ -230,6 +231,12 @@ BATCHES_PER_THREAD = 2
 # threads, idle thread time per call (load 7-9, chrt -f 10): parts of 2,500 1.9-9.3 ms (two runs of five above
 # 8), 1,250 2.0-3.2 ms, 625 3.3-4.2 ms.
 PARTS_PER_THREAD = 4
+# Groups per part at most. Bigger parts make bigger intermediate arrays (the builder's tables, the engine's
+# result) on each thread, which malloc serves afresh more often: at 100,000 small groups on 2 threads (output
+# memory kept, 1 GiB), parts of 12,500 faulted 0.5-7.5k pages per call, parts of 3,847 and 2,000 ~0-0.9k. Small
+# parts also end the call closer together (the last part's time is the threads' end gap). The imports do not
+# grow much: each part's rows are cut at OUTPUT_BATCH_ROWS (262,144; ~3,500 small groups) anyway.
+MAX_PART_GROUPS = 2000
 
 
 def auto_batch_groups(num_groups: int, threads: int) -> int:
@@ -372,8 +379,9 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     core this process may use: batches are planned concurrently (the interning, the engine and both
     outputs, written as Arrow record batches, are one native call per batch that releases the GIL; the
     Python around each batch -- reading the input's buffers, importing the outputs -- holds it, so the
-    speed-up is a little below the core count). A fleet over one shared topics table that fits one round of
-    batches (two per thread) is instead one native call whose batches -- parts -- run on native threads
+    speed-up is a little below the core count). A fleet over one shared topics table is instead one native call
+    (per chunk of the table) whose batches -- parts, sized for the cores -- run on native threads (one thread:
+    the same parts one after the other)
     (:func:`~kafkagroup.spark.executor.plan_outputs_in_parts`): the GIL is released once, and no thread waits
     for another's Python between batches. Rows come out in input order whatever the thread count.
     This is the single-process baseline of the Spark bench.
@@ -405,13 +413,20 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     part_groups = batch_groups
     if batch_groups is None:
         batch_groups = auto_batch_groups(groups.num_rows, threads)
-        part_groups = max(MIN_AUTO_BATCH_GROUPS, -(-groups.num_rows // (threads * PARTS_PER_THREAD)))
-    if threads > 1 and meta is not None and groups.num_rows <= batch_groups * BATCHES_PER_THREAD * threads:
-        # One round of batches (BATCHES_PER_THREAD per thread): the table's own chunks (no copy), each cut into
-        # parts of batch_groups groups planned on native threads in one call (the GIL released once, no handoffs
-        # between batches). Why not past one round: at 100,000 small groups on 2 threads (26 parts of 3,847) the
-        # parts measured slower than the queue below, with more page faults per call (75k vs 32k, default
-        # output_memory limit, glibc's default trimming; none with the limit at 2 GB) -- not yet explained.
+        # sized for the cores, not the threads asked for: one thread plans the same parts as every core
+        cores = max(threads, available_cores())
+        part_groups = min(MAX_PART_GROUPS, max(MIN_AUTO_BATCH_GROUPS, -(-groups.num_rows // (cores * PARTS_PER_THREAD))))
+    if meta is not None:
+        # A shared topics table: the table's own chunks (no copy), each cut into parts of part_groups groups planned
+        # on native threads in one call (the GIL released once, no handoffs between batches); on one thread the same
+        # parts one after the other (the same work: the one-thread call is what the threads scale; measured against the
+        # queue's batches of 4,000 on one thread, alternated in one process at load 9: 49.1 vs 60.4 ms of CPU at
+        # 10,000 small groups, 628 vs 619 ms at 100,000). At 100,000 small
+        # groups on 2 threads this measured 7-10% slower than the queue below, with more page faults per call
+        # (75k vs 32k), until the output memory's default limit (output_memory()) was raised to 1 GiB: the output
+        # (621 MB) was over the old 256 MiB, and how much of the excess malloc gave back to the kernel between calls
+        # -- to be faulted in again -- swung with which thread had written which blocks, in either path (12-37k
+        # faults per call, the same process measured both ways). With the output kept: parts ~0-0.9k, the queue 1-8.5k.
         chunks = [chunk for chunk in groups.to_batches() if chunk.num_rows]
         inputs = [batch_inputs(chunk, meta, strict=options.strict) for chunk in chunks[:1]]
         if inputs and can_cut(inputs[0]):   # (the chunks share the schema, hence the answer)

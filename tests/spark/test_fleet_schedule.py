@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from kafkagroup import _core
+from kafkagroup.batch import available_cores
 from kafkagroup.spark import fleet
 from kafkagroup.spark.fleet import assign_fleet_local, generate_fleet
 from spark_cases import nested_table, random_group
@@ -85,12 +86,31 @@ def test_shared_topics_take_native_threads_not_the_pool(monkeypatch):
     monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-1]) or real(*args))
     small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
     two = assign_fleet_local(small.groups, small.topics, "range", threads=2)
-    assert fleet._POOL is None and calls == [max(fleet.MIN_AUTO_BATCH_GROUPS, 1200 // (2 * fleet.PARTS_PER_THREAD))]
+    cores = max(2, available_cores())   # parts are sized for the cores, whatever the thread count
+    part = max(fleet.MIN_AUTO_BATCH_GROUPS, -(-1200 // (cores * fleet.PARTS_PER_THREAD)))
+    assert fleet._POOL is None and calls == [part]
+    # one thread: the same parts, one after the other (the same work as on two)
     one = assign_fleet_local(small.groups, small.topics, "range", threads=1)
+    assert fleet._POOL is None and calls == [part, part]
     assert one[0].equals(two[0]) and one[1].drop_columns(["engine_us"]).equals(two[1].drop_columns(["engine_us"]))
-    # past one round of batches (2 per thread of 100 groups: 400 < 1,200) the queue of batches takes them
-    queued = assign_fleet_local(small.groups, small.topics, "range", threads=2, batch_groups=100)
-    assert fleet._POOL is not None and len(calls) == 1 and queued[0].equals(one[0])
+    # past one round of batches (2 per thread of 100 groups: 400 < 1,200) too: parts of the batch size asked for
+    # (the queue took these before the output memory's default limit was raised; fleet.assign_fleet_local)
+    parted = assign_fleet_local(small.groups, small.topics, "range", threads=2, batch_groups=100)
+    assert fleet._POOL is None and calls[2:] == [100] and parted[0].equals(one[0])
+
+
+def test_parts_are_capped_at_max_part_groups(monkeypatch):
+    # A fleet big enough for parts over the cap (100,000 small groups: 12,500 per part on 2 threads, which
+    # faulted more pages than parts of 2,000; fleet.MAX_PART_GROUPS) is cut at the cap: here the cap lowered.
+    monkeypatch.setattr(fleet, "MAX_PART_GROUPS", 100)
+    calls = []
+    real = _core.plan_parts
+    monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-1]) or real(*args))
+    small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
+    capped = assign_fleet_local(small.groups, small.topics, "range", threads=2)
+    assert calls == [100]
+    one = assign_fleet_local(small.groups, small.topics, "range", threads=1)
+    assert capped[0].equals(one[0])
 
 
 def test_a_pool_handed_out_stays_usable_when_another_call_wants_more_threads():

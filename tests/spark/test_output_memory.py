@@ -153,3 +153,16 @@ def test_a_limit_past_int64_is_a_value_error_as_documented(limit):
     with pytest.raises(ValueError, match=r"output_memory: limit must be below 2\*\*63 bytes, got "):
         output_memory(limit)
     assert output_memory() == before
+
+
+def test_default_limit_keeps_a_100k_small_group_output():
+    # The default (csrc/kafkagroup/output_memory.hpp kDefaultRetainBytes) is 1 GiB so that the fleet loop's output
+    # at 100,000 small groups (621 MB) is kept whole between calls: under the old 256 MiB the excess went back to
+    # malloc, and the next call faulted 12-37k pages in again. Read in a fresh process (this one's fixture moves
+    # the limit); the 100,000-group output itself is too large for a unit test, so its size is the bench's figure.
+    import subprocess
+    import sys
+
+    code = "from kafkagroup.spark.fleet import output_memory; print(output_memory().limit)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert int(out) == 1 << 30

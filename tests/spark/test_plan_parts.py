@@ -94,7 +94,8 @@ def test_parts_equal_the_whole_batch(seed: int) -> None:
                                                                          chunk_partitions, True)
                 want_rows = pa.Table.from_batches([pa.record_batch(r) for r in rows], schema=executor.ASSIGNMENT_ARROW_SCHEMA)
                 want_metrics = _without_times(pa.Table.from_batches([pa.record_batch(metrics)]))
-                for part_groups, threads in ((1, 2), (3, 3), (7, 2), (num_groups, 2)):
+                # one thread cuts the same parts (planned one after the other): what the threads scale
+                for part_groups, threads in ((1, 2), (3, 3), (7, 2), (num_groups, 2), (3, 1)):
                     got = _core.plan_parts(*inputs.args, ids, skip, strategy, threads, False, chunk_partitions, part_groups)
                     got_refused, got_engine_errors, got_rows, got_metrics, bounds = got
                     assert bounds.tolist() == list(range(0, num_groups, part_groups)) + [num_groups]
