@@ -1,7 +1,8 @@
 // The sticky call read straight from clean claims (sticky/clean_claims.cpp) against the general path
 // (previous_owners, assign_sticky_call, compute_metrics): equal owners, withheld partitions and metrics on
-// groups of several windows whose members' claims interleave; and the claims it must refuse (doubled, out of
-// order, out of range, on a topic nobody subscribes to, racks), where the engine's answer is the general path's.
+// groups of several windows whose members' claims interleave, and groups whose claims it walks as runs
+// (claim_runs.hpp); and the claims it must refuse (doubled, out of order where it reads windows, out of range, on a
+// topic nobody subscribes to, racks), where the engine's answer is the general path's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kafkagroup/claim_runs.hpp"
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
@@ -39,7 +41,7 @@ struct Group {
     }
 };
 
-Group clean_group(std::mt19937& rng) {
+Group clean_group(std::mt19937& rng, bool interleaved) {
     Group g;
     const int topics = std::uniform_int_distribution<int>(1, 8)(rng);
     for (int t = 0; t < topics; ++t)
@@ -47,7 +49,9 @@ Group clean_group(std::mt19937& rng) {
     const int members = std::uniform_int_distribution<int>(1, 300)(rng);
     int32_t P = 0;
     for (int32_t c : g.partition_count) P += c;
-    const int32_t longest = std::uniform_int_distribution<int32_t>(1, 2000)(rng);   // 1: interleaved partition by partition
+    // 1: interleaved partition by partition. Up to 12 (runs of 6.5 on average, some to nobody): too many runs to
+    // walk as runs (clean_claims.cpp's one per 16 partitions), read a window at a time; longer: walked as runs.
+    const int32_t longest = std::uniform_int_distribution<int32_t>(1, interleaved ? 12 : 2000)(rng);
     std::vector<std::vector<int32_t>> claims(static_cast<std::size_t>(members));
     for (int32_t part = 0; part < P;) {
         const int32_t run = std::uniform_int_distribution<int32_t>(1, longest)(rng);
@@ -87,12 +91,17 @@ const char* strategy(bool cooperative) { return cooperative ? "cooperative-stick
 
 TEST_CASE("sticky read straight from clean claims equals the general path") {
     std::mt19937 rng(2611);
-    int64_t withheld = 0, moved = 0, windows = 0;   // what the rounds exercised
+    int64_t withheld = 0, moved = 0, windows = 0, walked_as_runs = 0;   // what the rounds exercised
     for (int round = 0; round < 30; ++round) {
-        const Group g = clean_group(rng);
+        const Group g = clean_group(rng, /*interleaved=*/round % 2 == 1);
         const Problem p = g.problem();
         const Prepared unchecked = prepare(p, /*check_claims_now=*/false);
         CHECK_FALSE(unchecked.claims_checked);
+        std::vector<ClaimRun> runs;
+        const ClaimRunsVerdict verdict = claim_runs(p, unchecked, static_cast<std::size_t>(unchecked.num_partitions / 16), runs);
+        REQUIRE(verdict != ClaimRunsVerdict::kNotClean);
+        if (verdict == ClaimRunsVerdict::kRuns) ++walked_as_runs;
+        else windows += unchecked.num_partitions / 16384 + 1;
         for (const bool cooperative : {false, true}) {
             CAPTURE(round);
             CAPTURE(cooperative);
@@ -104,11 +113,11 @@ TEST_CASE("sticky read straight from clean claims equals the general path") {
             withheld += got->metrics.withheld;
             moved += got->metrics.moved;
         }
-        windows += unchecked.num_partitions / 16384 + 1;
     }
     CHECK(withheld > 0);
     CHECK(moved > 0);
-    CHECK(windows > 60);
+    CHECK(walked_as_runs >= 10);
+    CHECK(windows > 30);
 }
 
 // Three members over 40,000 partitions (three windows); `lists` are their claims.
@@ -131,6 +140,12 @@ std::vector<int32_t> span(int32_t from, int32_t to) {
     return v;
 }
 
+std::vector<int32_t> every_other(int32_t from, int32_t to) {
+    std::vector<int32_t> v;
+    for (int32_t k = from; k < to; k += 2) v.push_back(k);
+    return v;
+}
+
 std::vector<int32_t> operator+(std::vector<int32_t> a, const std::vector<int32_t>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
@@ -148,7 +163,11 @@ TEST_CASE("claims that are not clean are left to the general path") {
         {"clean (the baseline)", {m0, span(100, 200) + span(20100, 20200), m2}, true, false},
         {"a partition named twice by two members", {m0, span(100, 200) + span(20050, 20200), m2}, false, false},
         {"a partition named twice by one member", {span(0, 51) + span(50, 100), span(100, 200), m2}, false, false},
-        {"a member's claims out of order (windows)", {span(20000, 20100) + span(0, 100), span(100, 200), m2}, false, false},
+        // (few runs: walked as runs, claim_runs.hpp, where a member's order does not matter)
+        {"a member's claims out of order, in runs", {span(20000, 20100) + span(0, 100), span(100, 200), m2}, true, false},
+        // (one run per other partition: read a window at a time, which takes a member's claims in order only)
+        {"a member's claims out of order, interleaved (windows)", {every_other(20000, 30000) + span(0, 100), span(100, 200), m2},
+         false, false},
         {"a claim past the last partition", {m0, span(100, 200) + span(39990, 40001), m2}, false, true},
         {"a negative claim", {m0, std::vector<int32_t>{-1} + span(100, 200), m2}, false, true},
     };
@@ -195,4 +214,44 @@ TEST_CASE("with the claims' check deferred, prepare's errors are the ones it giv
     const std::vector<int32_t> fine{0, 3};
     const Problem q = problem_of(counts, sub_offsets, sub_topics, owned_offsets, fine, generation);
     CHECK_THROWS_WITH_AS(prepare(q, false), "generation: expected 2 entries, got 1", std::invalid_argument);
+}
+
+TEST_CASE("claim_runs: runs sorted by first id, a partition claimed twice or out of range refused, a limit") {
+    // member 0: 10..19 then 0..4 (its own claims out of order); member 1: 5..9 then 30; member 2: nothing
+    const std::vector<int32_t> counts{40};
+    const std::vector<int64_t> sub_offsets{0, 1, 2, 3}, owned_offsets{0, 15, 21, 21};
+    const std::vector<int32_t> sub_topics{0, 0, 0}, generation{1, 1, 1};
+    std::vector<int32_t> claims = span(10, 20) + span(0, 5) + span(5, 10) + std::vector<int32_t>{30};
+    const auto verdict = [&](std::size_t limit, std::vector<ClaimRun>& runs) {
+        const Problem p = problem_of(counts, sub_offsets, sub_topics, owned_offsets, claims, generation);
+        return claim_runs(p, prepare(p, false), limit, runs);
+    };
+    std::vector<ClaimRun> runs;
+    REQUIRE(verdict(4, runs) == ClaimRunsVerdict::kRuns);
+    REQUIRE(runs.size() == 4);   // 0..4 and 5..9 stay two runs: two members
+    const int32_t want[4][3] = {{0, 5, 0}, {5, 10, 1}, {10, 20, 0}, {30, 31, 1}};
+    for (std::size_t k = 0; k < 4; ++k) {
+        CAPTURE(k);
+        CHECK(runs[k].begin == want[k][0]);
+        CHECK(runs[k].end == want[k][1]);
+        CHECK(runs[k].member == want[k][2]);
+    }
+    CHECK(verdict(3, runs) == ClaimRunsVerdict::kTooMany);
+    claims[17] = 12;   // member 1 claims 5, 6, 12, 8, 9: 12 is member 0's too
+    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
+    claims[17] = 6;    // member 1 claims 6 twice (5, 6, 6, 8, 9): two runs ending and beginning at 6
+    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
+    claims[17] = 40;   // past the last partition (39)
+    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
+    claims[17] = -1;
+    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
+    claims[17] = 7;    // back to 5..9: clean again
+    CHECK(verdict(10, runs) == ClaimRunsVerdict::kRuns);
+    // a run that would run past the last partition (38, 39, 40): 38..39, then 40 refused
+    claims[20] = 38;
+    claims.push_back(39);
+    claims.push_back(40);
+    const std::vector<int64_t> longer{0, 15, 23, 23};
+    const Problem p = problem_of(counts, sub_offsets, sub_topics, longer, claims, generation);
+    CHECK(claim_runs(p, prepare(p, false), 10, runs) == ClaimRunsVerdict::kNotClean);
 }

@@ -60,20 +60,37 @@ public:
                 }
                 continue;
             }
-            if (o >= 0 && kept[o] < quota[o]) {
-                const int64_t c = std::min<int64_t>(quota[o] - kept[o], run - i);
-                emit(c, o, o);
-                kept[o] += c;
-                i += static_cast<int32_t>(c);
-            }
-            while (i < run) {
-                while (load[next] >= quota[next])
-                    if (++next == members) return false;
-                const int64_t c = std::min<int64_t>(quota[next] - load[next], run - i);
-                emit(c, next, o);
-                load[next] += c;
-                i += static_cast<int32_t>(c);
-            }
+            next_ = next;
+            if (!walk_run(run - i, o, emit)) return false;
+            next = next_;
+            i = run;
+        }
+        next_ = next;
+        return true;
+    }
+
+    // The next n partitions, all previously owned by o (-1: none), all of subscribed topics: as walk() on n
+    // entries equal to o, for a caller that knows the previous owners as runs (clean_claims.cpp's claim runs).
+    template <class Emit>
+    bool walk_run(int64_t n, int32_t o, Emit&& emit) {
+        const int32_t members = static_cast<int32_t>(quota_.size());
+        int64_t* const quota = quota_.data();
+        int64_t* const load = load_.data();
+        int64_t* const kept = kept_.data();
+        if (o >= 0 && kept[o] < quota[o]) {
+            const int64_t c = std::min<int64_t>(quota[o] - kept[o], n);
+            emit(c, o, o);
+            kept[o] += c;
+            n -= c;
+        }
+        int32_t next = next_;
+        while (n > 0) {
+            while (load[next] >= quota[next])
+                if (++next == members) return false;
+            const int64_t c = std::min<int64_t>(quota[next] - load[next], n);
+            emit(c, next, o);
+            load[next] += c;
+            n -= c;
         }
         next_ = next;
         return true;
