@@ -98,7 +98,9 @@ TEST_CASE("sticky read straight from clean claims equals the general path") {
         const Prepared unchecked = prepare(p, /*check_claims_now=*/false);
         CHECK_FALSE(unchecked.claims_checked);
         std::vector<ClaimRun> runs;
-        const ClaimRunsVerdict verdict = claim_runs(p, unchecked, static_cast<std::size_t>(unchecked.num_partitions / 16), runs);
+        // (clean_claims.cpp's limit: one run per kMinMeanRun = 16 partitions, or kFewRuns = 64 runs)
+        const std::size_t limit = std::max<std::size_t>(static_cast<std::size_t>(unchecked.num_partitions / 16), 64);
+        const ClaimRunsVerdict verdict = claim_runs(p, unchecked, limit, runs);
         REQUIRE(verdict != ClaimRunsVerdict::kNotClean);
         if (verdict == ClaimRunsVerdict::kRuns) ++walked_as_runs;
         else windows += unchecked.num_partitions / 16384 + 1;

@@ -38,9 +38,11 @@ namespace {
 // 16,384 partitions: a 64 KB window (L2-resident next to the claims and owner[] streaming past it).
 constexpr int32_t kWindowShift = 14;
 constexpr int32_t kWindow = int32_t{1} << kWindowShift;
-// The claims are walked as runs (claim_runs.hpp) when there is at most one run per this many partitions: a
-// bound on the runs' sort, chosen, not tuned (a sticky group after churn averages ~90 partitions a run at 10k).
+// The claims are walked as runs (claim_runs.hpp) when there is at most one run per kMinMeanRun partitions, or
+// at most kFewRuns runs: a bound on the runs' sort, chosen, not tuned (a sticky group after churn averages ~90
+// partitions a run at 10k; a 100-partition group of 9 members has 9 runs of ~11).
 constexpr int32_t kMinMeanRun = 16;
+constexpr std::size_t kFewRuns = 64;
 
 // The previous owners (claimants) of one window of partitions after another, from the claims.
 class ClaimWindows {
@@ -50,7 +52,7 @@ public:
           head_(static_cast<std::size_t>((static_cast<int64_t>(pr.num_partitions) + kWindow - 1) >> kWindowShift), -1),
           tail_(head_.size(), -1),
           link_(static_cast<std::size_t>(pr.num_members), -1), cursor_(offsets_, offsets_ + pr.num_members),
-          window_(static_cast<std::size_t>(kWindow)) {
+          window_(static_cast<std::size_t>(std::min(kWindow, pr.num_partitions))) {
         for (int32_t m = 0; m < pr.num_members && clean_; ++m)
             if (offsets_[m] < offsets_[m + 1]) clean_ = wait(m, claims_[offsets_[m]], 0);
     }
@@ -110,7 +112,7 @@ private:
     std::vector<int32_t> tail_;     // [windows] the last one (valid while head_ is not -1)
     std::vector<int32_t> link_;     // [M] the next member waiting for the same window, -1: none
     std::vector<int64_t> cursor_;   // [M] the member's next claim
-    std::vector<int32_t> window_;   // [kWindow]
+    std::vector<int32_t> window_;   // [kWindow], or [P] when fewer (zero-filled when made: 64 KB for 100 partitions)
     bool clean_ = true;
 };
 
@@ -156,7 +158,7 @@ std::optional<AssignResult> assign_sticky_clean(const Problem& p, const Prepared
     // The claims as runs (claim_runs.hpp) while they average kMinMeanRun partitions or more: the walk goes run by
     // run, and no window is filled. Else (interleaved claims, e.g. after a range assignment) the windows.
     std::vector<ClaimRun> runs;
-    const ClaimRunsVerdict verdict = claim_runs(p, pr, static_cast<std::size_t>(P / kMinMeanRun), runs);
+    const ClaimRunsVerdict verdict = claim_runs(p, pr, std::max(static_cast<std::size_t>(P / kMinMeanRun), kFewRuns), runs);
     if (verdict == ClaimRunsVerdict::kNotClean) return std::nullopt;
     if (verdict == ClaimRunsVerdict::kRuns) {
         int32_t at = 0;   // the first partition not walked yet
