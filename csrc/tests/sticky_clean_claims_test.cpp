@@ -1,8 +1,9 @@
 // The sticky call read straight from clean claims (sticky/clean_claims.cpp) against the general path
 // (previous_owners, assign_sticky_call, compute_metrics): equal owners, withheld partitions and metrics on
-// groups of several windows whose members' claims interleave, and groups whose claims it walks as runs
-// (claim_runs.hpp); and the claims it must refuse (doubled, out of order where it reads windows, out of range, on a
-// topic nobody subscribes to, racks), where the engine's answer is the general path's.
+// groups of several windows whose members' claims interleave, through both of its readers (the sorted runs of
+// claim_runs.hpp for long runs, the windows for short ones); and the claims it must refuse (doubled, out of
+// order for the windows, out of range, on a topic nobody subscribes to, racks), where the engine's answer is
+// the general path's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "kafkagroup/claim_runs.hpp"
 #include "kafkagroup/engine.hpp"
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
+#include "kafkagroup/sticky/claim_runs.hpp"
 #include "kafkagroup/sticky/sticky.hpp"
 #include "test_checks.hpp"
 #include "test_views.hpp"
@@ -41,7 +42,8 @@ struct Group {
     }
 };
 
-Group clean_group(std::mt19937& rng, bool interleaved) {
+// `longest`: the longest run handed to one member (1: interleaved partition by partition).
+Group clean_group(std::mt19937& rng, int32_t longest) {
     Group g;
     const int topics = std::uniform_int_distribution<int>(1, 8)(rng);
     for (int t = 0; t < topics; ++t)
@@ -49,9 +51,6 @@ Group clean_group(std::mt19937& rng, bool interleaved) {
     const int members = std::uniform_int_distribution<int>(1, 300)(rng);
     int32_t P = 0;
     for (int32_t c : g.partition_count) P += c;
-    // 1: interleaved partition by partition. Up to 12 (runs of 6.5 on average, some to nobody): too many runs to
-    // walk as runs (clean_claims.cpp's one per 16 partitions), read a window at a time; longer: walked as runs.
-    const int32_t longest = std::uniform_int_distribution<int32_t>(1, interleaved ? 12 : 2000)(rng);
     std::vector<std::vector<int32_t>> claims(static_cast<std::size_t>(members));
     for (int32_t part = 0; part < P;) {
         const int32_t run = std::uniform_int_distribution<int32_t>(1, longest)(rng);
@@ -91,19 +90,18 @@ const char* strategy(bool cooperative) { return cooperative ? "cooperative-stick
 
 TEST_CASE("sticky read straight from clean claims equals the general path") {
     std::mt19937 rng(2611);
-    int64_t withheld = 0, moved = 0, windows = 0, walked_as_runs = 0;   // what the rounds exercised
+    int64_t withheld = 0, moved = 0, windows = 0;   // what the rounds exercised
+    int by_runs = 0, by_windows = 0;                  // rounds read through each reader
     for (int round = 0; round < 30; ++round) {
-        const Group g = clean_group(rng, /*interleaved=*/round % 2 == 1);
+        // Odd rounds: runs of up to 2,000 (claim_runs' sorted runs); even ones: up to 40 (mostly the windows).
+        const Group g = clean_group(rng, std::uniform_int_distribution<int32_t>(1, round % 2 ? 2000 : 40)(rng));
         const Problem p = g.problem();
         const Prepared unchecked = prepare(p, /*check_claims_now=*/false);
         CHECK_FALSE(unchecked.claims_checked);
-        std::vector<ClaimRun> runs;
-        // (clean_claims.cpp's limit: one run per kMinMeanRun = 16 partitions, or kFewRuns = 64 runs)
-        const std::size_t limit = std::max<std::size_t>(static_cast<std::size_t>(unchecked.num_partitions / 16), 64);
-        const ClaimRunsVerdict verdict = claim_runs(p, unchecked, limit, runs);
-        REQUIRE(verdict != ClaimRunsVerdict::kNotClean);
-        if (verdict == ClaimRunsVerdict::kRuns) ++walked_as_runs;
-        else windows += unchecked.num_partitions / 16384 + 1;
+        std::vector<sticky::ClaimRun> runs;
+        const sticky::RunsRead read = sticky::claim_runs(p, unchecked, sticky::claim_runs_limit(unchecked.num_partitions), runs);
+        REQUIRE(read != sticky::RunsRead::not_clean);
+        (read == sticky::RunsRead::sorted ? by_runs : by_windows) += 1;
         for (const bool cooperative : {false, true}) {
             CAPTURE(round);
             CAPTURE(cooperative);
@@ -115,11 +113,55 @@ TEST_CASE("sticky read straight from clean claims equals the general path") {
             withheld += got->metrics.withheld;
             moved += got->metrics.moved;
         }
+        windows += unchecked.num_partitions / 16384 + 1;
     }
     CHECK(withheld > 0);
     CHECK(moved > 0);
-    CHECK(walked_as_runs >= 10);
-    CHECK(windows > 30);
+    CHECK(windows > 60);
+    CHECK(by_runs >= 5);
+    CHECK(by_windows >= 5);
+}
+
+TEST_CASE("claim_runs: the claims as sorted runs, or why not") {
+    // 100 partitions; member 0: 40..59 then 0..9 (out of order), member 1: 10..19 and 70, member 2: 90..99.
+    const std::vector<int32_t> counts{60, 40};
+    const std::vector<int64_t> sub_offsets{0, 2, 4, 6}, owned_offsets{0, 30, 41, 51};
+    const std::vector<int32_t> sub_topics{0, 1, 0, 1, 0, 1}, generation{1, 1, 1};
+    std::vector<int32_t> claims;
+    for (int32_t k = 40; k < 60; ++k) claims.push_back(k);
+    for (int32_t k = 0; k < 10; ++k) claims.push_back(k);
+    for (int32_t k = 10; k < 20; ++k) claims.push_back(k);
+    claims.push_back(70);
+    for (int32_t k = 90; k < 100; ++k) claims.push_back(k);
+    const Problem p = problem_of(counts, sub_offsets, sub_topics, owned_offsets, claims, generation);
+    const Prepared pr = prepare(p, false);
+    std::vector<sticky::ClaimRun> runs;
+    REQUIRE(sticky::claim_runs(p, pr, 100, runs) == sticky::RunsRead::sorted);
+    const std::vector<std::vector<int32_t>> want{{0, 10, 0}, {10, 10, 1}, {40, 20, 0}, {70, 1, 1}, {90, 10, 2}};
+    REQUIRE(runs.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        CAPTURE(i);
+        CHECK(runs[i].begin == want[i][0]);
+        CHECK(runs[i].length == want[i][1]);
+        CHECK(runs[i].member == want[i][2]);
+    }
+    // Five runs: a limit of four gives up.
+    CHECK(sticky::claim_runs(p, pr, 4, runs) == sticky::RunsRead::too_many);
+    // A run reaching past the last partition (98, 99, 100) and a negative claim: not clean.
+    std::vector<int32_t> past = claims;
+    past[48] = 98, past[49] = 99, past[50] = 100;
+    CHECK(sticky::claim_runs(problem_of(counts, sub_offsets, sub_topics, owned_offsets, past, generation), pr, 100, runs) ==
+          sticky::RunsRead::not_clean);
+    std::vector<int32_t> negative = claims;
+    negative[30] = -1;
+    CHECK(sticky::claim_runs(problem_of(counts, sub_offsets, sub_topics, owned_offsets, negative, generation), pr, 100, runs) ==
+          sticky::RunsRead::not_clean);
+    // The engine's call on the out-of-order claims (runs) equals the general path's.
+    for (const bool cooperative : {false, true}) {
+        const std::optional<AssignResult> got = assign_sticky_clean(p, pr, cooperative);
+        REQUIRE(got.has_value());
+        check_same(*got, general_path(p, cooperative));
+    }
 }
 
 // Three members over 40,000 partitions (three windows); `lists` are their claims.
@@ -165,11 +207,11 @@ TEST_CASE("claims that are not clean are left to the general path") {
         {"clean (the baseline)", {m0, span(100, 200) + span(20100, 20200), m2}, true, false},
         {"a partition named twice by two members", {m0, span(100, 200) + span(20050, 20200), m2}, false, false},
         {"a partition named twice by one member", {span(0, 51) + span(50, 100), span(100, 200), m2}, false, false},
-        // (few runs: walked as runs, claim_runs.hpp, where a member's order does not matter)
-        {"a member's claims out of order, in runs", {span(20000, 20100) + span(0, 100), span(100, 200), m2}, true, false},
-        // (one run per other partition: read a window at a time, which takes a member's claims in order only)
-        {"a member's claims out of order, interleaved (windows)", {every_other(20000, 30000) + span(0, 100), span(100, 200), m2},
-         false, false},
+        {"a member's claims out of order, in runs (sorted by claim_runs)", {span(20000, 20100) + span(0, 100), span(100, 200), m2},
+         true, false},
+        // Interleaved (runs of one: the windows), member 0's out of order: members 0 and 1 alternate over 0..39,999.
+        {"a member's claims out of order, interleaved (windows)", {every_other(20000, 40000) + every_other(0, 20000),
+                                                                   every_other(1, 40000)}, false, false},
         {"a claim past the last partition", {m0, span(100, 200) + span(39990, 40001), m2}, false, true},
         {"a negative claim", {m0, std::vector<int32_t>{-1} + span(100, 200), m2}, false, true},
     };
@@ -218,42 +260,27 @@ TEST_CASE("with the claims' check deferred, prepare's errors are the ones it giv
     CHECK_THROWS_WITH_AS(prepare(q, false), "generation: expected 2 entries, got 1", std::invalid_argument);
 }
 
-TEST_CASE("claim_runs: runs sorted by first id, a partition claimed twice or out of range refused, a limit") {
-    // member 0: 10..19 then 0..4 (its own claims out of order); member 1: 5..9 then 30; member 2: nothing
-    const std::vector<int32_t> counts{40};
-    const std::vector<int64_t> sub_offsets{0, 1, 2, 3}, owned_offsets{0, 15, 21, 21};
-    const std::vector<int32_t> sub_topics{0, 0, 0}, generation{1, 1, 1};
-    std::vector<int32_t> claims = span(10, 20) + span(0, 5) + span(5, 10) + std::vector<int32_t>{30};
-    const auto verdict = [&](std::size_t limit, std::vector<ClaimRun>& runs) {
-        const Problem p = problem_of(counts, sub_offsets, sub_topics, owned_offsets, claims, generation);
-        return claim_runs(p, prepare(p, false), limit, runs);
-    };
-    std::vector<ClaimRun> runs;
-    REQUIRE(verdict(4, runs) == ClaimRunsVerdict::kRuns);
-    REQUIRE(runs.size() == 4);   // 0..4 and 5..9 stay two runs: two members
-    const int32_t want[4][3] = {{0, 5, 0}, {5, 10, 1}, {10, 20, 0}, {30, 31, 1}};
-    for (std::size_t k = 0; k < 4; ++k) {
-        CAPTURE(k);
-        CHECK(runs[k].begin == want[k][0]);
-        CHECK(runs[k].end == want[k][1]);
-        CHECK(runs[k].member == want[k][2]);
+TEST_CASE("a small group's claims are read as runs, however short, and give the general path's answer") {
+    // 100 partitions (10 topics of 10), 9 members each claiming a run of 11 (the last 12): 9 runs, above
+    // P / kMinMeanRun = 3, within kFewRuns.
+    Group g;
+    g.partition_count.assign(10, 10);
+    for (int m = 0; m < 9; ++m) {
+        for (int t = 0; t < 10; ++t) g.sub_topics.push_back(t);
+        g.sub_offsets.push_back(static_cast<int64_t>(g.sub_topics.size()));
+        g.generation.push_back(1);
+        for (int32_t part = m * 11; part < (m == 8 ? 100 : m * 11 + 11); ++part) g.owned_partitions.push_back(part);
+        g.owned_offsets.push_back(static_cast<int64_t>(g.owned_partitions.size()));
     }
-    CHECK(verdict(3, runs) == ClaimRunsVerdict::kTooMany);
-    claims[17] = 12;   // member 1 claims 5, 6, 12, 8, 9: 12 is member 0's too
-    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
-    claims[17] = 6;    // member 1 claims 6 twice (5, 6, 6, 8, 9): two runs ending and beginning at 6
-    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
-    claims[17] = 40;   // past the last partition (39)
-    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
-    claims[17] = -1;
-    CHECK(verdict(10, runs) == ClaimRunsVerdict::kNotClean);
-    claims[17] = 7;    // back to 5..9: clean again
-    CHECK(verdict(10, runs) == ClaimRunsVerdict::kRuns);
-    // a run that would run past the last partition (38, 39, 40): 38..39, then 40 refused
-    claims[20] = 38;
-    claims.push_back(39);
-    claims.push_back(40);
-    const std::vector<int64_t> longer{0, 15, 23, 23};
-    const Problem p = problem_of(counts, sub_offsets, sub_topics, longer, claims, generation);
-    CHECK(claim_runs(p, prepare(p, false), 10, runs) == ClaimRunsVerdict::kNotClean);
+    const Problem p = g.problem();
+    const Prepared unchecked = prepare(p, false);
+    std::vector<sticky::ClaimRun> runs;
+    CHECK(sticky::claim_runs(p, unchecked, sticky::claim_runs_limit(unchecked.num_partitions), runs) ==
+          sticky::RunsRead::sorted);
+    CHECK(runs.size() == 9);
+    for (const bool cooperative : {false, true}) {
+        const std::optional<AssignResult> got = assign_sticky_clean(p, unchecked, cooperative);
+        REQUIRE(got.has_value());
+        check_same(*got, general_path(p, cooperative));
+    }
 }

@@ -60,19 +60,31 @@ public:
                 }
                 continue;
             }
-            next_ = next;
-            if (!walk_run(run - i, o, emit)) return false;
-            next = next_;
+            if (!hand(run - i, o, next, emit)) return false;
             i = run;
         }
         next_ = next;
         return true;
     }
 
-    // The next n partitions, all previously owned by o (-1: none), all of subscribed topics: as walk() on n
-    // entries equal to o, for a caller that knows the previous owners as runs (clean_claims.cpp's claim runs).
+    // The next n partitions, all previously owned by o (-1: none), all of subscribed topics: walk() on a run
+    // of n copies of o, without the array (clean_claims.cpp's runs of claims). O(segments emitted).
     template <class Emit>
-    bool walk_run(int64_t n, int32_t o, Emit&& emit) {
+    bool take(int64_t n, int32_t o, Emit&& emit) {
+        int32_t next = next_;
+        const bool placed = hand(n, o, next, emit);
+        next_ = next;
+        return placed;
+    }
+
+    // Each member's load: what it keeps plus what it was handed so far (after the last walk: its final load).
+    const std::vector<int64_t>& loads() const { return load_; }
+
+private:
+    // A run of n partitions previously owned by o: o keeps up to its quota, the rest go out in blocks to the
+    // members below quota from `next` up (a local of the caller's, in a register). False: nobody left below quota.
+    template <class Emit>
+    bool hand(int64_t n, int32_t o, int32_t& next, Emit& emit) {
         const int32_t members = static_cast<int32_t>(quota_.size());
         int64_t* const quota = quota_.data();
         int64_t* const load = load_.data();
@@ -83,7 +95,6 @@ public:
             kept[o] += c;
             n -= c;
         }
-        int32_t next = next_;
         while (n > 0) {
             while (load[next] >= quota[next])
                 if (++next == members) return false;
@@ -92,14 +103,9 @@ public:
             load[next] += c;
             n -= c;
         }
-        next_ = next;
         return true;
     }
 
-    // Each member's load: what it keeps plus what it was handed so far (after the last walk: its final load).
-    const std::vector<int64_t>& loads() const { return load_; }
-
-private:
     std::vector<int64_t> quota_, load_, kept_;
     int32_t next_ = 0;
 };
