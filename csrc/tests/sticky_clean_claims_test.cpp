@@ -264,3 +264,28 @@ TEST_CASE("with the claims' check deferred, prepare's errors are the ones it giv
     const Problem q = problem_of(counts, sub_offsets, sub_topics, owned_offsets, fine, generation);
     CHECK_THROWS_WITH_AS(prepare(q, false), "generation: expected 2 entries, got 1", std::invalid_argument);
 }
+
+TEST_CASE("a small group's claims are read as runs, however short, and give the general path's answer") {
+    // 100 partitions (10 topics of 10), 9 members each claiming a run of 11 (the last 12): 9 runs, above
+    // P / kMinMeanRun = 3, within kFewRuns.
+    Group g;
+    g.partition_count.assign(10, 10);
+    for (int m = 0; m < 9; ++m) {
+        for (int t = 0; t < 10; ++t) g.sub_topics.push_back(t);
+        g.sub_offsets.push_back(static_cast<int64_t>(g.sub_topics.size()));
+        g.generation.push_back(1);
+        for (int32_t part = m * 11; part < (m == 8 ? 100 : m * 11 + 11); ++part) g.owned_partitions.push_back(part);
+        g.owned_offsets.push_back(static_cast<int64_t>(g.owned_partitions.size()));
+    }
+    const Problem p = g.problem();
+    const Prepared unchecked = prepare(p, false);
+    std::vector<sticky::ClaimRun> runs;
+    CHECK(sticky::claim_runs(p, unchecked, sticky::claim_runs_limit(unchecked.num_partitions), runs) ==
+          sticky::RunsRead::sorted);
+    CHECK(runs.size() == 9);
+    for (const bool cooperative : {false, true}) {
+        const std::optional<AssignResult> got = assign_sticky_clean(p, unchecked, cooperative);
+        REQUIRE(got.has_value());
+        check_same(*got, general_path(p, cooperative));
+    }
+}

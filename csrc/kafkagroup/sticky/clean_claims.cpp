@@ -54,7 +54,7 @@ public:
           head_(static_cast<std::size_t>((static_cast<int64_t>(pr.num_partitions) + kWindow - 1) >> kWindowShift), -1),
           tail_(head_.size(), -1),
           link_(static_cast<std::size_t>(pr.num_members), -1), cursor_(offsets_, offsets_ + pr.num_members),
-          window_(static_cast<std::size_t>(kWindow)) {
+          window_(static_cast<std::size_t>(std::min(kWindow, pr.num_partitions))) {
         for (int32_t m = 0; m < pr.num_members && clean_; ++m)
             if (offsets_[m] < offsets_[m + 1]) clean_ = wait(m, claims_[offsets_[m]], 0);
     }
@@ -114,7 +114,7 @@ private:
     std::vector<int32_t> tail_;     // [windows] the last one (valid while head_ is not -1)
     std::vector<int32_t> link_;     // [M] the next member waiting for the same window, -1: none
     std::vector<int64_t> cursor_;   // [M] the member's next claim
-    std::vector<int32_t> window_;   // [kWindow]
+    std::vector<int32_t> window_;   // [kWindow], or [P] when fewer (zero-filled when made: 64 KB for 100 partitions)
     bool clean_ = true;
 };
 
