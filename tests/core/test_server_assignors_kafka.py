@@ -270,3 +270,24 @@ def test_subscribed_topic_missing_from_the_metadata(kafka):
     for strategy in ("server-range", "server-uniform"):
         theirs = kafka.assign(strategy, {"t0": 3}, members).assignment
         assert {m: sorted(theirs.get(m, ())) for m in members} == ours(strategy, {"t0": 3}, members)
+
+
+def test_range_ignores_garbage_previous_targets_as_kafka_does(kafka):
+    # Kafka's RangeAssignor never reads the previous assignment: claims that our default call refuses (strict) or
+    # counts (metrics) change nothing in Kafka's answer, nor in ours without metrics, which never reads them.
+    topics = {"t0": 3, "t1": 2}
+    cases = {
+        "beyond the count": {"A": {"topics": ["t0"], "owned": [("t0", 5)]}, "B": {"topics": ["t0", "t1"]}},
+        "held twice": {"A": {"topics": ["t0"], "owned": [("t0", 0), ("t0", 1)]},
+                       "B": {"topics": ["t0", "t1"], "owned": [("t0", 1), ("t1", 1)]}},
+        "negative": {"A": {"topics": ["t0", "t1"], "owned": [("t1", -2)]}, "B": {"topics": ["t0"]}},
+    }
+    for case, members in cases.items():
+        theirs = kafka.assign("server-range", topics, members).assignment
+        lean = kafkagroup.assign("server-range", topics, members, metrics=False)
+        assert lean.metrics is None and lean.dropped == []
+        assert {m: [(tp.topic, tp.partition) for tp in lean.assignment[m]] for m in members} == \
+            {m: sorted(theirs.get(m, ())) for m in members}, case
+        if case != "held twice":   # (a partition held twice is counted by the ownership rules, not refused)
+            with pytest.raises(kafkagroup.InvalidGroupError):
+                kafkagroup.assign("server-range", topics, members)
