@@ -1,7 +1,9 @@
 // The sticky call read straight from clean claims (sticky/clean_claims.cpp) against the general path
 // (previous_owners, assign_sticky_call, compute_metrics): equal owners, withheld partitions and metrics on
-// groups of several windows whose members' claims interleave; and the claims it must refuse (doubled, out of
-// order, out of range, on a topic nobody subscribes to, racks), where the engine's answer is the general path's.
+// groups of several windows whose members' claims interleave, through both of its readers (the sorted runs of
+// claim_runs.hpp for long runs, the windows for short ones); and the claims it must refuse (doubled, out of
+// order for the windows, out of range, on a topic nobody subscribes to, racks), where the engine's answer is
+// the general path's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "kafkagroup/metrics.hpp"
 #include "kafkagroup/ownership.hpp"
 #include "kafkagroup/problem.hpp"
+#include "kafkagroup/sticky/claim_runs.hpp"
 #include "kafkagroup/sticky/sticky.hpp"
 #include "test_checks.hpp"
 #include "test_views.hpp"
@@ -39,7 +42,8 @@ struct Group {
     }
 };
 
-Group clean_group(std::mt19937& rng) {
+// `longest`: the longest run handed to one member (1: interleaved partition by partition).
+Group clean_group(std::mt19937& rng, int32_t longest) {
     Group g;
     const int topics = std::uniform_int_distribution<int>(1, 8)(rng);
     for (int t = 0; t < topics; ++t)
@@ -47,7 +51,6 @@ Group clean_group(std::mt19937& rng) {
     const int members = std::uniform_int_distribution<int>(1, 300)(rng);
     int32_t P = 0;
     for (int32_t c : g.partition_count) P += c;
-    const int32_t longest = std::uniform_int_distribution<int32_t>(1, 2000)(rng);   // 1: interleaved partition by partition
     std::vector<std::vector<int32_t>> claims(static_cast<std::size_t>(members));
     for (int32_t part = 0; part < P;) {
         const int32_t run = std::uniform_int_distribution<int32_t>(1, longest)(rng);
@@ -88,11 +91,17 @@ const char* strategy(bool cooperative) { return cooperative ? "cooperative-stick
 TEST_CASE("sticky read straight from clean claims equals the general path") {
     std::mt19937 rng(2611);
     int64_t withheld = 0, moved = 0, windows = 0;   // what the rounds exercised
+    int by_runs = 0, by_windows = 0;                  // rounds read through each reader
     for (int round = 0; round < 30; ++round) {
-        const Group g = clean_group(rng);
+        // Odd rounds: runs of up to 2,000 (claim_runs' sorted runs); even ones: up to 40 (mostly the windows).
+        const Group g = clean_group(rng, std::uniform_int_distribution<int32_t>(1, round % 2 ? 2000 : 40)(rng));
         const Problem p = g.problem();
         const Prepared unchecked = prepare(p, /*check_claims_now=*/false);
         CHECK_FALSE(unchecked.claims_checked);
+        std::vector<sticky::ClaimRun> runs;
+        const sticky::RunsRead read = sticky::claim_runs(p, unchecked, sticky::claim_runs_limit(unchecked.num_partitions), runs);
+        REQUIRE(read != sticky::RunsRead::not_clean);
+        (read == sticky::RunsRead::sorted ? by_runs : by_windows) += 1;
         for (const bool cooperative : {false, true}) {
             CAPTURE(round);
             CAPTURE(cooperative);
@@ -109,6 +118,50 @@ TEST_CASE("sticky read straight from clean claims equals the general path") {
     CHECK(withheld > 0);
     CHECK(moved > 0);
     CHECK(windows > 60);
+    CHECK(by_runs >= 5);
+    CHECK(by_windows >= 5);
+}
+
+TEST_CASE("claim_runs: the claims as sorted runs, or why not") {
+    // 100 partitions; member 0: 40..59 then 0..9 (out of order), member 1: 10..19 and 70, member 2: 90..99.
+    const std::vector<int32_t> counts{60, 40};
+    const std::vector<int64_t> sub_offsets{0, 2, 4, 6}, owned_offsets{0, 30, 41, 51};
+    const std::vector<int32_t> sub_topics{0, 1, 0, 1, 0, 1}, generation{1, 1, 1};
+    std::vector<int32_t> claims;
+    for (int32_t k = 40; k < 60; ++k) claims.push_back(k);
+    for (int32_t k = 0; k < 10; ++k) claims.push_back(k);
+    for (int32_t k = 10; k < 20; ++k) claims.push_back(k);
+    claims.push_back(70);
+    for (int32_t k = 90; k < 100; ++k) claims.push_back(k);
+    const Problem p = problem_of(counts, sub_offsets, sub_topics, owned_offsets, claims, generation);
+    const Prepared pr = prepare(p, false);
+    std::vector<sticky::ClaimRun> runs;
+    REQUIRE(sticky::claim_runs(p, pr, 100, runs) == sticky::RunsRead::sorted);
+    const std::vector<std::vector<int32_t>> want{{0, 10, 0}, {10, 10, 1}, {40, 20, 0}, {70, 1, 1}, {90, 10, 2}};
+    REQUIRE(runs.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        CAPTURE(i);
+        CHECK(runs[i].begin == want[i][0]);
+        CHECK(runs[i].length == want[i][1]);
+        CHECK(runs[i].member == want[i][2]);
+    }
+    // Five runs: a limit of four gives up.
+    CHECK(sticky::claim_runs(p, pr, 4, runs) == sticky::RunsRead::too_many);
+    // A run reaching past the last partition (98, 99, 100) and a negative claim: not clean.
+    std::vector<int32_t> past = claims;
+    past[48] = 98, past[49] = 99, past[50] = 100;
+    CHECK(sticky::claim_runs(problem_of(counts, sub_offsets, sub_topics, owned_offsets, past, generation), pr, 100, runs) ==
+          sticky::RunsRead::not_clean);
+    std::vector<int32_t> negative = claims;
+    negative[30] = -1;
+    CHECK(sticky::claim_runs(problem_of(counts, sub_offsets, sub_topics, owned_offsets, negative, generation), pr, 100, runs) ==
+          sticky::RunsRead::not_clean);
+    // The engine's call on the out-of-order claims (runs) equals the general path's.
+    for (const bool cooperative : {false, true}) {
+        const std::optional<AssignResult> got = assign_sticky_clean(p, pr, cooperative);
+        REQUIRE(got.has_value());
+        check_same(*got, general_path(p, cooperative));
+    }
 }
 
 // Three members over 40,000 partitions (three windows); `lists` are their claims.
@@ -131,6 +184,12 @@ std::vector<int32_t> span(int32_t from, int32_t to) {
     return v;
 }
 
+std::vector<int32_t> every_other(int32_t from, int32_t to) {
+    std::vector<int32_t> v;
+    for (int32_t k = from; k < to; k += 2) v.push_back(k);
+    return v;
+}
+
 std::vector<int32_t> operator+(std::vector<int32_t> a, const std::vector<int32_t>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
@@ -148,7 +207,11 @@ TEST_CASE("claims that are not clean are left to the general path") {
         {"clean (the baseline)", {m0, span(100, 200) + span(20100, 20200), m2}, true, false},
         {"a partition named twice by two members", {m0, span(100, 200) + span(20050, 20200), m2}, false, false},
         {"a partition named twice by one member", {span(0, 51) + span(50, 100), span(100, 200), m2}, false, false},
-        {"a member's claims out of order (windows)", {span(20000, 20100) + span(0, 100), span(100, 200), m2}, false, false},
+        {"a member's claims out of order, in runs (sorted by claim_runs)", {span(20000, 20100) + span(0, 100), span(100, 200), m2},
+         true, false},
+        // Interleaved (runs of one: the windows), member 0's out of order: members 0 and 1 alternate over 0..39,999.
+        {"a member's claims out of order, interleaved (windows)", {every_other(20000, 40000) + every_other(0, 20000),
+                                                                   every_other(1, 40000)}, false, false},
         {"a claim past the last partition", {m0, span(100, 200) + span(39990, 40001), m2}, false, true},
         {"a negative claim", {m0, std::vector<int32_t>{-1} + span(100, 200), m2}, false, true},
     };

@@ -1,9 +1,11 @@
 """Sticky and cooperative-sticky read straight from clean claims (csrc/kafkagroup/sticky/clean_claims.cpp) give
 what the general path gives, and errors come out as before although prepare() leaves the claims' check to them.
 
-Each member's claims reversed are no longer ascending, which the clean-claims path refuses: the same group then
-goes through the general path (previous_owners, the uniform builder), whose outcome does not depend on the
-order of a member's claims. So the two orders compare the two paths through the public API."""
+Each member's claims reversed are runs of one, not ascending: too many runs for claim_runs (sticky/claim_runs.hpp),
+and the windows refuse claims out of order, so the same group then goes through the general path
+(previous_owners, the uniform builder), whose outcome does not depend on the order of a member's claims. So the
+two orders compare the two paths through the public API. A member's runs listed in another order (blocks of
+consecutive claims swapped) stay long runs: claim_runs sorts them, and the outcome is again the same."""
 from __future__ import annotations
 
 import numpy as np
@@ -53,6 +55,30 @@ def test_clean_claims_path_equals_the_general_path(strategy, rounds):
         owner = kafkagroup.assign_arrays("sticky", **a).owner
     assert moved > 0
     assert withheld > 0 or strategy == "sticky"
+
+
+def _blocks_swapped(a: dict) -> dict:
+    """Each member's claims in two halves, the second half first: still long runs, no longer ascending."""
+    offsets, claims = a["owned_offsets"], a["owned_partitions"].copy()
+    for m in range(len(offsets) - 1):
+        own = claims[offsets[m]:offsets[m + 1]].copy()
+        half = len(own) // 2
+        claims[offsets[m]:offsets[m + 1]] = np.concatenate([own[half:], own[:half]])
+    return dict(a, owned_partitions=claims)
+
+
+@pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
+def test_runs_of_claims_in_any_order_give_the_same_assignment(strategy):
+    g = uniform_group(topics=60, partitions=1000, members=300)
+    owner = kafkagroup.assign_arrays("sticky", **g.arrays()).owner
+    for step in range(3):
+        g = next_generation(g, owner, remove=10, add=25, generation=step + 1, seed=step)
+        a = g.arrays()
+        for form in (a, _shared(a)):
+            swapped = kafkagroup.assign_arrays(strategy, **_blocks_swapped(form))
+            _same(swapped, kafkagroup.assign_arrays(strategy, **form))
+            _same(swapped, kafkagroup.assign_arrays(strategy, **_reversed_claims(form)))
+        owner = kafkagroup.assign_arrays("sticky", **a).owner
 
 
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])

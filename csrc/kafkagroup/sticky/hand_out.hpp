@@ -60,29 +60,52 @@ public:
                 }
                 continue;
             }
-            if (o >= 0 && kept[o] < quota[o]) {
-                const int64_t c = std::min<int64_t>(quota[o] - kept[o], run - i);
-                emit(c, o, o);
-                kept[o] += c;
-                i += static_cast<int32_t>(c);
-            }
-            while (i < run) {
-                while (load[next] >= quota[next])
-                    if (++next == members) return false;
-                const int64_t c = std::min<int64_t>(quota[next] - load[next], run - i);
-                emit(c, next, o);
-                load[next] += c;
-                i += static_cast<int32_t>(c);
-            }
+            if (!hand(run - i, o, next, emit)) return false;
+            i = run;
         }
         next_ = next;
         return true;
+    }
+
+    // The next n partitions, all previously owned by o (-1: none), all of subscribed topics: walk() on a run
+    // of n copies of o, without the array (clean_claims.cpp's runs of claims). O(segments emitted).
+    template <class Emit>
+    bool take(int64_t n, int32_t o, Emit&& emit) {
+        int32_t next = next_;
+        const bool placed = hand(n, o, next, emit);
+        next_ = next;
+        return placed;
     }
 
     // Each member's load: what it keeps plus what it was handed so far (after the last walk: its final load).
     const std::vector<int64_t>& loads() const { return load_; }
 
 private:
+    // A run of n partitions previously owned by o: o keeps up to its quota, the rest go out in blocks to the
+    // members below quota from `next` up (a local of the caller's, in a register). False: nobody left below quota.
+    template <class Emit>
+    bool hand(int64_t n, int32_t o, int32_t& next, Emit& emit) {
+        const int32_t members = static_cast<int32_t>(quota_.size());
+        int64_t* const quota = quota_.data();
+        int64_t* const load = load_.data();
+        int64_t* const kept = kept_.data();
+        if (o >= 0 && kept[o] < quota[o]) {
+            const int64_t c = std::min<int64_t>(quota[o] - kept[o], n);
+            emit(c, o, o);
+            kept[o] += c;
+            n -= c;
+        }
+        while (n > 0) {
+            while (load[next] >= quota[next])
+                if (++next == members) return false;
+            const int64_t c = std::min<int64_t>(quota[next] - load[next], n);
+            emit(c, next, o);
+            load[next] += c;
+            n -= c;
+        }
+        return true;
+    }
+
     std::vector<int64_t> quota_, load_, kept_;
     int32_t next_ = 0;
 };
