@@ -176,3 +176,25 @@ def test_range_assignor_ignores_a_previous_target_it_cannot_use():
         UniformAssignor().assign(members, topics, previous)
     assert RangeAssignor().assign(members, topics, previous) == RangeAssignor().assign(members, topics)
     assert RangeAssignor().assign(members, topics) == {"A": {"t0": frozenset({0, 1})}, "B": {"t0": frozenset({2, 3})}}
+
+
+class _Unreadable(dict):
+    """A previous target that fails the test when anything reads it."""
+
+    def get(self, *args):
+        raise AssertionError("the previous target was read")
+
+    __getitem__ = get
+
+    def items(self):
+        raise AssertionError("the previous target was read")
+
+
+def test_range_assignor_target_never_reads_the_previous_target():
+    topics = {"t0": 4, "t1": 1}
+    members = {"A": ServerMember(("t0", "t1")), "B": ServerMember(("t0",))}
+    previous = _Unreadable(A={"t0": {0}})
+    assert RangeAssignor().assign(members, topics, previous) == \
+        {"A": {"t0": frozenset({0, 1}), "t1": frozenset({0})}, "B": {"t0": frozenset({2, 3})}}
+    with pytest.raises(AssertionError, match="the previous target was read"):
+        UniformAssignor().assign(members, topics, previous)   # uniform keeps previous targets: it reads them
