@@ -33,6 +33,7 @@ def assign_exact(
     replica_racks: npt.NDArray[np.int32] | None,
     shared_members: int = -1,
     server_racks: bool = False,
+    metrics: bool = True,   # False: the ArrayResult's metrics is None (AssignOptions::metrics)
     /,
 ) -> Any: ...  # kafkagroup.engine.ArrayResult, or None (a non-str strategy or an inexact array)
 def set_result_types(array_result: type, metrics: type) -> None: ...

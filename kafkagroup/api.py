@@ -100,14 +100,15 @@ class AssignmentResult:
     lists in HashMap order, which carries no meaning. It is a read-only :class:`MemberAssignment`
     whose lists are built on first read (``dict(result.assignment)`` builds them all); ``owner`` is
     the engine's array (member index in ``members`` order, -1 unassigned). ``withheld`` lists what a
-    cooperative assignor holds back this round. ``engine_us`` is the native call alone; ``total_us``
+    cooperative assignor holds back this round. ``metrics`` is the engine's quality certificate, or None when
+    the call asked for none (``metrics=False``). ``engine_us`` is the native call alone; ``total_us``
     includes interning names (and not the lists, which are built when read).
     """
 
     strategy: str
     assignment: MemberAssignment
     withheld: list[TopicPartition]
-    metrics: Metrics
+    metrics: Metrics | None   # None when assign(..., metrics=False)
     engine_us: float
     total_us: float
     unknown_topics: list[str] = field(default_factory=list)
@@ -122,6 +123,11 @@ class AssignmentResult:
     def members(self) -> list[str]:
         """Member ids in the engine's order (Kafka's MemberInfo order): ``owner`` indexes this list."""
         return self.assignment._group.members
+
+
+# The strategies whose answer never depends on the previous assignment, whose claims only feed the metrics: with
+# metrics=False nobody reads them (the engine's rule: Entry::ignores_claims, csrc/kafkagroup/engine.cpp).
+_IGNORES_PREVIOUS = frozenset({"server-range"})
 
 
 @contextmanager
@@ -158,7 +164,7 @@ def _check_single_owner(group: CompactGroup) -> None:
 
 def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscriptions: Mapping[str, Any], *,
            partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None = None,
-           strict: bool = True, rack_aware: bool = False) -> AssignmentResult:
+           strict: bool = True, rack_aware: bool = False, metrics: bool = True) -> AssignmentResult:
     """Assign the partitions of `partitions_per_topic` to the members of `subscriptions`.
 
     `strategy` is a Kafka protocol name ("range", "roundrobin", ...) or one of Kafka 4's server-side
@@ -171,14 +177,20 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     ``rack_aware=True`` makes the server assignors prefer partitions with a replica in the member's rack
     where balance allows (beyond Kafka, whose server assignors ignore racks; see
     :func:`kafkagroup.assign_arrays`); off, they give Kafka's answer whatever racks are given.
+    ``metrics=False``: the result's ``metrics`` is None and the engine skips what only feeds them; the
+    assignment is the same. For "server-range" the members' ``owned`` is then not read at all (not checked,
+    nothing ``dropped``), exactly as Kafka's RangeAssignor, whose answer never depends on it
+    (``assign("server-range", {"t0": 2}, {"C0": {"topics": ["t0"], "owned": [("t0", 7)]}}, metrics=False)``
+    gives C0 both partitions; with metrics it raises, t0-7 being no partition).
     Raises :class:`~kafkagroup.errors.InvalidGroupError` naming the member, topic or partition at fault.
     """
     start = time.perf_counter()
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a protocol name, got {strategy!r}")
-    group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict)
+    group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict,
+                        claims=metrics or strategy not in _IGNORES_PREVIOUS)
     try:
-        result = assign_arrays(strategy, **group.arrays(shared=True), rack_aware=rack_aware)
+        result = assign_arrays(strategy, **group.arrays(shared=True), rack_aware=rack_aware, metrics=metrics)
     except InvalidGroupError:
         if strategy == "server-uniform":   # the engine refused a partition held twice: say which, with names
             _check_single_owner(group)     # (only now: an O(P) pass that a valid group never needs)

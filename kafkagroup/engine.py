@@ -71,7 +71,7 @@ class Metrics:
 class ArrayResult:
     owner: np.ndarray      # int32[P]: member id per partition, -1 = unassigned (or withheld)
     withheld: np.ndarray   # int32[W]: global ids withheld this round, ascending
-    metrics: Metrics
+    metrics: Metrics | None   # None when assign_arrays(..., metrics=False) did not ask for them
     engine_us: float       # wall time of the engine (the native call without its glue), microseconds
 
 
@@ -113,7 +113,7 @@ def strategies() -> list[str]:
 def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_topics: Any, *,
                   owned_offsets: Any = None, owned_partitions: Any = None, generation: Any = None,
                   member_rack: Any = None, replica_offsets: Any = None, replica_racks: Any = None,
-                  num_members: int | None = None, rack_aware: bool = False) -> ArrayResult:
+                  num_members: int | None = None, rack_aware: bool = False, metrics: bool = True) -> ArrayResult:
     """Run one assignor on the compact problem (see the module docstring for the layout; ``num_members``
     with ``sub_offsets=None`` is the homogeneous form).
 
@@ -121,12 +121,29 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
     ignore racks) gives members partitions with a replica in their rack where balance allows, when member
     and replica racks are both given: server-range then splits as the classic range does with racks
     (KIP-881), server-uniform balances as the classic sticky does with racks, keeping previous targets.
-    The classic strategies follow Kafka: rack-aware whenever racks are given, whatever this says."""
+    The classic strategies follow Kafka: rack-aware whenever racks are given, whatever this says.
+
+    ``metrics=False``: the result's ``metrics`` is None and the engine skips the work that only feeds them (the
+    metrics pass after the assignor). server-range then does not read the previous assignment at all (owned
+    arrays and generations: not read, not validated), exactly as Kafka's RangeAssignor, whose answer never
+    depends on it; every strategy's ``owner`` and ``withheld`` are the same as with ``metrics=True``.
+    (server-uniform and the sticky assignors' direct paths count their metrics inside their walk: there the
+    call costs about the same.)
+
+    >>> r = assign_arrays("server-range", partition_count=[3], sub_offsets=[0, 1, 2], sub_topics=[0, 0],
+    ...                   owned_offsets=[0, 1, 1], owned_partitions=[99], metrics=False)   # claims ignored
+    >>> r.owner.tolist(), r.metrics
+    ([0, 0, 1], None)
+    """
     usual = num_members is None and not rack_aware
     if usual:
         # The usual call, arrays already in the engine's layout: checked, run and wrapped natively.
-        result = _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets,
-                                    owned_partitions, generation, member_rack, replica_offsets, replica_racks)
+        result = (_core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets,
+                                     owned_partitions, generation, member_rack, replica_offsets, replica_racks)
+                  if metrics else
+                  _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets,
+                                     owned_partitions, generation, member_rack, replica_offsets, replica_racks,
+                                     -1, False, False))
         if result is not None:
             return result
     if not isinstance(strategy, str):
@@ -147,11 +164,11 @@ def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_top
     # very arguments above.
     result = None if usual else _core.assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets,
                                                    owned_partitions, generation, member_rack, replica_offsets,
-                                                   replica_racks, shared, rack_aware)
+                                                   replica_racks, shared, rack_aware, metrics)
     if result is None:
         args = _converted(shared >= 0, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions,
                           generation, member_rack, replica_offsets, replica_racks)
-        result = _core.assign_exact(strategy, *args, shared, rack_aware)
+        result = _core.assign_exact(strategy, *args, shared, rack_aware, metrics)
         if result is None:  # as_index_array returns exact arrays; anything else is a kafkagroup defect
             raise InvariantError("assign_arrays: a converted argument is still not an exact array")
     return result

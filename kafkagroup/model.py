@@ -335,8 +335,12 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
                 subscriptions: Mapping[str, Any] | Iterable[Member],
                 *,
                 partition_racks: Mapping[str, Sequence[Sequence[str | None] | None]] | None = None,
-                strict: bool = True) -> CompactGroup:
+                strict: bool = True, claims: bool = True) -> CompactGroup:
     """Intern a group into a :class:`CompactGroup` (see the module docstring for the rules).
+
+    ``claims=False`` leaves the members' ``owned`` and ``generation`` unread (not interned, not checked: the
+    group has no claims and nothing is dropped), for a strategy whose answer never depends on them
+    (server-range without metrics, :func:`kafkagroup.assign`).
 
     The rules run natively (csrc/kafkagroup/group_builder.hpp, the same code the Spark / fleet batch
     builder runs, here for a batch of one group); this function checks the Python objects' types,
@@ -363,7 +367,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         sub_offsets = cols.sub_offsets if cols.sub_offsets is not None else np.zeros(members + 1, dtype=np.int64)
 
     owned_offsets = owned_partition = owned_codes = None
-    if cols.owned is not None:
+    if cols.owned is not None and claims:
         owned = cols.owned    # normalised in place by intern_claims (None -> (), an iterator -> its tuple)
         try:
             owned_offsets, owned_codes, owned_partition, bad = _claims.intern_claims(owned, code, addresses)
@@ -395,7 +399,7 @@ def build_group(partitions_per_topic: Mapping[str, TopicSpec],
         member_rack = np.fromiter((rack_code.setdefault(r, len(rack_code)) if r else -1 for r in cols.rack),
                                   dtype=np.int32, count=members)
     generation = None
-    if cols.generation is not None and any(g != -1 for g in cols.generation):
+    if claims and cols.generation is not None and any(g != -1 for g in cols.generation):
         generation = np.fromiter(cols.generation, dtype=np.int64, count=members)
 
     instances = cols.instance

@@ -226,12 +226,13 @@ py::object numpy_of(std::vector<int32_t>&& v) {
 py::object assign_exact(py::handle strategy, py::handle partition_count, py::handle sub_offsets,
                         py::handle sub_topics, py::handle owned_offsets, py::handle owned_partitions,
                         py::handle generation, py::handle member_rack, py::handle replica_offsets,
-                        py::handle replica_racks, int64_t shared_members, bool server_racks) {
+                        py::handle replica_racks, int64_t shared_members, bool server_racks, bool with_metrics) {
     if (!g_types.array_result) throw std::logic_error("assign_exact: kafkagroup.engine has not registered its result types");
     Problem problem;
     problem.shared_members = shared_members;
     AssignOptions options;
     options.server_racks = server_racks;
+    options.metrics = with_metrics;
     if (!PyUnicode_Check(strategy.ptr())) return py::none();
     Py_ssize_t name_size = 0;
     const char* name = PyUnicode_AsUTF8AndSize(strategy.ptr(), &name_size);  // cached in the str, no copy
@@ -256,11 +257,13 @@ py::object assign_exact(py::handle strategy, py::handle partition_count, py::han
         engine_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     }
     const Metrics& m = result.metrics;
-    py::object metrics = frozen_instance(
-        g_types.metrics, g_types.metric_keys,
-        {PyLong_FromLongLong(m.balance_gap), PyLong_FromLongLong(m.max_load), PyLong_FromLongLong(m.min_load),
-         PyLong_FromLongLong(m.assigned), PyLong_FromLongLong(m.unassigned), PyLong_FromLongLong(m.withheld),
-         PyLong_FromLongLong(m.moved), PyLong_FromLongLong(m.moved_lower_bound)});
+    py::object metrics = py::none();   // (not asked for: the engine left them at their defaults)
+    if (with_metrics)
+        metrics = frozen_instance(
+            g_types.metrics, g_types.metric_keys,
+            {PyLong_FromLongLong(m.balance_gap), PyLong_FromLongLong(m.max_load), PyLong_FromLongLong(m.min_load),
+             PyLong_FromLongLong(m.assigned), PyLong_FromLongLong(m.unassigned), PyLong_FromLongLong(m.withheld),
+             PyLong_FromLongLong(m.moved), PyLong_FromLongLong(m.moved_lower_bound)});
     return frozen_instance(g_types.array_result, g_types.result_keys,
                            {numpy_of(std::move(result.owner)).release().ptr(),
                             numpy_of(std::move(result.withheld)).release().ptr(), metrics.release().ptr(),
@@ -304,12 +307,12 @@ py::list engine_error_list(const std::vector<GroupError>& errors) {
 // call). Exceptions map as the module's translator maps them (PYBIND11_MODULE below), the rest as pybind11's.
 PyObject* assign_exact_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     try {
-        if (nargs < 10 || nargs > 12) {
-            PyErr_Format(PyExc_TypeError, "assign_exact() takes 10 to 12 positional arguments (%zd given)", nargs);
+        if (nargs < 10 || nargs > 13) {
+            PyErr_Format(PyExc_TypeError, "assign_exact() takes 10 to 13 positional arguments (%zd given)", nargs);
             return nullptr;
         }
         int64_t shared_members = -1;
-        bool server_racks = false;
+        bool server_racks = false, with_metrics = true;
         if (nargs > 10) {
             shared_members = PyLong_AsLongLong(args[10]);
             if (shared_members == -1 && PyErr_Occurred()) return nullptr;
@@ -319,8 +322,13 @@ PyObject* assign_exact_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nar
             if (truth < 0) return nullptr;
             server_racks = truth != 0;
         }
+        if (nargs > 12) {
+            const int truth = PyObject_IsTrue(args[12]);
+            if (truth < 0) return nullptr;
+            with_metrics = truth != 0;
+        }
         return assign_exact(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9],
-                            shared_members, server_racks)
+                            shared_members, server_racks, with_metrics)
             .release()
             .ptr();
     } catch (py::error_already_set& e) {
@@ -338,10 +346,11 @@ PyObject* assign_exact_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nar
 PyMethodDef g_assign_exact_def = {
     "assign_exact", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(assign_exact_fastcall)), METH_FASTCALL,
     "assign_exact(strategy, partition_count, sub_offsets, sub_topics, owned_offsets, owned_partitions, generation,\n"
-    "member_rack, replica_offsets, replica_racks, shared_members=-1, server_racks=False), positional only.\n"
+    "member_rack, replica_offsets, replica_racks, shared_members=-1, server_racks=False, metrics=True), positional\n"
+    "only.\n"
     "assign() for exact arrays (1-d, C-contiguous, the documented dtypes) or None;\n"
     "shared_members: -1, or the member count of the homogeneous form (Problem::shared_members);\n"
-    "server_racks: AssignOptions::server_racks.\n"
+    "server_racks: AssignOptions::server_racks; metrics: AssignOptions::metrics (False: the result's metrics is None).\n"
     "Returns kafkagroup.engine.ArrayResult (engine_us: the engine alone), or None when the strategy is not\n"
     "a str or some argument is not an exact array (nothing was run: convert and call again)."};
 

@@ -69,6 +69,7 @@ using DirectFn = std::optional<AssignResult> (*)(const Problem&, const Prepared&
 std::optional<AssignResult> direct_server_range(const Problem& p, const Prepared& pr, const AssignOptions& options,
                                                 bool&) {
     if (options.server_racks && pr.has_racks) return std::nullopt;
+    if (!options.metrics) return AssignResult{server::assign_range(p, pr), {}, {}};
     return server::range_direct(p, pr);
 }
 std::optional<AssignResult> direct_sticky(const Problem& p, const Prepared& pr, const AssignOptions&,
@@ -94,6 +95,9 @@ struct Entry {
     // check_claims runs only when it gives way without having read them all in range, so a call it finishes
     // reads the claims once, and one it gives way on (a partition named twice) reads them once less.
     bool direct_checks_claims = false;
+    // The answer never depends on the previous assignment (Kafka's server RangeAssignor ignores it): with
+    // AssignOptions::metrics false, whose only reader of the claims is gone, they are not read or checked at all.
+    bool ignores_claims = false;
 };
 // Registration order is the order strategy_names() reports. The sticky assignors read the homogeneous form
 // as it is: a homogeneous group has equal subscriptions (Prepared::uniform), and with equal subscriptions
@@ -106,7 +110,7 @@ const Entry kStrategies[] = {
     {"sticky", run_sticky, true, direct_sticky, true},
     {"cooperative-sticky", run_cooperative_sticky, true, direct_cooperative_sticky, true},
     {"server-uniform", run_server_uniform, true, direct_server_uniform},
-    {"server-range", run_server_range, true, direct_server_range},
+    {"server-range", run_server_range, true, direct_server_range, false, /*ignores_claims=*/true},
 };
 
 // The homogeneous form (Problem::shared_members) as the CSR the classic assignors read: every member's
@@ -142,6 +146,11 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
     for (const Entry& e : kStrategies) {
         if (strategy != e.name) continue;
         Problem problem = input;
+        if (!options.metrics && e.ignores_claims) {   // (the claims' only reader, the metrics, is not run)
+            problem.owned_offsets = {};
+            problem.owned_partitions = {};
+            problem.generation = {};
+        }
         SharedFormStorage shared_storage;
         // (a memberless group has no row to share: the CSR of nobody)
         // (the rack-aware server options run the classic code, which reads the CSR)
@@ -159,7 +168,7 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         PreviousOwners prev = previous_owners(problem, prepared);
         PartitionTally tally(prepared, prev);
         AssignResult result = e.run(problem, prepared, prev, options, tally);
-        result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev, tally);
+        if (options.metrics) result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev, tally);
         return result;
     }
     throw std::invalid_argument("unknown assignment strategy '" + strategy + "'");

@@ -19,6 +19,12 @@ struct AssignOptions {
     // server-uniform the classic sticky's KIP-881 rack-aware balance (both keep the previous target where
     // balance allows). Without member and replica racks both given, the output is the default's.
     bool server_racks = false;
+    // false: the caller does not read AssignResult::metrics (left at their defaults), so the engine skips the
+    // work that only feeds them: compute_metrics' pass, and the strategies whose answer never depends on the
+    // previous assignment (server-range, as Kafka's RangeAssignor) do not read, check or keep the claims and
+    // generations at all. The owner[] and withheld[] are the same either way. (A strategy whose direct path
+    // counts its metrics inside its walk -- the sticky ones, server-uniform -- still counts them.)
+    bool metrics = true;
 };
 
 // Throws std::invalid_argument for an unknown strategy or an invalid problem (see prepare()).

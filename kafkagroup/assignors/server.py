@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Hashable, NamedTuple
 
 import numpy as np
 
-from kafkagroup.api import AssignmentResult, _no_cyclic_gc
+from kafkagroup.api import _IGNORES_PREVIOUS, AssignmentResult, _no_cyclic_gc
 from kafkagroup.api import assign as assign_names
 from kafkagroup.errors import InvalidGroupError
 
@@ -69,15 +69,17 @@ class ServerAssignor:
         # through the call, woke full collections that traversed every object of the caller's group -- more
         # than half the time of a 10k-member call; these hold no cycles)
         with _no_cyclic_gc():
-            return self._assign_result(members, topics, previous, partition_racks)
+            return self._assign_result(members, topics, previous, partition_racks, metrics=True)
 
     def _assign_result(self, members: Mapping[str, Any], topics: Mapping[str, Any],
                        previous: Mapping[str, Mapping[TopicId, Iterable[int]]] | None,
-                       partition_racks: Mapping[str, Any] | None) -> AssignmentResult:
+                       partition_racks: Mapping[str, Any] | None, *, metrics: bool) -> AssignmentResult:
         counts, name_of = _topic_table(topics)
         specs: dict[str, dict[str, Any]] = {}
         shared: dict[Any, tuple[str, ...]] = {}
-        previous = previous or {}
+        # (without metrics, an assignor whose answer never depends on the previous target -- range -- is not
+        # handed it: no owned spec is built, and the engine would not read one)
+        previous = (previous or {}) if metrics or self.strategy not in _IGNORES_PREVIOUS else {}
         for member_id, member in members.items():
             names, instance, rack = _member_fields(member_id, member)
             subscribed = shared.get(names)
@@ -97,15 +99,20 @@ class ServerAssignor:
             specs[member_id] = spec
         return assign_names(self.strategy, counts, specs, strict=False,
                             partition_racks=partition_racks if self.rack_aware else None,
-                            rack_aware=self.rack_aware)
+                            rack_aware=self.rack_aware, metrics=metrics)
 
     def assign(self, members: Mapping[str, Any], topics: Mapping[str, Any],
                previous: Mapping[str, Mapping[TopicId, Iterable[int]]] | None = None,
                partition_racks: Mapping[str, Any] | None = None) -> dict[str, dict[TopicId, frozenset[int]]]:
         """Every member's new target: member id -> {topic id: partitions} (Kafka's ``GroupAssignment``);
-        a member given nothing maps to ``{}``. Arguments as :meth:`assign_result`."""
+        a member given nothing maps to ``{}``. Arguments as :meth:`assign_result`.
+
+        The target only, as Kafka's interface returns it: the engine is called without metrics
+        (``kafkagroup.assign(..., metrics=False)``), so :class:`RangeAssignor` neither reads nor checks
+        ``previous`` (Kafka's RangeAssignor ignores it); :class:`UniformAssignor` keeps it where it can."""
         with _no_cyclic_gc():   # (as in assign_result; the target is one frozenset per member and topic)
-            return self._target(self._assign_result(members, topics, previous, partition_racks), topics)
+            return self._target(self._assign_result(members, topics, previous, partition_racks, metrics=False),
+                                topics)
 
     @staticmethod
     def _target(result: AssignmentResult, topics: Mapping[str, Any]) -> dict[str, dict[TopicId, frozenset[int]]]:

@@ -443,7 +443,7 @@ def test_result_objects_made_natively_behave_as_the_dataclasses():
 def test_assign_exact_takes_its_arguments_by_position_and_maps_errors():
     a = uniform_group(3, 4, 2).arrays()
     args = [a[k] for k in ARGS]
-    with pytest.raises(TypeError, match="10 to 12 positional arguments"):
+    with pytest.raises(TypeError, match="10 to 13 positional arguments"):
         _core.assign_exact("sticky", *args[:5])
     with pytest.raises(TypeError):
         _core.assign_exact("sticky", *args, shared_members=-1)

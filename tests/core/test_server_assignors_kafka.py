@@ -136,8 +136,9 @@ def taken_from_live_owner(assignment: dict[str, list], members: dict[str, dict[s
     return sum(1 for m, spec in members.items() for tp in spec.get("owned", ()) if new_owner.get(tuple(tp)) != m)
 
 
-def ours(strategy: str, topics: dict[str, int], members: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
-    r = kafkagroup.assign(strategy, topics, members, strict=False)   # claims on deleted topics are dropped
+def ours(strategy: str, topics: dict[str, int], members: dict[str, dict[str, Any]],
+         metrics: bool = True) -> dict[str, list[tuple[str, int]]]:
+    r = kafkagroup.assign(strategy, topics, members, strict=False, metrics=metrics)   # claims on deleted topics are dropped
     return {m: [(tp.topic, tp.partition) for tp in r.assignment[m]] for m in members}
 
 
@@ -175,6 +176,8 @@ def play(kafka: KafkaServerAssignors, strategy: str, seed: int, rounds: int = 4)
         totals["equal"] += theirs_full == {m: sorted(v) for m, v in mine.items()}
         if strategy == "server-range":
             assert {m: sorted(v) for m, v in mine.items()} == theirs_full, f"server-range differs from Kafka\ncase: {case}"
+            lean = ours(strategy, topics, members, metrics=False)   # the previous targets never read
+            assert {m: sorted(v) for m, v in lean.items()} == theirs_full, f"lean server-range differs\ncase: {case}"
         else:
             check_valid(topics, members, mine, case)
             ks, os_ = spread(theirs, members), spread(mine, members)
@@ -270,3 +273,24 @@ def test_subscribed_topic_missing_from_the_metadata(kafka):
     for strategy in ("server-range", "server-uniform"):
         theirs = kafka.assign(strategy, {"t0": 3}, members).assignment
         assert {m: sorted(theirs.get(m, ())) for m in members} == ours(strategy, {"t0": 3}, members)
+
+
+def test_range_ignores_garbage_previous_targets_as_kafka_does(kafka):
+    # Kafka's RangeAssignor never reads the previous assignment: claims that our default call refuses (strict) or
+    # counts (metrics) change nothing in Kafka's answer, nor in ours without metrics, which never reads them.
+    topics = {"t0": 3, "t1": 2}
+    cases = {
+        "beyond the count": {"A": {"topics": ["t0"], "owned": [("t0", 5)]}, "B": {"topics": ["t0", "t1"]}},
+        "held twice": {"A": {"topics": ["t0"], "owned": [("t0", 0), ("t0", 1)]},
+                       "B": {"topics": ["t0", "t1"], "owned": [("t0", 1), ("t1", 1)]}},
+        "negative": {"A": {"topics": ["t0", "t1"], "owned": [("t1", -2)]}, "B": {"topics": ["t0"]}},
+    }
+    for case, members in cases.items():
+        theirs = kafka.assign("server-range", topics, members).assignment
+        lean = kafkagroup.assign("server-range", topics, members, metrics=False)
+        assert lean.metrics is None and lean.dropped == []
+        assert {m: [(tp.topic, tp.partition) for tp in lean.assignment[m]] for m in members} == \
+            {m: sorted(theirs.get(m, ())) for m in members}, case
+        if case != "held twice":   # (a partition held twice is counted by the ownership rules, not refused)
+            with pytest.raises(kafkagroup.InvalidGroupError):
+                kafkagroup.assign("server-range", topics, members)
