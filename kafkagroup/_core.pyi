@@ -7,6 +7,7 @@ import numpy.typing as npt
 MAX_PARTITIONS: int  # the largest total partition count the engine accepts (2**28)
 
 def strategies() -> list[str]: ...
+def strategies_ignoring_claims() -> list[str]: ...
 def _raise_cpp_exception(kind: str, message: str) -> None: ...  # test hook of the error translation
 def assign(
     strategy: str,

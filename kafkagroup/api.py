@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kafkagroup.engine import Metrics, assign_arrays
+from kafkagroup.engine import IGNORES_PREVIOUS, Metrics, assign_arrays
 from kafkagroup.errors import InvalidGroupError
 from kafkagroup.model import CompactGroup, DroppedClaim, TopicSpec, build_group
 from kafkagroup.structs import TopicPartition
@@ -125,11 +125,6 @@ class AssignmentResult:
         return self.assignment._group.members
 
 
-# The strategies whose answer never depends on the previous assignment, whose claims only feed the metrics: with
-# metrics=False nobody reads them (the engine's rule: Entry::ignores_claims, csrc/kafkagroup/engine.cpp).
-_IGNORES_PREVIOUS = frozenset({"server-range"})
-
-
 @contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
     """Pause the cyclic collector while building many small tuples: at 1M partitions its generation
@@ -188,7 +183,7 @@ def assign(strategy: str, partitions_per_topic: Mapping[str, TopicSpec], subscri
     if not isinstance(strategy, str):
         raise InvalidGroupError(f"strategy must be a protocol name, got {strategy!r}")
     group = build_group(partitions_per_topic, subscriptions, partition_racks=partition_racks, strict=strict,
-                        claims=metrics or strategy not in _IGNORES_PREVIOUS)
+                        claims=metrics or strategy not in IGNORES_PREVIOUS)
     try:
         result = assign_arrays(strategy, **group.arrays(shared=True), rack_aware=rack_aware, metrics=metrics)
     except InvalidGroupError:

@@ -110,6 +110,11 @@ def strategies() -> list[str]:
     return list(_core.strategies())
 
 
+# The strategies whose answer never depends on the previous assignment, whose claims only feed the metrics: with
+# metrics=False nobody reads them (the engine's registry says which: Entry::ignores_claims in engine.cpp).
+IGNORES_PREVIOUS: frozenset[str] = frozenset(_core.strategies_ignoring_claims())
+
+
 def assign_arrays(strategy: str, partition_count: Any, sub_offsets: Any, sub_topics: Any, *,
                   owned_offsets: Any = None, owned_partitions: Any = None, generation: Any = None,
                   member_rack: Any = None, replica_offsets: Any = None, replica_racks: Any = None,

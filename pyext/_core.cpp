@@ -942,6 +942,8 @@ PYBIND11_MODULE(_core, m) {
           "Test hook: throw the C++ exception `kind` (invalid_argument, logic_error, out_of_range, runtime_error).");
 
     m.def("strategies", &strategy_names, "Strategy names the engine implements, in registration order.");
+    m.def("strategies_ignoring_claims", &strategies_ignoring_claims,
+          "The strategies whose answer never depends on the previous assignment: with metrics off, claims unread.");
     m.def("assign", &assign_arrays, py::arg("strategy"), py::arg("partition_count"), py::arg("sub_offsets"),
           py::arg("sub_topics"), py::arg("owned_offsets") = py::none(), py::arg("owned_partitions") = py::none(),
           py::arg("generation") = py::none(), py::arg("member_rack") = py::none(),

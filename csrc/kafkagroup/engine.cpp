@@ -142,6 +142,13 @@ std::vector<std::string> strategy_names() {
     return names;
 }
 
+std::vector<std::string> strategies_ignoring_claims() {
+    std::vector<std::string> names;
+    for (const Entry& e : kStrategies)
+        if (e.ignores_claims) names.emplace_back(e.name);
+    return names;
+}
+
 AssignResult assign(const std::string& strategy, const Problem& input, const AssignOptions& options) {
     for (const Entry& e : kStrategies) {
         if (strategy != e.name) continue;

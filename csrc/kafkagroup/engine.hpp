@@ -11,6 +11,9 @@ namespace kafkagroup {
 
 // Strategies by Kafka protocol name ("range", "roundrobin", ...), in registration order.
 std::vector<std::string> strategy_names();
+// The strategies whose answer never depends on the previous assignment (Kafka's server RangeAssignor): with
+// AssignOptions::metrics false they never read the claims.
+std::vector<std::string> strategies_ignoring_claims();
 
 // Choices beyond Kafka's behaviour, all off by default (what Kafka does).
 struct AssignOptions {

@@ -30,8 +30,9 @@ from typing import Any, ClassVar, Hashable, NamedTuple
 
 import numpy as np
 
-from kafkagroup.api import _IGNORES_PREVIOUS, AssignmentResult, _no_cyclic_gc
+from kafkagroup.api import AssignmentResult, _no_cyclic_gc
 from kafkagroup.api import assign as assign_names
+from kafkagroup.engine import IGNORES_PREVIOUS
 from kafkagroup.errors import InvalidGroupError
 
 __all__ = ["ServerMember", "ServerAssignor", "UniformAssignor", "RangeAssignor", "server_assignor"]
@@ -79,7 +80,7 @@ class ServerAssignor:
         shared: dict[Any, tuple[str, ...]] = {}
         # (without metrics, an assignor whose answer never depends on the previous target -- range -- is not
         # handed it: no owned spec is built, and the engine would not read one)
-        previous = (previous or {}) if metrics or self.strategy not in _IGNORES_PREVIOUS else {}
+        previous = (previous or {}) if metrics or self.strategy not in IGNORES_PREVIOUS else {}
         for member_id, member in members.items():
             names, instance, rack = _member_fields(member_id, member)
             subscribed = shared.get(names)

@@ -198,3 +198,10 @@ def test_range_assignor_target_never_reads_the_previous_target():
         {"A": {"t0": frozenset({0, 1}), "t1": frozenset({0})}, "B": {"t0": frozenset({2, 3})}}
     with pytest.raises(AssertionError, match="the previous target was read"):
         UniformAssignor().assign(members, topics, previous)   # uniform keeps previous targets: it reads them
+
+
+def test_the_engine_registry_names_the_strategies_that_ignore_claims():
+    # one home for the rule (engine.cpp's Entry::ignores_claims): api.py and the server assignors read it from there
+    from kafkagroup import engine
+    assert engine.IGNORES_PREVIOUS == frozenset({"server-range"})
+    assert engine.IGNORES_PREVIOUS <= set(engine.strategies())
