@@ -246,7 +246,8 @@ PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, 
         PlanOptions one = options;
         one.threads = 1;
         std::atomic<std::size_t> next{0};
-        const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.threads), P));
+        // (at least one worker whatever options.threads says: none would leave every part unplanned and empty)
+        const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, options.threads)), P));
         std::vector<std::exception_ptr> failures(static_cast<std::size_t>(workers));
         auto work_loop = [&](int w) {
             try {
