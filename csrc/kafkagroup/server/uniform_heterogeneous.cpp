@@ -108,19 +108,11 @@ private:
     // restore_by_chains write only partitions already recorded, and level_by_chains' undo brings back an
     // earlier owner_, whose differences were recorded. After balancing, the partitions that changed hands are
     // a few among many (49 of 500,000 when one member joins): what follows reads those, not every partition.
-    void record(int32_t part) {
-        if (!tracking_) return;
-        written_.push_back(part);
-        written_sorted_ = false;
-        if (static_cast<int64_t>(written_.size()) > pr_.num_partitions / 16 + 64) {
-            tracking_ = false;
-            std::vector<int32_t>().swap(written_);
-        }
-    }
+    void record(int32_t part) { record_run(part, 1); }
     // record(part) for part in [first, first + n), in one step.
     void record_run(int32_t first, int32_t n) {
         if (!tracking_) return;
-        if (static_cast<int64_t>(written_.size()) + n > pr_.num_partitions / 16 + 64) {   // record's limit crossed
+        if (static_cast<int64_t>(written_.size()) + n > pr_.num_partitions / 16 + 64) {   // the limit crossed
             tracking_ = false;
             std::vector<int32_t>().swap(written_);
             return;
