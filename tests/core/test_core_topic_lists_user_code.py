@@ -70,18 +70,25 @@ def test_a_list_shared_by_two_members_and_grown_meanwhile_is_coded_as_read():
     assert got[2] in (["a", "b"], [str(x) for x in lst])   # as it was when coded, or as it is now
 
 
-def test_build_group_with_a_meddling_topic_name_codes_the_names_it_was_given():
+def _builds_the_names_given_while_emptied(first_topic, meddler: type, metadata) -> None:
+    """build_group over member a's list [first_topic(), t1, u000..u099] (made afresh each time, so that emptying
+    it frees its items) that `meddler`'s action empties (and refills the heap) mid-read, 20 times: the group still
+    holds what the list held when it was given."""
     for _ in range(20):
-        lst = [Meddler("t0"), _fresh("t1")] + [_fresh("u%03d" % k) for k in range(100)]
+        lst = [first_topic(), _fresh("t1")] + [_fresh("u%03d" % k) for k in range(100)]
 
         def empty():
             lst.clear()
             _refill()
-        Meddler.action = empty
-        g = kafkagroup.build_group({"t0": 2, "t1": 2}, {"a": {"topics": lst}, "b": {"topics": ["t1"]}})
+        meddler.action = empty
+        g = kafkagroup.build_group(metadata, {"a": {"topics": lst}, "b": {"topics": ["t1"]}})
         assert g.members == ["a", "b"]
         assert sorted(g.topics) == ["t0", "t1"]
         assert sorted(g.unknown_topics) == ["u%03d" % k for k in range(100)]
+
+
+def test_build_group_with_a_meddling_topic_name_codes_the_names_it_was_given():
+    _builds_the_names_given_while_emptied(lambda: Meddler("t0"), Meddler, {"t0": 2, "t1": 2})
 
 
 class MeddlingMetadataName(str):
@@ -99,15 +106,4 @@ class MeddlingMetadataName(str):
 
 
 def test_a_metadata_names_eq_run_by_a_lookup_never_makes_the_coder_read_freed_items():
-    for _ in range(20):
-        lst = [_fresh("t0"), _fresh("t1")] + [_fresh("u%03d" % k) for k in range(100)]
-
-        def empty():
-            lst.clear()
-            _refill()
-        MeddlingMetadataName.action = empty
-        g = kafkagroup.build_group({MeddlingMetadataName("t0"): 2, "t1": 2},
-                                   {"a": {"topics": lst}, "b": {"topics": ["t1"]}})
-        assert g.members == ["a", "b"]
-        assert sorted(g.topics) == ["t0", "t1"]
-        assert sorted(g.unknown_topics) == ["u%03d" % k for k in range(100)]
+    _builds_the_names_given_while_emptied(lambda: _fresh("t0"), MeddlingMetadataName, {MeddlingMetadataName("t0"): 2, "t1": 2})
