@@ -106,10 +106,12 @@ def plan_parts(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: St
                owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
                generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool, group_ids: StringsArg,
                skip: np.ndarray | None, strategy: str, threads: int, stop_on_error: bool,
-               chunk_partitions: int, part_groups: int) -> tuple[list[tuple[int, int, int, int, int]],
+               chunk_partitions: int, part_groups: int, min_part_groups: int | None = None,
+               spread: int = 1) -> tuple[list[tuple[int, int, int, int, int]],
                                                                  list[tuple[int, int, str]], list[ArrowExport],
                                                                  list[ArrowExport | None], np.ndarray]:
-    """plan_batch(arrow=True) in parts of part_groups groups on native threads: (build errors, engine errors,
+    """plan_batch(arrow=True) in parts of whole groups on native threads, each part 1/(2 * spread) of the groups
+    left, within min_part_groups (default part_groups) .. part_groups: (build errors, engine errors,
     [ArrowExport per rows chunk, parts in order], [ArrowExport | None per part's metrics], part_groups int64[P+1])."""
 class ArrowExport:
     """A record batch in Arrow's C data interface; ``pyarrow.record_batch(it)`` imports it once."""

@@ -819,18 +819,22 @@ py::object plan_parts_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
                              const std::optional<Array<int64_t>>& generation,
                              const std::optional<Array<int32_t>>& member_rack, bool strict, const py::object& group_ids,
                              const std::optional<Array<uint8_t>>& skip, const std::string& strategy, int threads,
-                             bool stop_on_error, int64_t chunk_partitions, int64_t part_groups) {
+                             bool stop_on_error, int64_t chunk_partitions, int64_t part_groups,
+                             std::optional<int64_t> min_part_groups, int spread) {
     const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
                                owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
     const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
     const PlanOptions options = plan_options(strategy, strict, threads, stop_on_error, chunk_partitions, true);
     if (part_groups < 1) throw std::invalid_argument("part_groups must be >= 1, got " + std::to_string(part_groups));
+    const PartSizes sizes{part_groups, min_part_groups.value_or(part_groups), spread};
+    if (sizes.min_groups < 1) throw std::invalid_argument("min_part_groups must be >= 1, got " + std::to_string(sizes.min_groups));
+    if (spread < 1) throw std::invalid_argument("spread must be >= 1, got " + std::to_string(spread));
     PlannedParts planned;
     std::vector<std::unique_ptr<ArrowExport>> row_batches;
     std::vector<std::unique_ptr<ArrowExport>> metrics;
     {
         py::gil_scoped_release release;
-        planned = plan_parts(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options, part_groups);
+        planned = plan_parts(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options, sizes);
         for (PlannedBatch& p : planned.parts) {
             for (ArrowRecordBatch& b : p.row_batches) row_batches.push_back(ArrowExport::of(std::move(b)));
             metrics.push_back(p.rows_written ? ArrowExport::of(std::move(p.metrics)) : nullptr);
@@ -893,9 +897,12 @@ void bind_plan_batch(py::module_& m) {
           py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
           py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
           py::arg("group_ids"), py::arg("skip"), py::arg("strategy"), py::arg("threads"), py::arg("stop_on_error"),
-          py::arg("chunk_partitions"), py::arg("part_groups"),
-          "plan_batch(arrow=True) of the batch cut into parts of part_groups groups, planned on `threads` native\n"
-          "threads with the GIL released once (csrc/kafkagroup/plan_batch.hpp plan_parts). Returns (build errors\n"
+          py::arg("chunk_partitions"), py::arg("part_groups"), py::arg("min_part_groups") = py::none(),
+          py::arg("spread") = 1,
+          "plan_batch(arrow=True) of the batch cut into parts of whole groups, planned on `threads` native threads\n"
+          "with the GIL released once (csrc/kafkagroup/plan_batch.hpp plan_parts). Parts take 1/(2 * spread) of the\n"
+          "groups left, between min_part_groups (default: part_groups, i.e. equal parts) and part_groups\n"
+          "(plan_batch.hpp part_bounds): the same parts whatever `threads` is. Returns (build errors\n"
           "[(group, code, a, b, c)], engine errors [(group, kind, message)], both in the batch's indices, [ArrowExport\n"
           "of each chunk's assignment rows, parts in order], [ArrowExport of each part's metrics rows, or None for a\n"
           "part stopped before its rows], part_groups int64[P+1]: part p holds groups part_groups[p]..[p+1]).");

@@ -390,18 +390,21 @@ def can_cut(inputs: BatchInputs) -> bool:
     return not catalog.per_group and sub_names[3] is None and (owned_names is None or owned_names[3] is None)
 
 
-def plan_outputs_in_parts(inputs: BatchInputs, options: AssignOptions, threads: int, part_groups: int
+def plan_outputs_in_parts(inputs: BatchInputs, options: AssignOptions, threads: int, part_groups: int,
+                          min_part_groups: int | None = None, spread: int = 1
                           ) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
     """(assignment rows in record batches of whole groups, metrics rows of each part) of a batch whose inputs are
-    read (``batch_inputs(batch, meta, strict=options.strict)``), cut into parts of `part_groups` groups planned on
-    `threads` native threads in one call that releases the GIL once (``_core.plan_parts``; see :func:`can_cut`).
+    read (``batch_inputs(batch, meta, strict=options.strict)``), cut into parts of whole groups planned on
+    `threads` native threads in one call that releases the GIL once (``_core.plan_parts``; see :func:`can_cut`):
+    each part 1/(2 * `spread`) of the groups left, within `min_part_groups` (default `part_groups`: equal parts)
+    and `part_groups` (csrc/kafkagroup/plan_batch.hpp part_bounds), whatever `threads` is.
     The rows are :func:`plan_outputs_of`'s, the metrics rows too, cut at the parts' bounds; errors likewise."""
     from kafkagroup import _core
 
     raise_errors = options.on_error == "raise"
     refused, engine_errors, rows, metrics, bounds = _core.plan_parts(
         *inputs.args, string_arg(inputs.group_ids), _skip(inputs, len(inputs.group_ids)), options.strategy, threads,
-        raise_errors, OUTPUT_BATCH_ROWS, part_groups)
+        raise_errors, OUTPUT_BATCH_ROWS, part_groups, min_part_groups, spread)
     errors = planned_errors(build_errors(inputs, refused), inputs, engine_errors, raise_errors)
     parts = []
     for p, native in enumerate(metrics):   # (None only for a part stopped on an error: raised above)

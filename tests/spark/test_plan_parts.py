@@ -74,6 +74,16 @@ def _shared_batch(rng: random.Random, num_groups: int) -> tuple[pa.Table, TopicM
             TopicMeta.from_arrow(pa.Table.from_pylist(topic_rows, schema=TOPIC_ROWS)))
 
 
+def _shrinking_bounds(num_groups: int, most: int, least: int, spread: int) -> list[int]:
+    """plan_batch.hpp part_bounds' rule, stated plainly: each part ceil(left / (2 * spread)) groups within
+    [least, most], the last one what is left."""
+    bounds = [0]
+    while bounds[-1] < num_groups:
+        left = num_groups - bounds[-1]
+        bounds.append(bounds[-1] + min(left, max(min(least, most), min(most, -(-left // (2 * spread))))))
+    return bounds
+
+
 def _without_times(metrics: pa.Table) -> pa.Table:
     return metrics.drop_columns(["engine_us"]).append_column("timed", metrics.column("engine_us").is_valid())
 
@@ -95,10 +105,14 @@ def test_parts_equal_the_whole_batch(seed: int) -> None:
                 want_rows = pa.Table.from_batches([pa.record_batch(r) for r in rows], schema=executor.ASSIGNMENT_ARROW_SCHEMA)
                 want_metrics = _without_times(pa.Table.from_batches([pa.record_batch(metrics)]))
                 # one thread cuts the same parts (planned one after the other): what the threads scale
-                for part_groups, threads in ((1, 2), (3, 3), (7, 2), (num_groups, 2), (3, 1)):
-                    got = _core.plan_parts(*inputs.args, ids, skip, strategy, threads, False, chunk_partitions, part_groups)
+                # (part_groups, min_part_groups, spread): equal parts (min None), then parts shrinking to the end
+                for sizes, threads in (((1, None, 1), 2), ((3, None, 1), 3), ((7, None, 1), 2),
+                                       ((num_groups, None, 1), 2), ((3, None, 1), 1), ((8, 1, 1), 2), ((8, 2, 2), 3),
+                                       ((5, 1, 2), 1)):
+                    got = _core.plan_parts(*inputs.args, ids, skip, strategy, threads, False, chunk_partitions, *sizes)
                     got_refused, got_engine_errors, got_rows, got_metrics, bounds = got
-                    assert bounds.tolist() == list(range(0, num_groups, part_groups)) + [num_groups]
+                    most, least, spread = sizes
+                    assert bounds.tolist() == _shrinking_bounds(num_groups, most, least or most, spread)
                     assert got_refused == refused and got_engine_errors == engine_errors
                     parts = [pa.record_batch(m) for m in got_metrics]
                     assert [p.num_rows for p in parts] == np.diff(bounds).tolist()
@@ -164,6 +178,10 @@ def test_plan_parts_checks_the_layout_before_cutting() -> None:
     ids = string_arg(inputs.group_ids)
     with pytest.raises(InvalidGroupError, match="part_groups must be >= 1, got 0"):
         _core.plan_parts(*inputs.args, ids, None, "range", 2, False, 1 << 18, 0)
+    with pytest.raises(InvalidGroupError, match="min_part_groups must be >= 1, got 0"):
+        _core.plan_parts(*inputs.args, ids, None, "range", 2, False, 1 << 18, 2, 0)
+    with pytest.raises(InvalidGroupError, match="spread must be >= 1, got 0"):
+        _core.plan_parts(*inputs.args, ids, None, "range", 2, False, 1 << 18, 2, 1, 0)
     with pytest.raises(InvalidGroupError, match="group_ids: expected 7 offsets, got 6"):
         _core.plan_parts(*inputs.args, string_arg(inputs.group_ids.slice(0, 5)), None, "range", 2, False, 1 << 18, 2)
     with pytest.raises(InvalidGroupError, match="skip: expected 6 entries, got 2"):
