@@ -439,15 +439,14 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
         if inputs and can_cut(inputs[0]):   # (the chunks share the schema, hence the answer)
             log.info("fleet loop: %d groups in parts of %d groups or fewer on %d native thread(s)", groups.num_rows,
                      part_groups, threads)
-            assigned: list[pa.RecordBatch] = []
-            metrics: list[pa.RecordBatch] = []
+            assigned: list[pa.Table] = []
+            metrics: list[pa.Table] = []
             for i, chunk in enumerate(chunks):
                 rows, parts = plan_outputs_in_parts(inputs[0] if i == 0 else batch_inputs(chunk, meta, strict=options.strict),
                                                     options, threads, part_groups, min_part_groups, cores)
-                assigned.extend(rows)
-                metrics.extend(parts)
-            return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
-                    pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))
+                assigned.append(rows)
+                metrics.append(parts)
+            return pa.concat_tables(assigned), pa.concat_tables(metrics)
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1
