@@ -110,24 +110,28 @@ twice CPU time; instructions per call from ``valgrind --tool=callgrind`` are the
 - Issue 26 item 3, second pass (2026-11-28): where one leader path call goes on the independent input
   (callgrind, the difference of 3 calls and 1, OPENBLAS_NUM_THREADS=1), range: decode 47.6 M instructions
   (parse_claims 32.9 M, of which read_claims 31.8 M; parse_topics 2.9 M; the group builder 3.1 M; numpy
-  and glue the rest), engine 37.5 M (previous_owners 20 M and compute_metrics 13 M: the metrics the
-  leader reports, outside this path's code), encode 58.8 M; 146 M in all. Sticky and cooperative-sticky
-  spent 40 M of their 74 M in encode. Changes: encode's two passes are C functions with a loop per topic
-  shape -- a topic where every assigned partition opens a group of its own (range and round-robin here:
-  no run or group test) or runs of one owner (sticky's stretches: a run at a time, its partitions in a
-  tight loop) -- chosen from the per-topic group and partition counts of the sizing pass; the sizing pass
-  takes runs after a topic that had them. The claims kernel tests its bounds once for the whole run when
-  the member's bytes hold it (each subscription entry knows the bytes of the one-partition groups before
-  it and where 16..32-byte headers end). Instructions, before -> after: encode 58.8 -> 45.8 M (range,
-  roundrobin), 39.8 -> 18.0 M (sticky, cooperative-sticky); parse_claims 32.9 -> 25.9 M (range), 13.5 ->
-  13.7 M (sticky); whole path range 146 -> 126 M, roundrobin 154 -> 134 M, sticky 74 -> 53 M,
-  cooperative-sticky 74 -> 52 M. CPU ms on the VM at load 4-7, medians of three alternating runs of both
-  builds (9 calls a stage each), before -> after: encode sticky 4.2 -> 2.8, cooperative-sticky 3.9-4.1 ->
-  2.0-2.8 (the bench and independent inputs); encode range and roundrobin 7.3-9.8 -> 10.1-10.4 and whole
-  paths 18-36 ms either way: the spread between runs (1.3-1.9x on one build) is larger than 20 M
-  instructions, and range / roundrobin encoding stays bound by its 21 MB of interleaved writes (each line
-  fetched before it is written), which fewer instructions do not shorten. Tried and dropped: the run loop for every topic (range's one-partition
-  runs then cost 83 M instead of 46 M in encode: the run test and the vectorised partition loop per run).
+  and glue the rest), engine 37.5 M (previous_owners 20 M and compute_metrics 13 M: the metrics the leader
+  reports, outside this path's code), encode 58.8 M; 146 M in all. Sticky and cooperative-sticky spent 40
+  M of their 74 M in encode. Changes: encode's two passes are C functions with a loop per topic shape -- a
+  topic where every assigned partition opens a group of its own (range and round-robin here: no run or
+  group test) or runs of one owner (sticky's stretches: a run at a time, its partitions in a tight loop)
+  -- chosen from the per-topic group and partition counts of the sizing pass; the sizing pass takes runs
+  after a topic that had them. The claims kernel tests its bounds once for the whole run when the member's
+  bytes hold it (each subscription entry knows the bytes of the one-partition groups before it and where
+  16..32-byte headers end). Instructions, before -> after: encode 58.8 -> 45.8 M (range, roundrobin), 39.8
+  -> 18.0 M (sticky, cooperative-sticky); parse_claims 32.9 -> 25.9 M (range), 13.5 -> 13.7 M (sticky);
+  whole path range 146 -> 126 M, roundrobin 154 -> 134 M, sticky 74 -> 53 M, cooperative-sticky 74 -> 52
+  M. CPU ms, both builds' codecs loaded in one process and called in alternation (20 calls each, medians,
+  load ~2), before -> after: encode alone range 8.8 -> 8.3 (0.94x), roundrobin 9.5 -> 9.4 (0.99x), sticky
+  3.45 -> 1.95 (0.56x), cooperative-sticky 3.45 -> 2.0 (0.58x); whole path, independent / bench input:
+  range 23.8 -> 24.0 / 20.8 -> 20.8, roundrobin 17.1 -> 16.9 / 25.3 -> 29.9 (min 20.8 both), sticky 13.5
+  -> 12.4 / 9.0 -> 8.1, cooperative-sticky 9.5 -> 8.8 / 8.7 -> 7.8. Range and roundrobin encoding is bound
+  by its 21 MB of interleaved writes (each line fetched before it is written), which fewer instructions do
+  not shorten; and their paths differ by up to 7 ms between the range and roundrobin inputs, whose
+  metadata bytes and owner[] are identical at this shape (checked): where the 2,000 messages and the
+  metadata land in memory moves the path more than 20 M instructions do. Tried and dropped: the run loop
+  for every topic (range's one-partition runs then cost 83 M instead of 46 M in encode: the run test and
+  the vectorised partition loop per run).
 
 Inputs are built once, outside the timed regions; few rounds (the machine is shared). The warm-up round
 fills decode_group's decoder pool, so the timed rounds are the steady state of a leader that decodes
