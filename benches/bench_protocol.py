@@ -382,7 +382,7 @@ def test_leader_path_churn(benchmark, report, strategy, shape):
     cpu = stage_cpu_ms(strategy, members, metadata)
     name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%, {shape} input"
     report.add(name, benchmark, "engine call alone", engine, 0,
-               "CPU ms: " + ", ".join(f"{k} {v:.1f}" if k != "path faults" else f"{k} {v:.0f}" for k, v in cpu.items()),
+               "CPU ms: " + ", ".join(f"{k} {v:.0f}" if k.endswith("faults") else f"{k} {v:.1f}" for k, v in cpu.items()),
                partitions=TOPICS * PARTITIONS)
     report.add(name, benchmark, "kafka-python 3.0.12",
                time_peer(lambda: kafka_python_leader(strategy, members, metadata), rounds=1, cap_s=CAP_S),
@@ -393,7 +393,10 @@ def stage_cpu_ms(strategy: str, members, metadata, rounds: int = 7) -> dict[str,
     """Median process CPU milliseconds of each stage of the leader path and of the whole path (the
     machine is shared: CPU time is what the path costs, wall time adds whatever else runs), and the
     median minor page faults of one whole path ("path faults": memory the allocator gave back to the OS
-    after the previous call and faults in again, see the module docstring)."""
+    after the previous call and faults in again, see the module docstring); "path freed" and "freed faults"
+    are the same with each call's assignments dropped before the next call, as a group leader drops them
+    once sent (glibc then returns the ~21 MB at the top of its heap to the OS, and the next call faults
+    them in again)."""
     def cpu(fn):
         times, faults, result = [], [], None
         for _ in range(rounds):
@@ -404,11 +407,23 @@ def stage_cpu_ms(strategy: str, members, metadata, rounds: int = 7) -> dict[str,
             faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         return statistics.median(times), statistics.median(faults), result
 
+    def cpu_freed(fn):   # each call's result dropped before the next call, as a leader's between rebalances
+        times, faults = [], []
+        for _ in range(rounds):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            start = time.process_time()
+            fn()
+            times.append((time.process_time() - start) * 1000)
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        return statistics.median(times), statistics.median(faults)
+
     decode_ms, _, group = cpu(lambda: decode_group(members, metadata, assignor=strategy))
     engine_ms, _, result = cpu(lambda: kafkagroup.assign_arrays(strategy, **group.arrays()))
     encode_ms, _, _ = cpu(lambda: encode_assignments(group, result.owner))
     path_ms, path_faults, _ = cpu(lambda: leader_path(strategy, members, metadata))
-    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms, "path faults": path_faults}
+    freed_ms, freed_faults = cpu_freed(lambda: leader_path(strategy, members, metadata))
+    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms, "path faults": path_faults,
+            "path freed": freed_ms, "freed faults": freed_faults}
 
 
 def _median_ms(fn, rounds, keep_result=True):
@@ -429,13 +444,14 @@ def _median_ms(fn, rounds, keep_result=True):
 def print_leader_path_stages() -> None:
     """Per-stage CPU table of the leader path (``python benches/bench_protocol.py leader``)."""
     print(f"{'leader path, churn (CPU ms, median of 7)':<42} {'decode':>7} {'engine':>7} {'encode':>7} "
-          f"{'sum':>7} {'path':>7} {'faults':>7}")
+          f"{'sum':>7} {'path':>7} {'faults':>7} {'freed':>7} {'faults':>7}")
     for strategy in STRATEGIES:
         for shape, make in INPUTS.items():
             metadata, members = make(strategy)
             c = stage_cpu_ms(strategy, members, metadata)
             print(f"{strategy + ', ' + shape:<42} {c['decode']:>7.1f} {c['engine']:>7.1f} {c['encode']:>7.1f} "
-                  f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f} {c['path faults']:>7.0f}")
+                  f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f} {c['path faults']:>7.0f} "
+                  f"{c['path freed']:>7.1f} {c['freed faults']:>7.0f}")
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["leader"]:
