@@ -107,6 +107,32 @@ twice CPU time; instructions per call from ``valgrind --tool=callgrind`` are the
   (topic lists 12 MB, one memcmp a member; claims 20 MB, ~30 instructions a claim) and encode writes
   21 MB to 2,000 interleaved messages whose every line is fetched before it is written.
 
+- Issue 26 item 3, second pass (2026-11-28): where one leader path call goes on the independent input
+  (callgrind, the difference of 3 calls and 1, OPENBLAS_NUM_THREADS=1), range: decode 47.6 M instructions
+  (parse_claims 32.9 M, of which read_claims 31.8 M; parse_topics 2.9 M; the group builder 3.1 M; numpy
+  and glue the rest), engine 37.5 M (previous_owners 20 M and compute_metrics 13 M: the metrics the leader
+  reports, outside this path's code), encode 58.8 M; 146 M in all. Sticky and cooperative-sticky spent 40
+  M of their 74 M in encode. Changes: encode's two passes are C functions with a loop per topic shape -- a
+  topic where every assigned partition opens a group of its own (range and round-robin here: no run or
+  group test) or runs of one owner (sticky's stretches: a run at a time, its partitions in a tight loop)
+  -- chosen from the per-topic group and partition counts of the sizing pass; the sizing pass takes runs
+  after a topic that had them. The claims kernel tests its bounds once for the whole run when the member's
+  bytes hold it (each subscription entry knows the bytes of the one-partition groups before it and where
+  16..32-byte headers end). Instructions, before -> after: encode 58.8 -> 45.8 M (range, roundrobin), 39.8
+  -> 18.0 M (sticky, cooperative-sticky); parse_claims 32.9 -> 25.9 M (range), 13.5 -> 13.7 M (sticky);
+  whole path range 146 -> 126 M, roundrobin 154 -> 134 M, sticky 74 -> 53 M, cooperative-sticky 74 -> 52
+  M. CPU ms, both builds' codecs loaded in one process and called in alternation (20 calls each, medians,
+  load ~2), before -> after: encode alone range 8.8 -> 8.3 (0.94x), roundrobin 9.5 -> 9.4 (0.99x), sticky
+  3.45 -> 1.95 (0.56x), cooperative-sticky 3.45 -> 2.0 (0.58x); whole path, independent / bench input:
+  range 23.8 -> 24.0 / 20.8 -> 20.8, roundrobin 17.1 -> 16.9 / 25.3 -> 29.9 (min 20.8 both), sticky 13.5
+  -> 12.4 / 9.0 -> 8.1, cooperative-sticky 9.5 -> 8.8 / 8.7 -> 7.8. Range and roundrobin encoding is bound
+  by its 21 MB of interleaved writes (each line fetched before it is written), which fewer instructions do
+  not shorten; and their paths differ by up to 7 ms between the range and roundrobin inputs, whose
+  metadata bytes and owner[] are identical at this shape (checked): where the 2,000 messages and the
+  metadata land in memory moves the path more than 20 M instructions do. Tried and dropped: the run loop
+  for every topic (range's one-partition runs then cost 83 M instead of 46 M in encode: the run test and
+  the vectorised partition loop per run).
+
 Inputs are built once, outside the timed regions; few rounds (the machine is shared). The warm-up round
 fills decode_group's decoder pool, so the timed rounds are the steady state of a leader that decodes
 every rebalance. Run with ``make bench`` (ratio table at the end) or ``python benches/bench_protocol.py``
@@ -356,7 +382,7 @@ def test_leader_path_churn(benchmark, report, strategy, shape):
     cpu = stage_cpu_ms(strategy, members, metadata)
     name = f"leader path {strategy}: 2000 members, 1M partitions, churn 10%, {shape} input"
     report.add(name, benchmark, "engine call alone", engine, 0,
-               "CPU ms: " + ", ".join(f"{k} {v:.1f}" if k != "path faults" else f"{k} {v:.0f}" for k, v in cpu.items()),
+               "CPU ms: " + ", ".join(f"{k} {v:.0f}" if k.endswith("faults") else f"{k} {v:.1f}" for k, v in cpu.items()),
                partitions=TOPICS * PARTITIONS)
     report.add(name, benchmark, "kafka-python 3.0.12",
                time_peer(lambda: kafka_python_leader(strategy, members, metadata), rounds=1, cap_s=CAP_S),
@@ -367,7 +393,10 @@ def stage_cpu_ms(strategy: str, members, metadata, rounds: int = 7) -> dict[str,
     """Median process CPU milliseconds of each stage of the leader path and of the whole path (the
     machine is shared: CPU time is what the path costs, wall time adds whatever else runs), and the
     median minor page faults of one whole path ("path faults": memory the allocator gave back to the OS
-    after the previous call and faults in again, see the module docstring)."""
+    after the previous call and faults in again, see the module docstring); "path freed" and "freed faults"
+    are the same with each call's assignments dropped before the next call, as a group leader drops them
+    once sent (glibc then returns the ~21 MB at the top of its heap to the OS, and the next call faults
+    them in again)."""
     def cpu(fn):
         times, faults, result = [], [], None
         for _ in range(rounds):
@@ -378,11 +407,23 @@ def stage_cpu_ms(strategy: str, members, metadata, rounds: int = 7) -> dict[str,
             faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         return statistics.median(times), statistics.median(faults), result
 
+    def cpu_freed(fn):   # each call's result dropped before the next call, as a leader's between rebalances
+        times, faults = [], []
+        for _ in range(rounds):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            start = time.process_time()
+            fn()
+            times.append((time.process_time() - start) * 1000)
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+        return statistics.median(times), statistics.median(faults)
+
     decode_ms, _, group = cpu(lambda: decode_group(members, metadata, assignor=strategy))
     engine_ms, _, result = cpu(lambda: kafkagroup.assign_arrays(strategy, **group.arrays()))
     encode_ms, _, _ = cpu(lambda: encode_assignments(group, result.owner))
     path_ms, path_faults, _ = cpu(lambda: leader_path(strategy, members, metadata))
-    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms, "path faults": path_faults}
+    freed_ms, freed_faults = cpu_freed(lambda: leader_path(strategy, members, metadata))
+    return {"decode": decode_ms, "engine": engine_ms, "encode": encode_ms, "path": path_ms, "path faults": path_faults,
+            "path freed": freed_ms, "freed faults": freed_faults}
 
 
 def _median_ms(fn, rounds, keep_result=True):
@@ -403,13 +444,14 @@ def _median_ms(fn, rounds, keep_result=True):
 def print_leader_path_stages() -> None:
     """Per-stage CPU table of the leader path (``python benches/bench_protocol.py leader``)."""
     print(f"{'leader path, churn (CPU ms, median of 7)':<42} {'decode':>7} {'engine':>7} {'encode':>7} "
-          f"{'sum':>7} {'path':>7} {'faults':>7}")
+          f"{'sum':>7} {'path':>7} {'faults':>7} {'freed':>7} {'faults':>7}")
     for strategy in STRATEGIES:
         for shape, make in INPUTS.items():
             metadata, members = make(strategy)
             c = stage_cpu_ms(strategy, members, metadata)
             print(f"{strategy + ', ' + shape:<42} {c['decode']:>7.1f} {c['engine']:>7.1f} {c['encode']:>7.1f} "
-                  f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f} {c['path faults']:>7.0f}")
+                  f"{c['decode'] + c['engine'] + c['encode']:>7.1f} {c['path']:>7.1f} {c['path faults']:>7.0f} "
+                  f"{c['path freed']:>7.1f} {c['freed faults']:>7.0f}")
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["leader"]:

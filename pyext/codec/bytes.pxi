@@ -107,29 +107,3 @@ cdef inline uint64_t name_tail(const uint8_t* p, Py_ssize_t n) noexcept:
 
 cdef inline void _put32(char* w, uint32_t v) noexcept:
     kg_store_be32(w, v)
-
-
-cdef inline void copy_small(char* dst, const char* src, Py_ssize_t n) noexcept:
-    """memcpy for topic-name headers without a libc call: up to 32 bytes as overlapping 8-byte words
-    (loads first, then stores), longer ones by memcpy; under 8 bytes, byte by byte."""
-    cdef uint64_t a, b, c, d
-    cdef Py_ssize_t i
-    if n > 32:
-        memcpy(dst, src, n)
-    elif n >= 16:
-        memcpy(&a, src, 8)
-        memcpy(&b, src + 8, 8)
-        memcpy(&c, src + n - 16, 8)
-        memcpy(&d, src + n - 8, 8)
-        memcpy(dst, &a, 8)
-        memcpy(dst + 8, &b, 8)
-        memcpy(dst + n - 16, &c, 8)
-        memcpy(dst + n - 8, &d, 8)
-    elif n >= 8:
-        memcpy(&a, src, 8)
-        memcpy(&b, src + n - 8, 8)
-        memcpy(dst, &a, 8)
-        memcpy(dst + n - 8, &b, 8)
-    else:
-        for i in range(n):
-            dst[i] = src[i]

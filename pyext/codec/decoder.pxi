@@ -56,9 +56,11 @@ cdef extern from *:
         const uint8_t* single;  /* the claim group [int16 length, name, int32 count = 1] before its partition */
         int64_t base;           /* the interner's base_of (the builder's layout) */
         uint64_t tail;          /* name_tail(name): a cheap first test while scanning */
+        int64_t start;          /* bytes of the single-claim groups of the entries before it (from 0) */
         int32_t length;
         int32_t topic;
         uint32_t limit;
+        int32_t fast_until;     /* the first entry from this one on whose header is not 16 to 32 bytes */
     } kg_expect;
 
     #if defined(__SSE2__)
@@ -89,26 +91,52 @@ cdef extern from *:
        Written in C, not Cython: the Cython loop kept its state in memory and spent ~55 instructions a
        group (1M groups per decode at 1M x 2,000 after a range or round-robin rebalance); this one keeps
        it in registers and compares a header in two 16-byte compares. */
-    static inline Py_ssize_t kg_single_claims(const uint8_t* p, Py_ssize_t n, Py_ssize_t pos, const kg_expect* expect,
+    #if defined(__GNUC__)
+    __attribute__((noinline))   /* once per run of claims; inlined, it cost read_claims' other loops registers */
+    #endif
+    static Py_ssize_t kg_single_claims(const uint8_t* p, Py_ssize_t n, Py_ssize_t pos, const kg_expect* expect,
                                               Py_ssize_t n_expect, Py_ssize_t* cursor_io, int32_t* g_io,
                                               int32_t groups, int32_t** w_io, int record, Py_ssize_t read_ahead) {
         Py_ssize_t cursor = *cursor_io;
         int32_t* w = *w_io;
-        /* groups this run may take: one counter instead of two bounds */
+        /* groups this run may take: one counter instead of three bounds (the subscription's end, the
+           claims' count, the first header outside 16..32 bytes, read_claims' general comparison) */
         Py_ssize_t left = n_expect - cursor < (Py_ssize_t)(groups - *g_io) ? n_expect - cursor : groups - *g_io;
         const Py_ssize_t first = cursor;
         const kg_expect* x = expect + cursor;
-        for (; left > 0; --left, ++x) {
-            const Py_ssize_t head = (Py_ssize_t)x->length + 6;
-            uint32_t part;
-            if ((size_t)(head - 16) > 16) break;   /* not 16..32 bytes: read_claims' general comparison */
-            kg_prefetch_read(p + pos + read_ahead);   /* the member's bytes a few groups ahead */
-            if (n - pos < head + 4 || !kg_equal_16_32(x->single, p + pos, head)) break;
-            part = kg_load_be32(p + pos + head);
-            if (part >= x->limit) break;   /* limit 0 outside the group's topics */
-            *w = (int32_t)(x->base + (int64_t)part);   /* the caller reserved room either way */
-            w += record;
-            pos += head + 4;
+        if (left <= 0) return pos;
+        if (x->fast_until - cursor < left) left = x->fast_until - cursor;
+        if (left > 0) {
+            const kg_expect* last = x + left - 1;
+            /* the bytes of all `left` groups, were each a single claim: when they are there, no group
+               needs its own bounds test (each one the loop takes is that long, and it reads nothing
+               past its end) */
+            const int64_t need = last->start + last->length + 10 - x->start;
+            if (n - pos >= need) {
+                for (; left > 0; --left, ++x) {
+                    const Py_ssize_t head = (Py_ssize_t)x->length + 6;
+                    uint32_t part;
+                    kg_prefetch_read(p + pos + read_ahead);   /* the member's bytes a few groups ahead */
+                    if (!kg_equal_16_32(x->single, p + pos, head)) break;
+                    part = kg_load_be32(p + pos + head);
+                    if (part >= x->limit) break;   /* limit 0 outside the group's topics */
+                    *w = (int32_t)(x->base + (int64_t)part);   /* the caller reserved room either way */
+                    w += record;
+                    pos += head + 4;
+                }
+            } else {
+                for (; left > 0; --left, ++x) {
+                    const Py_ssize_t head = (Py_ssize_t)x->length + 6;
+                    uint32_t part;
+                    kg_prefetch_read(p + pos + read_ahead);
+                    if (n - pos < head + 4 || !kg_equal_16_32(x->single, p + pos, head)) break;
+                    part = kg_load_be32(p + pos + head);
+                    if (part >= x->limit) break;
+                    *w = (int32_t)(x->base + (int64_t)part);
+                    w += record;
+                    pos += head + 4;
+                }
+            }
         }
         cursor = x - expect;
         *g_io += (int32_t)(cursor - first);
@@ -122,9 +150,11 @@ cdef extern from *:
         const uint8_t* single
         int64_t base
         uint64_t tail
+        int64_t start
         int32_t length
         int32_t topic
         uint32_t limit
+        int32_t fast_until
     Py_ssize_t kg_single_claims(const uint8_t* p, Py_ssize_t n, Py_ssize_t pos, const Expect* expect,
                                 Py_ssize_t n_expect, Py_ssize_t* cursor_io, int32_t* g_io, int32_t groups,
                                 int32_t** w_io, bint record, Py_ssize_t read_ahead) noexcept nogil
@@ -305,7 +335,8 @@ cdef class GroupDecoder:
         """Resolve the member's subscription for read_claims, unless it lists the same ids as the
         list resolved last (most members of a group do): known without a comparison when ``same``
         (phase 1 matched its bytes to the previous member's, whose list was resolved last)."""
-        cdef Py_ssize_t i, count = sub_end - sub_start, size = 0
+        cdef Py_ssize_t i, count = sub_end - sub_start, size = 0, fast_until
+        cdef int64_t start = 0
         cdef const int32_t* ids = self.sub_ids.data
         cdef _Interner it = self.topics
         cdef Expect* x
@@ -340,6 +371,13 @@ cdef class GroupDecoder:
             x.base = it.base_of[t]
             x.limit = it.limit[t]
             x.tail = name_tail(x.name, x.length)
+            x.start = start
+            start += it.lens[t] + 10
+        fast_until = count
+        for i in range(count - 1, -1, -1):
+            if not 10 <= self.expect[i].length <= 26:   # headers of 16 to 32 bytes (kg_single_claims)
+                fast_until = i
+            self.expect[i].fast_until = <int32_t>fast_until
         self.expect_len = count
         self.expect_from = sub_start
         return 0

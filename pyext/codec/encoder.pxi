@@ -1,40 +1,237 @@
 # The assignment encoder: owner[] -> one ConsumerProtocolAssignment per member (pyext/_codec.pyx
 # includes this file; it holds the module's cimports).
 #
-# encode_assignments: two passes over owner[] in partition order (topic by topic): the first counts each
-# member's partitions, topic groups and name bytes; the second writes every member's exactly-sized bytes
-# object in place through one write cursor per member. A topic group starts as a copy of the topic's
-# header (length, name, count 1); a group that receives further partitions gets its count written
-# when it closes.
+# encode_assignments: two passes over owner[] in partition order (topic by topic), both in C below: the
+# first checks owner[] and sizes each member's message (partitions, topic groups, header bytes); the
+# second writes every member's exactly-sized bytes object in place through one write cursor per member.
+# A topic group starts as a copy of the topic's header (length, name, count 1); a group that receives
+# further partitions gets its count written when it closes.
+#
+# Two shapes dominate large groups, and each pass has a loop for each, chosen per topic:
+# - every assigned partition of the topic opens a group of its own (range and round-robin when there
+#   are at least as many members as partitions per topic -- 1M such groups at 1M x 2,000): a loop with
+#   no run or group test;
+# - runs of one owner (sticky and cooperative-sticky hand out whole stretches of a topic): a loop that
+#   takes a run at a time and writes its partitions in a tight inner loop.
+# Pass 1 counts, per topic, the groups opened and the partitions assigned; pass 2 picks the first loop
+# for a topic where the two are equal. Pass 1 itself takes runs after a topic that was not all single
+# groups (neighbouring topics of a group look alike), one partition at a time otherwise.
 #
 # Limit: a one-partition group is 10 bytes plus its name, written to one of thousands of interleaved
-# streams, so at 1M such groups the pass is bound by memory writes (each member's next cache line is
-# prefetched when its group opens), not by instructions.
+# streams, so at 1M such groups pass 2 is bound by memory writes (each member's next cache line is
+# prefetched when its group opens) as much as by instructions.
 
+cdef extern from *:
+    """
+    /* How far ahead of a member's write cursor pass 2 prefetches (bytes; a few topic groups). */
+    #define KG_PREFETCH_AHEAD 128
+    /* The two passes are functions of their own (inlined into the Cython wrapper, they lost their
+       registers to its locals: 25 instead of 21 instructions a partition in pass 1); their per-topic
+       loops are inlined with constant shape arguments. */
+    #if defined(__GNUC__)
+    #define KG_NOINLINE __attribute__((noinline))
+    #define KG_INLINE static inline __attribute__((always_inline))
+    #else
+    #define KG_NOINLINE
+    #define KG_INLINE static inline
+    #endif
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
 
-# How far ahead of a member's write cursor pass 2 prefetches (bytes; a few topic groups).
-cdef enum:
-    PREFETCH_AHEAD = 128
+    /* Pass 1: one member's message being sized (16 bytes: 2,000 members' fit a 32 KB L1 cache, which
+       the pass reads and writes at random). */
+    typedef struct {
+        int64_t size;     /* the exact byte size */
+        int32_t topic;    /* the topic of its last partition, -1 before the first */
+        int32_t groups;   /* topic groups counted */
+    } kg_sizing;
 
+    /* Pass 2: one member's message being written (16 bytes, as kg_sizing). */
+    typedef struct {
+        char* w;          /* next byte */
+        int32_t topic;    /* the current topic group's topic, -1 before the first */
+        int32_t run;      /* bytes of partitions in the current group (4 per partition; < 2^31: a group
+                             holds at most 2^28 partitions) */
+    } kg_writer;
 
-cdef struct Writer:   # pass 2: one member's assignment being written (24 bytes)
-    char* w           # next byte
-    char* group_count # where the current topic group's partition count goes
-    int32_t topic     # the current group's topic, -1 before the first
-    bint several      # the current group holds more than one partition (its count is still 1)
+    /* One run (p..q-1, q > p) of member o in topic t, for pass 1. */
+    KG_INLINE void
+    kg_size_run(kg_sizing* sz, int32_t o, int32_t t, int64_t n, int64_t header_len, int64_t* groups) {
+        kg_sizing* y = sz + o;
+        const int fresh = y->topic != t;
+        y->size += 4 * n + (fresh ? header_len : 0);
+        y->groups += fresh;
+        y->topic = t;
+        *groups += fresh;
+    }
 
+    /* Pass 1 over owner[] in partition order (topic by topic): each member's exact size and topic
+       groups, and single[t] = 1 when every assigned partition of topic t opens a group of its own.
+       Returns -1, or the first p whose owner[p] is neither -1 nor a member index (one unsigned
+       comparison tells a member index from everything else). */
+    static KG_NOINLINE Py_ssize_t kg_size_members(const int32_t* owner, const int64_t* base, Py_ssize_t topics,
+                                      const Py_ssize_t* header_at, kg_sizing* sz, uint32_t members,
+                                      uint8_t* single) {
+        int runs = 0;   /* take runs in this topic: the previous one was not all single groups */
+        for (Py_ssize_t t = 0; t < topics; ++t) {
+            const int64_t header_len = header_at[t + 1] - header_at[t];
+            const int64_t p1 = base[t + 1];
+            int64_t groups = 0, unassigned = 0;
+            if (runs) {
+                for (int64_t p = base[t], q; p < p1; p = q) {   /* a run of one owner: p..q-1 */
+                    const int32_t o = owner[p];
+                    for (q = p + 1; q < p1 && owner[q] == o; ++q) {}
+                    if ((uint32_t)o >= members) {
+                        if (o != -1) return (Py_ssize_t)p;
+                        unassigned += q - p;
+                        continue;
+                    }
+                    kg_size_run(sz, o, (int32_t)t, q - p, header_len, &groups);
+                }
+            } else {
+                for (int64_t p = base[t]; p < p1; ++p) {
+                    const int32_t o = owner[p];
+                    if ((uint32_t)o >= members) {
+                        if (o != -1) return (Py_ssize_t)p;
+                        ++unassigned;
+                        continue;
+                    }
+                    kg_size_run(sz, o, (int32_t)t, 1, header_len, &groups);
+                }
+            }
+            single[t] = groups == p1 - base[t] - unassigned;
+            runs = !single[t];
+        }
+        return -1;
+    }
 
-cdef struct Sizing:   # pass 1: one member's message (16 bytes: 2,000 members' fit a 32 KB L1 cache, which
-    int32_t topic     # pass 1 reads and writes at random; a 40-byte record of both passes did not)
-    int32_t groups    # topic groups counted
-    int64_t size      # the exact byte size
+    /* A group that received more than one partition gets its count written when it closes (its header
+       was copied with count 1): the int32 before its partitions. */
+    static inline void kg_close_group(char* w, int32_t run) {
+        if (run > 4) kg_store_be32(w - run - 4, (uint32_t)run >> 2);
+    }
+
+    /* Pass 2 over one topic's partitions p0..p1-1 (owner[] already checked by pass 1): each partition
+       goes to its member's write cursor; a member's first partition of the topic opens a group with a
+       copy of the topic's header [int16 length, name, int32 count 1]. `cls` and `single` are constants
+       at every call site, so each copy compiles to a fixed sequence (the header's length class: 6-7
+       bytes as two overlapping 4-byte moves, 8-15 as two 8-byte moves, 16-32 as two 16-byte moves of
+       values loaded once per topic, longer ones by memcpy) and each topic gets the loop of its shape
+       (`single`: every partition opens a group; else runs of one owner). Members interleave (a member's
+       next group comes one topic later), so the hardware sees thousands of write streams and prefetches
+       none: a member's cursor asks for the line it writes a few groups from now when a group opens. */
+    KG_INLINE void
+    kg_write_topic(const int32_t* owner, int64_t p0, int64_t p1, int32_t t, const char* header,
+                   Py_ssize_t header_len, kg_writer* wr, int cls, int single) {
+        uint64_t a = 0, b = 0;
+        uint32_t c = 0, d = 0;
+    #if defined(__SSE2__)
+        __m128i h0 = _mm_setzero_si128(), h1 = _mm_setzero_si128();
+        if (cls == 3) {
+            h0 = _mm_loadu_si128((const __m128i*)header);
+            h1 = _mm_loadu_si128((const __m128i*)(header + header_len - 16));
+        }
+    #endif
+        if (cls == 2) { memcpy(&a, header, 8); memcpy(&b, header + header_len - 8, 8); }
+        if (cls == 1) { memcpy(&c, header, 4); memcpy(&d, header + header_len - 4, 4); }
+    #if defined(__SSE2__)
+        #define KG_COPY_HEADER(w) do { \
+            if (cls == 1) { memcpy((w), &c, 4); memcpy((w) + header_len - 4, &d, 4); } \
+            else if (cls == 2) { memcpy((w), &a, 8); memcpy((w) + header_len - 8, &b, 8); } \
+            else if (cls == 3) { _mm_storeu_si128((__m128i*)(w), h0); \
+                                 _mm_storeu_si128((__m128i*)((w) + header_len - 16), h1); } \
+            else memcpy((w), header, header_len); } while (0)
+    #else
+        #define KG_COPY_HEADER(w) do { \
+            if (cls == 1) { memcpy((w), &c, 4); memcpy((w) + header_len - 4, &d, 4); } \
+            else if (cls == 2) { memcpy((w), &a, 8); memcpy((w) + header_len - 8, &b, 8); } \
+            else memcpy((w), header, header_len); } while (0)
+    #endif
+        if (single) {
+            for (int64_t p = p0; p < p1; ++p) {
+                const int32_t o = owner[p];
+                if (o < 0) continue;
+                kg_writer* x = wr + o;
+                char* w = x->w;
+                kg_close_group(w, x->run);
+                kg_prefetch_write(w + KG_PREFETCH_AHEAD);
+                KG_COPY_HEADER(w);
+                w += header_len;
+                kg_store_be32(w, (uint32_t)(p - p0));
+                x->w = w + 4;
+                x->topic = t;
+                x->run = 4;
+            }
+        } else {
+            for (int64_t p = p0, q; p < p1; p = q) {   /* a run of one owner: p..q-1 */
+                const int32_t o = owner[p];
+                for (q = p + 1; q < p1 && owner[q] == o; ++q) {}
+                if (o < 0) continue;
+                kg_writer* x = wr + o;
+                char* w = x->w;
+                int32_t run = x->run;
+                if (x->topic != t) {
+                    kg_close_group(w, run);
+                    kg_prefetch_write(w + KG_PREFETCH_AHEAD);
+                    KG_COPY_HEADER(w);
+                    w += header_len;
+                    x->topic = t;
+                    run = 0;
+                }
+                for (int64_t k = p; k < q; ++k, w += 4) kg_store_be32(w, (uint32_t)(k - p0));
+                x->w = w;
+                x->run = run + (int32_t)(4 * (q - p));
+            }
+        }
+        #undef KG_COPY_HEADER
+    }
+
+    /* Pass 2 over owner[] in partition order, so each member's partitions come grouped by topic,
+       ascending; then every member's last group is closed. */
+    static KG_NOINLINE void kg_write_members(const int32_t* owner, const int64_t* base, Py_ssize_t topics,
+                                 const char* headers, const Py_ssize_t* header_at, const uint8_t* single,
+                                 kg_writer* wr, Py_ssize_t members) {
+        for (Py_ssize_t t = 0; t < topics; ++t) {
+            const char* h = headers + header_at[t];
+            const Py_ssize_t n = header_at[t + 1] - header_at[t];
+            const int64_t p0 = base[t], p1 = base[t + 1];
+            const int32_t t32 = (int32_t)t;
+            if (single[t]) {
+                if (n < 8) kg_write_topic(owner, p0, p1, t32, h, n, wr, 1, 1);
+                else if (n < 16) kg_write_topic(owner, p0, p1, t32, h, n, wr, 2, 1);
+                else if (n <= 32) kg_write_topic(owner, p0, p1, t32, h, n, wr, 3, 1);
+                else kg_write_topic(owner, p0, p1, t32, h, n, wr, 4, 1);
+            } else {
+                if (n < 8) kg_write_topic(owner, p0, p1, t32, h, n, wr, 1, 0);
+                else if (n < 16) kg_write_topic(owner, p0, p1, t32, h, n, wr, 2, 0);
+                else if (n <= 32) kg_write_topic(owner, p0, p1, t32, h, n, wr, 3, 0);
+                else kg_write_topic(owner, p0, p1, t32, h, n, wr, 4, 0);
+            }
+        }
+        for (Py_ssize_t m = 0; m < members; ++m) kg_close_group(wr[m].w, wr[m].run);
+    }
+    """
+    ctypedef struct Sizing "kg_sizing":
+        int64_t size
+        int32_t topic
+        int32_t groups
+    ctypedef struct Writer "kg_writer":
+        char* w
+        int32_t topic
+        int32_t run
+    Py_ssize_t kg_size_members(const int32_t* owner, const int64_t* base, Py_ssize_t topics,
+                               const Py_ssize_t* header_at, Sizing* sz, uint32_t members,
+                               uint8_t* single) noexcept nogil
+    void kg_write_members(const int32_t* owner, const int64_t* base, Py_ssize_t topics, const char* headers,
+                          const Py_ssize_t* header_at, const uint8_t* single, Writer* wr,
+                          Py_ssize_t members) noexcept nogil
 
 
 def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list names, int members,
                        int version, user_data):
     """One ConsumerProtocolAssignment per member from owner[]; see leader.encode_assignments."""
-    cdef Py_ssize_t P = owner.shape[0], T = base.shape[0] - 1, p, t, m, p0, p1
-    cdef int32_t o
+    cdef Py_ssize_t P = owner.shape[0], T = base.shape[0] - 1, p, t, m
     cdef Py_ssize_t tail, name_len, at
     cdef Writer* wr = NULL
     cdef Writer* x
@@ -42,8 +239,7 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
     cdef Sizing* y
     cdef char* headers = NULL     # per topic: int16 length, name, int32 count 1; concatenated
     cdef Py_ssize_t* header_at = NULL
-    cdef const char* header
-    cdef Py_ssize_t header_len
+    cdef uint8_t* single = NULL   # per topic: every assigned partition opens a group (pass 1 -> pass 2)
     cdef char* w
     if len(names) != T:
         raise ValueError(f"{len(names)} topic names for {T} topics")
@@ -69,8 +265,9 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
     sz = <Sizing*> malloc(max(members, 1) * sizeof(Sizing))
     headers = <char*> malloc(max(at, 1))
     header_at = <Py_ssize_t*> malloc((T + 1) * sizeof(Py_ssize_t))
+    single = <uint8_t*> malloc(max(T, 1))
     try:
-        if wr == NULL or sz == NULL or headers == NULL or header_at == NULL:
+        if wr == NULL or sz == NULL or headers == NULL or header_at == NULL or single == NULL:
             raise MemoryError()
         at = 0
         for t in range(T):
@@ -87,22 +284,9 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
             sz[m].size = 2 + 4 + tail
             sz[m].groups = 0
         # Pass 1: validate owner[], size every member's message.
-        for t in range(T):
-            header_len = header_at[t + 1] - header_at[t]
-            p0 = base[t]
-            p1 = base[t + 1]
-            for p in range(p0, p1):
-                o = owner[p]
-                if <uint32_t>o + 1u > <uint32_t>members:
-                    raise InvariantError(f"owner[{p}] = {o} is not a member index in [-1, {members})")
-                if o < 0:
-                    continue
-                y = &sz[o]
-                y.size += 4
-                if y.topic != t:
-                    y.topic = <int32_t>t
-                    y.groups += 1
-                    y.size += header_len
+        p = kg_size_members(&owner[0] if P else NULL, &base[0], T, header_at, sz, <uint32_t>members, single)
+        if p >= 0:
+            raise InvariantError(f"owner[{p}] = {owner[p]} is not a member index in [-1, {members})")
         # Allocate exactly; write version, group count and user data.
         out = []
         for m in range(members):
@@ -121,44 +305,15 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                 memcpy(w + y.size - tail + 4, PyBytes_AS_STRING(user_data), len(user_data))
             x.w = w + 6
             x.topic = -1
-            x.several = False
+            x.run = 0
         # Pass 2: partitions in id order, so each member's come grouped by topic, ascending. A group
         # opens with its header's count of 1 (most groups of a large group hold one partition); the
-        # count of a group that received more is written when it closes: (bytes after it) / 4.
-        for t in range(T):
-            header = headers + header_at[t]
-            header_len = header_at[t + 1] - header_at[t]
-            p0 = base[t]
-            p1 = base[t + 1]
-            for p in range(p0, p1):
-                o = owner[p]
-                if o < 0:
-                    continue
-                x = &wr[o]
-                w = x.w
-                if x.topic != t:
-                    if x.several:
-                        _put32(x.group_count, <uint32_t>((w - x.group_count - 4) >> 2))
-                        x.several = False
-                    # Members interleave (a member's next group comes one topic later), so the
-                    # hardware sees thousands of write streams and prefetches none: ask for the line
-                    # this member writes a few groups from now.
-                    kg_prefetch_write(w + PREFETCH_AHEAD)
-                    copy_small(w, header, header_len)
-                    w += header_len
-                    x.group_count = w - 4
-                    x.topic = <int32_t>t
-                else:
-                    x.several = True
-                _put32(w, <uint32_t>(p - p0))
-                x.w = w + 4
-        for m in range(members):
-            x = &wr[m]
-            if x.several:
-                _put32(x.group_count, <uint32_t>((x.w - x.group_count - 4) >> 2))
+        # count of a group that received more is written when it closes.
+        kg_write_members(&owner[0] if P else NULL, &base[0], T, headers, header_at, single, wr, members)
         return out
     finally:
         free(wr)
         free(sz)
         free(headers)
         free(header_at)
+        free(single)

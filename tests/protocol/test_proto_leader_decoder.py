@@ -240,3 +240,23 @@ def test_one_partition_claims_of_every_name_length_match_the_python_twin(seed):
         members.append((f"m{m:02d}", None, encode_subscription(Subscription(subscribed, None, owned, 2), 3)))
     for assignor in ("range", "cooperative-sticky"):
         assert _agree(members, metadata, assignor=assignor)[0] == "ok"
+
+
+@pytest.mark.parametrize("assignor", ["range", "sticky"])
+def test_single_claim_runs_cut_short_at_every_byte_match_the_python_twin(assignor):
+    # kg_single_claims skips the per-group bounds test when the bytes left hold every group it may take as
+    # one-partition claims, and tests each group otherwise: a member whose one-partition claims (16..32-byte
+    # headers, one 9-byte name in the middle that the Cython loop takes) end at every byte offset, and one
+    # claiming fewer topics than it subscribes to, give the python twin's result or error, offsets included.
+    names = [f"topic-{t:05d}" for t in range(3)] + ["short-one"] + [f"topic-{t:05d}" for t in range(3, 6)]
+    names.sort()
+    metadata = {n: 3 for n in names}
+    owned = [TopicPartition(n, 1) for n in names]
+    if assignor == "sticky":
+        blob = encode_subscription(Subscription(names, sticky_user_data(owned, 2), [], -1), 3)
+    else:
+        blob = encode_subscription(Subscription(names, None, owned, 2), 3)
+    fewer = encode_subscription(Subscription(names, None, owned[:2] + owned[4:], 2), 3)
+    for cut in range(len(blob) + 1):
+        members = [("m0", None, blob), ("m1", None, fewer), ("m2", None, blob[:cut]), ("m3", None, blob)]
+        _agree(members, metadata, assignor=assignor)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kafkagroup.errors import InvariantError
 from kafkagroup.model import build_group
 from kafkagroup.protocol import decode_assignment
 from kafkagroup.protocol.leader import encode_assignments, native_available
@@ -66,3 +67,74 @@ def test_runs_across_topics_empty_topics_and_far_apart_topics(seed):
         topics, partitions = group.partition_names(np.flatnonzero(owner == index))
         assert list(decode_assignment(native[member]).partitions) == [
             TopicPartition(t, p) for t, p in zip(topics, partitions)]
+
+
+def _check_against_reference(group, owner, **kw):
+    native = encode_assignments(group, owner, codec="native", **kw)
+    assert native == encode_assignments(group, owner, codec="python", **kw)
+    for index, member in enumerate(group.members):
+        topics, partitions = group.partition_names(np.flatnonzero(owner == index))
+        assert list(decode_assignment(native[member]).partitions) == [
+            TopicPartition(t, p) for t, p in zip(topics, partitions)]
+    return native
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_single_group_topics_next_to_run_topics(seed):
+    # The encoder picks a loop per topic: topics where every assigned partition opens a group of its own
+    # (range / round-robin with more members than partitions per topic: member k gets at most one partition
+    # of each) and topics with runs or repeats of one owner (sticky's stretches, round-robin's p, p+M, ...);
+    # and its sizing pass switches between a per-partition and a per-run loop after such topics. Every
+    # order of the shapes, with unassigned partitions, names of every header length class, a member holding
+    # several single-group topics then a run (its earlier one-partition groups keep count 1, its run's group
+    # gets its count when it closes), and a member whose last group is a run (closed at the end).
+    rng = np.random.default_rng(100 + seed)
+    members = int(rng.integers(3, 9))
+    names = [("n" * int(rng.choice([0, 1, 5, 9, 20, 26, 27, 40]))) + f"{t:03d}" for t in range(40)]
+    counts = [int(rng.integers(0, 3 * members)) for _ in names]
+    metadata = dict(zip(names, counts))
+    group = build_group(metadata, {f"C{k}": list(metadata) for k in range(members)})
+    owner = np.full(int(group.topic_base[-1]), -1, dtype=np.int32)
+    for t, name in enumerate(group.topics):
+        lo, hi = int(group.topic_base[t]), int(group.topic_base[t + 1])
+        shape = rng.integers(0, 4)
+        if shape == 0 and hi - lo <= members:   # one partition per member at most, some unassigned
+            owner[lo:hi] = rng.permutation(members)[:hi - lo]
+            owner[lo:hi][rng.random(hi - lo) < 0.2] = -1
+        elif shape == 1:                         # runs of one owner
+            cuts = np.sort(rng.integers(lo, hi + 1, size=3))
+            for a, b in zip([lo, *cuts], [*cuts, hi]):
+                owner[a:b] = rng.integers(-1, members)
+        elif shape == 2:                         # round-robin over fewer members than partitions
+            owner[lo:hi] = (np.arange(hi - lo) + t) % members
+        else:                                    # anything
+            owner[lo:hi] = rng.integers(-1, members, size=hi - lo)
+    _check_against_reference(group, owner, version=int(rng.integers(0, 4)),
+                             user_data=None if seed % 2 else b"x" * seed)
+
+
+def test_range_shape_one_partition_of_every_topic_per_member():
+    # The reference shape in small: every member gets partition k of every topic (all single-group topics),
+    # then one topic handed out in runs, then single-group topics again.
+    members, topics = 7, 12
+    metadata = {f"topic-{t:02d}": members for t in range(topics)}
+    group = build_group(metadata, {f"C{k}": list(metadata) for k in range(members)})
+    owner = np.tile(np.arange(members, dtype=np.int32), topics)
+    owner[5 * members:6 * members] = [0, 0, 0, 1, 1, 2, 2]
+    native = _check_against_reference(group, owner)
+    assert decode_assignment(native["C3"]).partitions == tuple(
+        TopicPartition(f"topic-{t:02d}", 3) for t in range(topics) if t != 5)
+
+
+@pytest.mark.parametrize("shape", ["single", "runs"])
+def test_the_first_owner_outside_members_is_named_in_either_sizing_loop(shape):
+    # The sizing pass checks owner[] in both of its loops (one partition at a time, or a run at a time after
+    # a topic with runs) and names the first bad index, also inside a run of bad values.
+    group = build_group({"a": 4, "b": 6}, {"C0": ["a", "b"], "C1": ["a", "b"]})
+    first = [0, 1, -1, 1] if shape == "single" else [0, 0, 1, 1]
+    for bad, at in ((2, 7), (-2, 5), (7, 9)):
+        owner = np.array(first + [1, 1, 0, 0, 0, 0], dtype=np.int32)
+        owner[at:at + 2 if at < 9 else 10] = bad
+        for codec in ("python", "native"):
+            with pytest.raises(InvariantError, match=rf"owner\[{at}\] = {bad} is not a member index in \[-1, 2\)"):
+                encode_assignments(group, owner, codec=codec)
