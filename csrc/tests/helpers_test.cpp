@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <numeric>
 #include <random>
@@ -149,6 +150,19 @@ TEST_CASE("run_end finds where a run ends, wherever it ends within the 16- and 8
                 CHECK(kafkagroup::run_end(b.data(), begin, end) == (which == 1 ? stop : end));
                 CHECK(kafkagroup::run_end(a.data(), begin, end) == (which == 0 ? stop : end));
                 CHECK(kafkagroup::run_end(a.data(), b.data(), begin, end) == stop);
+            }
+}
+
+TEST_CASE("fill_run writes exactly n copies of v, any value, any offset and length, nothing around them") {
+    // Through wmemset where wchar_t is 32 bits: negative values (kUnassigned) and the largest ids must come back
+    // as they went in, and the entries before and after the run must stay untouched, at every alignment.
+    for (int32_t value : {-1, 0, 5, 268435455, INT32_MIN, INT32_MAX})
+        for (std::size_t offset = 0; offset < 9; ++offset)
+            for (std::size_t n = 0; n <= 70; ++n) {
+                std::vector<int32_t> a(offset + n + 9, 42);
+                kafkagroup::fill_run(a.data() + offset, n, value);
+                for (std::size_t i = 0; i < a.size(); ++i)
+                    CHECK(a[i] == (i >= offset && i < offset + n ? value : 42));
             }
 }
 
