@@ -28,7 +28,8 @@ partitions (sticky/claim_runs.cpp: ~16,000 runs at 4M), sorted, which the keep-a
 run (sticky/clean_claims.cpp; interleaved claims, runs shorter than 32 on average, go through cache-resident
 windows of 16,384 partitions instead). prepare() leaves the claims' range check to it. The shared-row rows
 come within 1.1-1.6x the floor there; the CSR rows also read M x topics subscriptions (4x the floor's input at
-4M), which no order of passes avoids. Claims that are not clean take the general path: previous_owners()
+4M), which no order of passes avoids: each CSR row also prints "x input pass", its time over one pass that
+reads those subscription ids besides the floor's P claims and writes P owners (``conftest.input_pass_ms``). Claims that are not clean take the general path: previous_owners()
 records them in prev_owner[], the uniform builder reads it back and writes owner[] over it
 (sticky/stretch_writer.hpp), three P-sized streams besides the claims' reads.
 
@@ -48,7 +49,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import memory_pass_ms, time_peer
+from conftest import input_pass_ms, memory_pass_ms, time_peer
 
 import kafkagroup
 from kafkagroup.scenarios import next_generation, uniform_group
@@ -112,10 +113,12 @@ def test_sticky_scaling(benchmark, report, strategy, shape, kind):
     assert result.metrics.unassigned == 0 and result.metrics.balance_gap == 0
     name = f"{strategy} {shape} x {len(group.members)} {kind}"
     floor = memory_pass_ms(partitions)
+    ours = benchmark.stats.stats.median * 1000
+    input_floor = f"x input pass {ours / input_pass_ms(arrays['sub_topics'], partitions):.2f}"
     franz, java = ANCHOR.get((shape, kind), ("-", "-"))
     if strategy == "sticky":
         peer = franz_go_ms(group, rounds=ROUNDS[shape])
-        note = f"Java {java} ms (ANCHORS)"
+        note = f"{input_floor}; Java {java} ms (ANCHORS)"
         if isinstance(peer, str):
             note += f"; franz-go {franz} ms (ANCHORS), {peer}"
         report.add(name, benchmark, "franz-go sticky (same run)", peer, 0, note, partitions=partitions)
@@ -126,7 +129,7 @@ def test_sticky_scaling(benchmark, report, strategy, shape, kind):
             kp = time_peer(lambda: KpSticky().assign(cluster, kp_members), rounds=1, cap_s=CAP_S)
             report.add(name, benchmark, "kafka-python 3.0.12", kp, CAP_S, partitions=partitions)
     else:
-        report.add(name, benchmark, "-", "n/a", 0, f"floor {floor:.3f} ms", partitions=partitions)
+        report.add(name, benchmark, "-", "n/a", 0, f"{input_floor}; floor {floor:.3f} ms", partitions=partitions)
 
 
 @pytest.mark.parametrize("shape,kind", CASES, ids=[f"{s}-{k}" for s, k in CASES])

@@ -17,6 +17,8 @@ Two calls of ours are timed: the default one ("engine", "python": with the resul
 checks every previous claim to count moves) and the lean one ("lean", "py lean": ``metrics=False``, what Kafka's
 interface answers and what kafkagroup's coordinator calls through ServerAssignor.assign; server-range then never
 reads the previous target, as Kafka's RangeAssignor never does). "x" columns are Kafka's time over ours.
+Each side is timed while the other is idle: ours after the JVM has gone quiet (kafkagroup.bench.idle: it
+compiles and collects for seconds after a call), Kafka's while this process waits on its answer.
 The full grid (members 100-10,000; 5, 10, 50 partitions per member; 10, 100, 1,000 topics) is
 KAFKAGROUP_SERVER_GRID=full; the default is a reduced grid for a shared machine (members 100, 1,000, 10,000;
 10 partitions per member; 10, 100, 1,000 topics). Rows whose topics outnumber the partitions are skipped.
@@ -114,6 +116,7 @@ def test_server_assignor(benchmark, kafka, strategy, members, ratio, topics, sub
     if kind == "incremental":   # the same previous targets in Kafka's own form, topic -> set of partitions
         compact = {m: dict(spec, owned=_by_topic(spec["owned"])) if "owned" in spec else spec for m, spec in group.items()}
     arrays = kafkagroup.build_group(counts, group).arrays(shared=True)   # a homogeneous group: its row once
+    kafka.settle()   # the JVM's JIT and collector finish the last row's work before ours is timed
     result = benchmark.pedantic(kafkagroup.assign_arrays, args=(strategy,), kwargs=arrays, rounds=5, warmup_rounds=1)
     ours_ms = benchmark.stats.stats.median * 1000
     lean_ms = engine_call_ms(strategy, arrays)

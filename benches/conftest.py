@@ -93,6 +93,26 @@ def memory_pass_ms(partitions: int, rounds: int = 41) -> float:
     return _FLOOR_MS[partitions]
 
 
+def input_pass_ms(sub_topics: np.ndarray, partitions: int, rounds: int = 11) -> float:
+    """Median ms of the floor of a call given every member's subscription row (the CSR form): read the
+    M x topics subscription ids once as well as memory_pass's P claims, and write P owners. The CSR rows
+    print their ratio to it beside "x floor" (their input is larger than the floor's: see bench_scaling)."""
+    claims = np.arange(partitions, dtype=np.int32)
+
+    def one_pass() -> np.ndarray:
+        np.bitwise_or.reduce(sub_topics)   # (vectorised: one forward read)
+        return memory_pass(claims)
+
+    one_pass()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        out = one_pass()
+        times.append((time.perf_counter() - start) * 1000)
+        del out
+    return statistics.median(times)
+
+
 def time_peer(fn: Callable[[], object], *, rounds: int = 3, cap_s: float = 60.0) -> float | str | None:
     """Median milliseconds of `rounds` calls of a pure-Python peer; None once one call exceeds `cap_s`;
     the exception's name when the peer fails (kafka-python's roundrobin raises KeyError on mixed

@@ -106,14 +106,21 @@ def plan_parts(catalog: TopicCatalog, member_offsets: np.ndarray, member_ids: St
                owned_partition: np.ndarray | None, owned_partition_valid: np.ndarray | None,
                generation: np.ndarray | None, member_rack: np.ndarray | None, strict: bool, group_ids: StringsArg,
                skip: np.ndarray | None, strategy: str, threads: int, stop_on_error: bool,
-               chunk_partitions: int, part_groups: int) -> tuple[list[tuple[int, int, int, int, int]],
-                                                                 list[tuple[int, int, str]], list[ArrowExport],
-                                                                 list[ArrowExport | None], np.ndarray]:
-    """plan_batch(arrow=True) in parts of part_groups groups on native threads: (build errors, engine errors,
-    [ArrowExport per rows chunk, parts in order], [ArrowExport | None per part's metrics], part_groups int64[P+1])."""
+               chunk_partitions: int, part_groups: int, min_part_groups: int | None = None,
+               spread: int = 1) -> tuple[list[tuple[int, int, int, int, int]],
+                                                                 list[tuple[int, int, str]], ArrowStreamExport,
+                                                                 ArrowStreamExport, np.ndarray]:
+    """plan_batch(arrow=True) in parts of whole groups on native threads, each part 1/(2 * spread) of the groups
+    left, within min_part_groups (default part_groups) .. part_groups: (build errors, engine errors,
+    stream of the rows chunks (parts in order), stream of each written part's metrics rows, part_groups int64[P+1])."""
 class ArrowExport:
     """A record batch in Arrow's C data interface; ``pyarrow.record_batch(it)`` imports it once."""
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...
+class ArrowStreamExport:
+    """Record batches in Arrow's C stream interface; ``pyarrow.RecordBatchReader.from_stream(it)`` imports them
+    once; ``len()`` is the batch count (no batches: no schema)."""
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    def __len__(self) -> int: ...
 def output_memory(limit: int | None = None) -> tuple[int, int]:
     """(bytes kept, limit) of the output rows' memory kept for reuse; `limit` sets the limit first."""
 def metrics_rows(group_ids: StringsArg, strategy: str, member_offsets: np.ndarray, topic_offsets: np.ndarray,

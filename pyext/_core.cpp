@@ -709,12 +709,18 @@ struct ArrowExport {
     // Exports `batch` (no GIL needed).
     static std::unique_ptr<ArrowExport> of(ArrowRecordBatch&& batch) {
         auto out = std::make_unique<ArrowExport>();
+        export_owned(std::move(batch), out->array, out->schema);
+        return out;
+    }
+
+    // Exports `batch` into `array` and `schema`, its memory freed as free_owned says once the last array over it is
+    // released (no GIL needed).
+    static void export_owned(ArrowRecordBatch&& batch, ArrowArray* array, ArrowSchema* schema) {
         auto* buffers = new ArrowBuffers(std::move(batch.buffers));
         const std::shared_ptr<const void> owner(buffers, [](const ArrowBuffers* b) {
             free_owned(const_cast<ArrowBuffers*>(b), b->bytes());
         });
-        export_record_batch(std::move(batch.columns), batch.length, owner, out->array, out->schema);
-        return out;
+        export_record_batch(std::move(batch.columns), batch.length, owner, array, schema);
     }
 
     // (schema capsule, array capsule), once: each capsule releases its struct unless a consumer moved it out.
@@ -739,6 +745,49 @@ struct ArrowExport {
 };
 
 py::object arrow_export(std::unique_ptr<ArrowExport>&& e) { return py::cast(std::move(e)); }
+
+// Record batches of one schema as one stream of Arrow's C stream interface (csrc/kafkagroup/arrow_export.hpp
+// export_batch_stream), handed to Python as the PyCapsule interface's `__arrow_c_stream__`:
+// pyarrow.RecordBatchReader.from_stream(obj).read_all() imports every batch in one call, in C++ with the GIL
+// released (one pyarrow.record_batch call per batch holds it ~25-40 us each). len() is the batch count (a
+// stream of no batches has no schema to give: the caller has its own).
+struct ArrowStreamExport {
+    ArrowArrayStream* stream = new ArrowArrayStream{};
+    std::size_t batches = 0;
+
+    ArrowStreamExport() = default;
+    ArrowStreamExport(const ArrowStreamExport&) = delete;
+    ArrowStreamExport& operator=(const ArrowStreamExport&) = delete;
+    ~ArrowStreamExport() {   // what was never handed out
+        if (stream && stream->release) stream->release(stream);
+        delete stream;
+    }
+
+    // Exports `batches` (no GIL needed).
+    static std::unique_ptr<ArrowStreamExport> of(std::vector<ArrowRecordBatch>&& batches) {
+        auto out = std::make_unique<ArrowStreamExport>();
+        std::vector<ExportedBatch> exported(batches.size());
+        for (std::size_t b = 0; b < batches.size(); ++b)
+            ArrowExport::export_owned(std::move(batches[b]), &exported[b].array, &exported[b].schema);
+        out->batches = exported.size();
+        export_batch_stream(std::move(exported), out->stream);
+        return out;
+    }
+
+    // The stream's capsule, once: it releases the stream unless a consumer moved it out.
+    py::capsule capsule(const py::object& requested_schema) {
+        if (!requested_schema.is_none())
+            throw std::invalid_argument("__arrow_c_stream__: the batches are exported in their own schema only");
+        if (!stream) throw std::invalid_argument("__arrow_c_stream__: this stream was imported already");
+        py::capsule s(stream, "arrow_array_stream", [](PyObject* c) {
+            auto* p = static_cast<ArrowArrayStream*>(PyCapsule_GetPointer(c, "arrow_array_stream"));
+            if (p->release) p->release(p);
+            delete p;
+        });
+        stream = nullptr;
+        return s;
+    }
+};
 
 // plan_batch / plan_parts' options, the thread count checked.
 PlanOptions plan_options(const std::string& strategy, bool strict, int threads, bool stop_on_error,
@@ -819,34 +868,38 @@ py::object plan_parts_arrays(const TopicCatalog& catalog, const Array<int64_t>& 
                              const std::optional<Array<int64_t>>& generation,
                              const std::optional<Array<int32_t>>& member_rack, bool strict, const py::object& group_ids,
                              const std::optional<Array<uint8_t>>& skip, const std::string& strategy, int threads,
-                             bool stop_on_error, int64_t chunk_partitions, int64_t part_groups) {
+                             bool stop_on_error, int64_t chunk_partitions, int64_t part_groups,
+                             std::optional<int64_t> min_part_groups, int spread) {
     const NamedGroupsArgs args(member_offsets, member_ids, instance_ids, sub_offsets, sub_valid, sub_names, owned_offsets,
                                owned_names, owned_partition, owned_partition_valid, generation, member_rack, std::nullopt);
     const StringsArg groups = StringsArg::from(group_ids, "group_ids", false);
     const PlanOptions options = plan_options(strategy, strict, threads, stop_on_error, chunk_partitions, true);
     if (part_groups < 1) throw std::invalid_argument("part_groups must be >= 1, got " + std::to_string(part_groups));
+    const PartSizes sizes{part_groups, min_part_groups.value_or(part_groups), spread};
+    if (sizes.min_groups < 1) throw std::invalid_argument("min_part_groups must be >= 1, got " + std::to_string(sizes.min_groups));
+    if (spread < 1) throw std::invalid_argument("spread must be >= 1, got " + std::to_string(spread));
     PlannedParts planned;
-    std::vector<std::unique_ptr<ArrowExport>> row_batches;
-    std::vector<std::unique_ptr<ArrowExport>> metrics;
+    std::unique_ptr<ArrowStreamExport> rows, metrics;
     {
         py::gil_scoped_release release;
-        planned = plan_parts(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options, part_groups);
+        planned = plan_parts(catalog, args.in, groups.column("group_ids"), view_of(skip, "skip"), options, sizes);
+        std::vector<ArrowRecordBatch> row_batches, metrics_batches;
         for (PlannedBatch& p : planned.parts) {
-            for (ArrowRecordBatch& b : p.row_batches) row_batches.push_back(ArrowExport::of(std::move(b)));
-            metrics.push_back(p.rows_written ? ArrowExport::of(std::move(p.metrics)) : nullptr);
+            for (ArrowRecordBatch& b : p.row_batches) row_batches.push_back(std::move(b));
+            if (p.rows_written) metrics_batches.push_back(std::move(p.metrics));
         }
+        rows = ArrowStreamExport::of(std::move(row_batches));
+        metrics = ArrowStreamExport::of(std::move(metrics_batches));
     }
     const py::list build_errors = build_error_list(planned.build_errors);
     const py::list engine_errors = engine_error_list(planned.engine_errors);
-    py::list rows, metrics_out;
-    for (auto& e : row_batches) rows.append(arrow_export(std::move(e)));
-    for (auto& e : metrics) metrics_out.append(e ? arrow_export(std::move(e)) : py::none());
+    py::object rows_out = py::cast(std::move(rows)), metrics_out = py::cast(std::move(metrics));
     py::object bounds = owned_array(std::move(planned.part_groups));
     {   // the parts' intermediate arrays are freed with the GIL released
         py::gil_scoped_release release;
         const PlannedParts drop = std::move(planned);
     }
-    return py::make_tuple(build_errors, engine_errors, rows, metrics_out, bounds);
+    return py::make_tuple(build_errors, engine_errors, rows_out, metrics_out, bounds);
 }
 
 // metrics_rows() of a batch planned elsewhere (kafkagroup.spark.executor.metrics_columns).
@@ -876,6 +929,11 @@ void bind_plan_batch(py::module_& m) {
     py::class_<ArrowExport>(m, "ArrowExport",
                             "A record batch in Arrow's C data interface: pyarrow.record_batch(it) imports it (once).")
         .def("__arrow_c_array__", &ArrowExport::capsules, py::arg("requested_schema") = py::none());
+    py::class_<ArrowStreamExport>(m, "ArrowStreamExport",
+                                  "Record batches in Arrow's C stream interface: pyarrow.RecordBatchReader.from_stream(it)\n"
+                                  "imports them (once); len() is the batch count (no batches: no schema).")
+        .def("__arrow_c_stream__", &ArrowStreamExport::capsule, py::arg("requested_schema") = py::none())
+        .def("__len__", [](const ArrowStreamExport& s) { return s.batches; });
     m.def("plan_batch", &plan_batch_arrays, py::arg("catalog"), py::arg("member_offsets"), py::arg("member_ids"),
           py::arg("instance_ids"), py::arg("sub_offsets"), py::arg("sub_valid"), py::arg("sub_names"),
           py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
@@ -893,12 +951,16 @@ void bind_plan_batch(py::module_& m) {
           py::arg("owned_offsets"), py::arg("owned_names"), py::arg("owned_partition"),
           py::arg("owned_partition_valid"), py::arg("generation"), py::arg("member_rack"), py::arg("strict"),
           py::arg("group_ids"), py::arg("skip"), py::arg("strategy"), py::arg("threads"), py::arg("stop_on_error"),
-          py::arg("chunk_partitions"), py::arg("part_groups"),
-          "plan_batch(arrow=True) of the batch cut into parts of part_groups groups, planned on `threads` native\n"
-          "threads with the GIL released once (csrc/kafkagroup/plan_batch.hpp plan_parts). Returns (build errors\n"
-          "[(group, code, a, b, c)], engine errors [(group, kind, message)], both in the batch's indices, [ArrowExport\n"
-          "of each chunk's assignment rows, parts in order], [ArrowExport of each part's metrics rows, or None for a\n"
-          "part stopped before its rows], part_groups int64[P+1]: part p holds groups part_groups[p]..[p+1]).");
+          py::arg("chunk_partitions"), py::arg("part_groups"), py::arg("min_part_groups") = py::none(),
+          py::arg("spread") = 1,
+          "plan_batch(arrow=True) of the batch cut into parts of whole groups, planned on `threads` native threads\n"
+          "with the GIL released once (csrc/kafkagroup/plan_batch.hpp plan_parts). Parts take 1/(2 * spread) of the\n"
+          "groups left, between min_part_groups (default: part_groups, i.e. equal parts) and part_groups\n"
+          "(plan_batch.hpp part_bounds): the same parts whatever `threads` is. Returns (build errors\n"
+          "[(group, code, a, b, c)], engine errors [(group, kind, message)], both in the batch's indices,\n"
+          "ArrowStreamExport of every chunk's assignment rows (parts in order), ArrowStreamExport of the metrics rows\n"
+          "of each part whose rows were written (one batch per part; a part stopped on an error has none),\n"
+          "part_groups int64[P+1]: part p holds groups part_groups[p]..[p+1]).");
     m.def("output_memory", [](std::optional<int64_t> limit) {
               if (limit) {
                   if (*limit < 0) throw std::invalid_argument("output_memory: limit must be >= 0, got " + std::to_string(*limit));

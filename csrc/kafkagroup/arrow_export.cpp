@@ -3,6 +3,10 @@
 // release it on its own); a parent's release releases the children it still holds.
 #include "kafkagroup/arrow_export.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <new>
 #include <stdexcept>
 #include <utility>
 
@@ -96,6 +100,89 @@ void export_record_batch(std::vector<ArrowColumn>&& columns, int64_t length, con
     }
     fill_schema(schema, "+s", "", std::move(schemas), 0);
     fill_array(array, length, 0, {nullptr}, std::move(arrays), owner);
+}
+
+ExportedBatch::ExportedBatch(ExportedBatch&& other) noexcept : array(other.array), schema(other.schema) {
+    other.array.release = nullptr;
+    other.schema.release = nullptr;
+}
+
+ExportedBatch::~ExportedBatch() {
+    if (array.release) array.release(&array);
+    if (schema.release) schema.release(&schema);
+}
+
+namespace {
+
+// A copy of one of export_record_batch's schemas (format, name, flags, children; it writes no metadata or
+// dictionary), released on its own.
+void copy_schema(const ArrowSchema& in, ArrowSchema* out) {
+    std::vector<ArrowSchema*> children;
+    children.reserve(static_cast<std::size_t>(in.n_children));
+    for (int64_t c = 0; c < in.n_children; ++c) {
+        children.push_back(new ArrowSchema{});
+        copy_schema(*in.children[c], children.back());
+    }
+    fill_schema(out, in.format, in.name ? in.name : "", std::move(children), in.flags);
+}
+
+bool same_schema(const ArrowSchema& a, const ArrowSchema& b) {
+    if (std::strcmp(a.format, b.format) != 0 || std::strcmp(a.name ? a.name : "", b.name ? b.name : "") != 0 ||
+        a.flags != b.flags || a.n_children != b.n_children)
+        return false;
+    for (int64_t c = 0; c < a.n_children; ++c)
+        if (!same_schema(*a.children[c], *b.children[c])) return false;
+    return true;
+}
+
+struct StreamPrivate {
+    std::vector<ExportedBatch> batches;
+    std::size_t next = 0;
+};
+
+int stream_schema(ArrowArrayStream* stream, ArrowSchema* out) {
+    const auto* p = static_cast<StreamPrivate*>(stream->private_data);
+    if (p->batches.empty()) return EINVAL;
+    try {
+        copy_schema(p->batches.front().schema, out);
+    } catch (const std::bad_alloc&) {
+        return ENOMEM;
+    }
+    return 0;
+}
+
+int stream_next(ArrowArrayStream* stream, ArrowArray* out) {
+    auto* p = static_cast<StreamPrivate*>(stream->private_data);
+    if (p->next == p->batches.size()) {
+        *out = ArrowArray{};   // release == nullptr: the end of the stream
+        return 0;
+    }
+    ArrowArray& a = p->batches[p->next++].array;
+    *out = a;   // the consumer owns it now
+    a.release = nullptr;
+    return 0;
+}
+
+const char* stream_error(ArrowArrayStream* stream) {
+    const auto* p = static_cast<StreamPrivate*>(stream->private_data);
+    return p->batches.empty() ? "the stream has no batches, hence no schema" : nullptr;
+}
+
+void release_stream(ArrowArrayStream* stream) {
+    delete static_cast<StreamPrivate*>(stream->private_data);   // releases the batches not handed out
+    stream->release = nullptr;
+}
+
+}  // namespace
+
+void export_batch_stream(std::vector<ExportedBatch>&& batches, ArrowArrayStream* stream) {
+    auto p = std::make_unique<StreamPrivate>();
+    p->batches = std::move(batches);
+    for (std::size_t b = 1; b < p->batches.size(); ++b)
+        if (!same_schema(p->batches[b].schema, p->batches.front().schema))
+            throw std::logic_error("export_batch_stream: batch " + std::to_string(b) +
+                                   " has other columns than the first");
+    *stream = ArrowArrayStream{&stream_schema, &stream_next, &stream_error, &release_stream, p.release()};
 }
 
 }  // namespace kafkagroup

@@ -223,8 +223,24 @@ PlannedBatch plan_batch(const TopicCatalog& catalog, const NamedGroups& groups, 
     return out;
 }
 
+std::vector<int64_t> part_bounds(int64_t groups, const PartSizes& sizes) {
+    if (groups < 0) throw std::invalid_argument("part_bounds: " + std::to_string(groups) + " groups");
+    if (sizes.max_groups < 1 || sizes.min_groups < 1 || sizes.spread < 1)
+        throw std::invalid_argument("part_bounds: part sizes must be >= 1, got max " + std::to_string(sizes.max_groups) +
+                                    ", min " + std::to_string(sizes.min_groups) + ", spread " + std::to_string(sizes.spread));
+    const int64_t most = sizes.max_groups, least = std::min(sizes.min_groups, most);
+    const int64_t share = 2 * static_cast<int64_t>(sizes.spread);
+    std::vector<int64_t> bounds{0};
+    for (int64_t g = 0; g < groups;) {
+        const int64_t left = groups - g;
+        g += std::min(left, std::clamp((left + share - 1) / share, least, most));
+        bounds.push_back(g);
+    }
+    return bounds;
+}
+
 PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, const StringColumn& group_ids,
-                        View<uint8_t> skip, const PlanOptions& options, int64_t part_groups) {
+                        View<uint8_t> skip, const PlanOptions& options, const PartSizes& sizes) {
     PlannedParts out;
     const bool cuttable = !catalog.per_group() && !groups.sub_names.dictionary && !groups.owned_names.dictionary;
     if (!cuttable || groups.member_offsets.size < 2) {
@@ -237,9 +253,7 @@ PlannedParts plan_parts(const TopicCatalog& catalog, const NamedGroups& groups, 
         if (!skip.empty() && skip.size != G)
             throw std::invalid_argument("plan_batch: skip: expected " + std::to_string(G) + " entries, got " +
                                         std::to_string(skip.size));
-        const auto step = static_cast<std::size_t>(std::max<int64_t>(1, part_groups));
-        for (std::size_t g = step; g < G; g += step) out.part_groups.push_back(static_cast<int64_t>(g));
-        out.part_groups.push_back(static_cast<int64_t>(G));
+        out.part_groups = part_bounds(static_cast<int64_t>(G), sizes);
         const std::size_t P = out.part_groups.size() - 1;
         std::vector<Slice> slices(P);
         out.parts.resize(P);

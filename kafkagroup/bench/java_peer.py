@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kafkagroup.bench.idle import wait_idle
 from kafkagroup.model import CompactGroup
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -117,6 +118,11 @@ class JavaAssignors:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def settle(self) -> float:
+        """Wait until the JVM is idle (its JIT and collector done with the last call: kafkagroup.bench.idle);
+        the seconds waited."""
+        return wait_idle(self._proc.pid)
 
     def close(self) -> None:
         if self._proc.poll() is None:

@@ -190,6 +190,11 @@ class JavaPeer:
         self.driver = driver
         self.name = driver.name
 
+    def settle(self) -> None:
+        """Wait for the JVM to finish the last call's JIT and collection work (run_grid calls it before
+        timing any peer, so no peer's timing overlaps it)."""
+        self.driver.settle()
+
     def run(self, strategy: str, group: CompactGroup, *, racks: bool, rounds: int, cap_s: float,
             instance_ids: list[str | None] | None = None) -> PeerRun:
         # The cap covers a warm-up call and a timed one (each about as long): past 2 x cap + 5 s, at least

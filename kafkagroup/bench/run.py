@@ -45,6 +45,9 @@ def run_grid(scenarios: list[Scenario], peers: list[Any], *, strategies: tuple[s
             for peer in peers:
                 if strategy not in peer.strategies:
                     continue
+                for other in peers:   # (a JVM peer keeps compiling after its call: not while one is timed)
+                    if hasattr(other, "settle"):
+                        other.settle()
                 run: PeerRun = peer.run(strategy, scenario.group, racks=scenario.racks, rounds=scenario.rounds,
                                         cap_s=cap_s)
                 quality = (check(scenario.group, run.per_member, cooperative=cooperative)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kafkagroup.bench.idle import wait_idle
 from kafkagroup.bench.java_peer import JavaUnavailable, _compile
 
 _SOURCE = "ServerAssignorDriver.java"
@@ -72,6 +73,11 @@ class KafkaServerAssignors:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def settle(self) -> float:
+        """Wait until the JVM is idle (its JIT and collector done with the last call: kafkagroup.bench.idle);
+        the seconds waited."""
+        return wait_idle(self._proc.pid)
 
     def close(self) -> None:
         if self._proc.poll() is None:

@@ -390,24 +390,36 @@ def can_cut(inputs: BatchInputs) -> bool:
     return not catalog.per_group and sub_names[3] is None and (owned_names is None or owned_names[3] is None)
 
 
-def plan_outputs_in_parts(inputs: BatchInputs, options: AssignOptions, threads: int, part_groups: int
-                          ) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
-    """(assignment rows in record batches of whole groups, metrics rows of each part) of a batch whose inputs are
-    read (``batch_inputs(batch, meta, strict=options.strict)``), cut into parts of `part_groups` groups planned on
-    `threads` native threads in one call that releases the GIL once (``_core.plan_parts``; see :func:`can_cut`).
-    The rows are :func:`plan_outputs_of`'s, the metrics rows too, cut at the parts' bounds; errors likewise."""
+def plan_outputs_in_parts(inputs: BatchInputs, options: AssignOptions, threads: int, part_groups: int,
+                          min_part_groups: int | None = None, spread: int = 1) -> tuple[pa.Table, pa.Table]:
+    """(assignment rows in chunks of whole groups, metrics rows in a chunk per part) of a batch whose inputs are
+    read (``batch_inputs(batch, meta, strict=options.strict)``), cut into parts of whole groups planned on
+    `threads` native threads in one call that releases the GIL once (``_core.plan_parts``; see :func:`can_cut`):
+    each part 1/(2 * `spread`) of the groups left, within `min_part_groups` (default `part_groups`: equal parts)
+    and `part_groups` (csrc/kafkagroup/plan_batch.hpp part_bounds), whatever `threads` is.
+    The rows are :func:`plan_outputs_of`'s, the metrics rows too, cut at the parts' bounds; errors likewise.
+    Each output comes back as one Arrow stream, imported in one call (its batches are read in C++ with the GIL
+    released): a record batch import per part from Python held the GIL on the calling thread alone while the
+    other threads idled, ~25-40 us each (issue 26)."""
     from kafkagroup import _core
 
     raise_errors = options.on_error == "raise"
     refused, engine_errors, rows, metrics, bounds = _core.plan_parts(
         *inputs.args, string_arg(inputs.group_ids), _skip(inputs, len(inputs.group_ids)), options.strategy, threads,
-        raise_errors, OUTPUT_BATCH_ROWS, part_groups)
+        raise_errors, OUTPUT_BATCH_ROWS, part_groups, min_part_groups, spread)
     errors = planned_errors(build_errors(inputs, refused), inputs, engine_errors, raise_errors)
-    parts = []
-    for p, native in enumerate(metrics):   # (None only for a part stopped on an error: raised above)
-        g0, g1 = int(bounds[p]), int(bounds[p + 1])
-        parts.append(_metrics_batch(native, {g - g0: e for g, e in errors.items() if g0 <= g < g1} if errors else {}))
-    return [pa.record_batch(chunk) for chunk in rows], parts
+    # (every part's rows were written: a part stopped on an error raised above)
+    table = _stream_table(rows, ASSIGNMENT_ARROW_SCHEMA)
+    metrics_table = _stream_table(metrics, METRICS_ARROW_SCHEMA)
+    if errors:
+        metrics_table = metrics_table.set_column(_ERROR_COLUMN, METRICS_ARROW_SCHEMA.field(_ERROR_COLUMN),
+                                                 _errors_column(errors, metrics_table.num_rows))
+    return table, metrics_table
+
+
+def _stream_table(stream: Any, schema: pa.Schema) -> pa.Table:
+    """The batches of a native ArrowStreamExport as a table (a stream of none has no schema of its own)."""
+    return pa.RecordBatchReader.from_stream(stream).read_all() if len(stream) else schema.empty_table()
 
 
 def plan_batch(batch: pa.RecordBatch, meta: TopicMeta | None, options: AssignOptions, threads: int = 1

@@ -237,6 +237,12 @@ PARTS_PER_THREAD = 4
 # parts also end the call closer together (the last part's time is the threads' end gap). The imports do not
 # grow much: each part's rows are cut at OUTPUT_BATCH_ROWS (262,144; ~3,500 small groups) anyway.
 MAX_PART_GROUPS = 2000
+# Groups per part at least, where parts shrink toward the end of the call (csrc/kafkagroup/plan_batch.hpp
+# part_bounds: each part 1/(2 x cores) of the groups left, between this and the size above): the last parts are
+# this small, so the threads end within one of them of each other. Below ~125 small groups a part's fixed cost
+# shows (10,000 small groups on one thread, native CPU, minimum of 9 calls: parts of 1,250 49.1 ms, 250 49.9,
+# 125 49.3, 50 55.4).
+MIN_PART_GROUPS = 100
 
 
 def auto_batch_groups(num_groups: int, threads: int) -> int:
@@ -410,15 +416,16 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     if meta is not None:
         meta.catalog()   # hashed once, before the threads share it
     options = AssignOptions(strategy=strategy, strict=strict, on_error=on_error)
-    part_groups = batch_groups
+    part_groups, min_part_groups, cores = batch_groups, None, 1   # batch_groups given: parts of that size
     if batch_groups is None:
         batch_groups = auto_batch_groups(groups.num_rows, threads)
         # sized for the cores, not the threads asked for: one thread plans the same parts as every core
         cores = max(threads, available_cores())
         part_groups = min(MAX_PART_GROUPS, max(MIN_AUTO_BATCH_GROUPS, -(-groups.num_rows // (cores * PARTS_PER_THREAD))))
+        min_part_groups = MIN_PART_GROUPS   # the last parts shrink to this (spread over the cores)
     if meta is not None:
-        # A shared topics table: the table's own chunks (no copy), each cut into parts of part_groups groups planned
-        # on native threads in one call (the GIL released once, no handoffs between batches); on one thread the same
+        # A shared topics table: the table's own chunks (no copy), each cut into parts of part_groups groups or fewer
+        # (shrinking to min_part_groups at the end: _core.plan_parts' part_bounds) planned on native threads in one call (the GIL released once, no handoffs between batches); on one thread the same
         # parts one after the other (the same work: the one-thread call is what the threads scale; measured against the
         # queue's batches of 4,000 on one thread, alternated in one process at load 9: 49.1 vs 60.4 ms of CPU at
         # 10,000 small groups, 628 vs 619 ms at 100,000). At 100,000 small
@@ -430,17 +437,16 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
         chunks = [chunk for chunk in groups.to_batches() if chunk.num_rows]
         inputs = [batch_inputs(chunk, meta, strict=options.strict) for chunk in chunks[:1]]
         if inputs and can_cut(inputs[0]):   # (the chunks share the schema, hence the answer)
-            log.info("fleet loop: %d groups in parts of %d on %d native thread(s)", groups.num_rows, part_groups,
-                     threads)
-            assigned: list[pa.RecordBatch] = []
-            metrics: list[pa.RecordBatch] = []
+            log.info("fleet loop: %d groups in parts of %d groups or fewer on %d native thread(s)", groups.num_rows,
+                     part_groups, threads)
+            assigned: list[pa.Table] = []
+            metrics: list[pa.Table] = []
             for i, chunk in enumerate(chunks):
                 rows, parts = plan_outputs_in_parts(inputs[0] if i == 0 else batch_inputs(chunk, meta, strict=options.strict),
-                                                    options, threads, part_groups)
-                assigned.extend(rows)
-                metrics.extend(parts)
-            return (pa.Table.from_batches(assigned, schema=ASSIGNMENT_ARROW_SCHEMA),
-                    pa.Table.from_batches(metrics, schema=METRICS_ARROW_SCHEMA))
+                                                    options, threads, part_groups, min_part_groups, cores)
+                assigned.append(rows)
+                metrics.append(parts)
+            return pa.concat_tables(assigned), pa.concat_tables(metrics)
     batches = list(iter_batches(groups, batch_groups))
     # one batch: its groups are spread over the threads inside the native call instead
     engine_threads = threads if len(batches) == 1 else 1

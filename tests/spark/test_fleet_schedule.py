@@ -83,20 +83,23 @@ def test_shared_topics_take_native_threads_not_the_pool(monkeypatch):
     monkeypatch.setattr(fleet, "_POOL", None)
     calls = []
     real = _core.plan_parts
-    monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-1]) or real(*args))
+    monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-3:]) or real(*args))
     small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
     two = assign_fleet_local(small.groups, small.topics, "range", threads=2)
     cores = max(2, available_cores())   # parts are sized for the cores, whatever the thread count
     part = max(fleet.MIN_AUTO_BATCH_GROUPS, -(-1200 // (cores * fleet.PARTS_PER_THREAD)))
-    assert fleet._POOL is None and calls == [part]
-    # one thread: the same parts, one after the other (the same work as on two)
+    assert fleet._POOL is None and calls == [(part, fleet.MIN_PART_GROUPS, cores)]
+    # one thread: the same parts, one after the other (the same work as on two), in the same record batches
     one = assign_fleet_local(small.groups, small.topics, "range", threads=1)
-    assert fleet._POOL is None and calls == [part, part]
+    assert fleet._POOL is None and calls == [(part, fleet.MIN_PART_GROUPS, cores)] * 2
     assert one[0].equals(two[0]) and one[1].drop_columns(["engine_us"]).equals(two[1].drop_columns(["engine_us"]))
-    # past one round of batches (2 per thread of 100 groups: 400 < 1,200) too: parts of the batch size asked for
-    # (the queue took these before the output memory's default limit was raised; fleet.assign_fleet_local)
+    assert [len(c) for c in one[0].column(0).chunks] == [len(c) for c in two[0].column(0).chunks]
+    assert [len(c) for c in one[1].column(0).chunks] == [len(c) for c in two[1].column(0).chunks]
+    # past one round of batches (2 per thread of 100 groups: 400 < 1,200) too: equal parts of the batch size asked
+    # for (the queue took these before the output memory's default limit was raised; fleet.assign_fleet_local)
     parted = assign_fleet_local(small.groups, small.topics, "range", threads=2, batch_groups=100)
-    assert fleet._POOL is None and calls[2:] == [100] and parted[0].equals(one[0])
+    assert fleet._POOL is None and calls[2:] == [(100, None, 1)] and parted[0].equals(one[0])
+    assert [len(c) for c in parted[1].column(0).chunks] == [100] * 12
 
 
 def test_parts_are_capped_at_max_part_groups(monkeypatch):
@@ -105,7 +108,7 @@ def test_parts_are_capped_at_max_part_groups(monkeypatch):
     monkeypatch.setattr(fleet, "MAX_PART_GROUPS", 100)
     calls = []
     real = _core.plan_parts
-    monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-1]) or real(*args))
+    monkeypatch.setattr(_core, "plan_parts", lambda *args: calls.append(args[-3]) or real(*args))
     small = generate_fleet(1200, seed=2, members=(2, 4), partitions=(10, 20))
     capped = assign_fleet_local(small.groups, small.topics, "range", threads=2)
     assert calls == [100]

@@ -74,6 +74,21 @@ def _shared_batch(rng: random.Random, num_groups: int) -> tuple[pa.Table, TopicM
             TopicMeta.from_arrow(pa.Table.from_pylist(topic_rows, schema=TOPIC_ROWS)))
 
 
+def _shrinking_bounds(num_groups: int, most: int, least: int, spread: int) -> list[int]:
+    """plan_batch.hpp part_bounds' rule, stated plainly: each part ceil(left / (2 * spread)) groups within
+    [least, most], the last one what is left."""
+    bounds = [0]
+    while bounds[-1] < num_groups:
+        left = num_groups - bounds[-1]
+        bounds.append(bounds[-1] + min(left, max(min(least, most), min(most, -(-left // (2 * spread))))))
+    return bounds
+
+
+def _batches(stream) -> list[pa.RecordBatch]:
+    """The record batches of a native ArrowStreamExport, as they were cut (empty ones too)."""
+    return list(pa.RecordBatchReader.from_stream(stream))
+
+
 def _without_times(metrics: pa.Table) -> pa.Table:
     return metrics.drop_columns(["engine_us"]).append_column("timed", metrics.column("engine_us").is_valid())
 
@@ -95,14 +110,19 @@ def test_parts_equal_the_whole_batch(seed: int) -> None:
                 want_rows = pa.Table.from_batches([pa.record_batch(r) for r in rows], schema=executor.ASSIGNMENT_ARROW_SCHEMA)
                 want_metrics = _without_times(pa.Table.from_batches([pa.record_batch(metrics)]))
                 # one thread cuts the same parts (planned one after the other): what the threads scale
-                for part_groups, threads in ((1, 2), (3, 3), (7, 2), (num_groups, 2), (3, 1)):
-                    got = _core.plan_parts(*inputs.args, ids, skip, strategy, threads, False, chunk_partitions, part_groups)
+                # (part_groups, min_part_groups, spread): equal parts (min None), then parts shrinking to the end
+                for sizes, threads in (((1, None, 1), 2), ((3, None, 1), 3), ((7, None, 1), 2),
+                                       ((num_groups, None, 1), 2), ((3, None, 1), 1), ((8, 1, 1), 2), ((8, 2, 2), 3),
+                                       ((5, 1, 2), 1)):
+                    got = _core.plan_parts(*inputs.args, ids, skip, strategy, threads, False, chunk_partitions, *sizes)
                     got_refused, got_engine_errors, got_rows, got_metrics, bounds = got
-                    assert bounds.tolist() == list(range(0, num_groups, part_groups)) + [num_groups]
+                    most, least, spread = sizes
+                    assert bounds.tolist() == _shrinking_bounds(num_groups, most, least or most, spread)
                     assert got_refused == refused and got_engine_errors == engine_errors
-                    parts = [pa.record_batch(m) for m in got_metrics]
+                    parts = _batches(got_metrics)
                     assert [p.num_rows for p in parts] == np.diff(bounds).tolist()
-                    assert pa.Table.from_batches([pa.record_batch(r) for r in got_rows],
+                    assert len(got_rows) >= len(parts)   # (a chunk per part at least, more at chunk_partitions 5)
+                    assert pa.Table.from_batches(_batches(got_rows),
                                                  schema=executor.ASSIGNMENT_ARROW_SCHEMA).equals(want_rows)
                     assert _without_times(pa.Table.from_batches(parts)).equals(want_metrics)
         assert refused or seed not in (0, 1)   # (the first seeds refuse groups: the indices are checked)
@@ -124,10 +144,9 @@ def test_fleet_side_words_errors_as_one_batch_does(on_error: str) -> None:
                 executor.plan_outputs_in_parts(inputs, options, 2, 4)
             assert str(got.value) == str(e)
             continue
-        rows, parts = executor.plan_outputs_in_parts(inputs, options, 2, 4)
-        assert len(parts) == -(-25 // 4)
-        assert pa.Table.from_batches(rows).equals(pa.Table.from_batches(want[0]))
-        got_metrics = pa.Table.from_batches(parts)
+        rows, got_metrics = executor.plan_outputs_in_parts(inputs, options, 2, 4)
+        assert [len(c) for c in got_metrics.column("group_id").chunks] == [4] * 6 + [1]   # a chunk per part
+        assert rows.equals(pa.Table.from_batches(want[0]))
         assert _without_times(got_metrics).equals(_without_times(pa.Table.from_batches([want[1]])))
         assert on_error == "raise" or got_metrics.column("error").null_count < 25   # errors were worded
 
@@ -147,9 +166,9 @@ def test_batches_that_cannot_be_cut_are_one_part() -> None:
         refused, engine_errors, rows, metrics = _core.plan_batch(*args, ids, None, "range", 1, False, 1 << 18, True)
         got = _core.plan_parts(*args, ids, None, "range", 2, False, 1 << 18, 1)
         assert got[4].tolist() == [0, 12] and got[:2] == (refused, engine_errors)
-        assert pa.Table.from_batches([pa.record_batch(r) for r in got[2]]).equals(
-            pa.Table.from_batches([pa.record_batch(r) for r in rows]))
-        assert _without_times(pa.Table.from_batches([pa.record_batch(got[3][0])])).equals(
+        assert pa.Table.from_batches(_batches(got[2])).equals(pa.Table.from_batches([pa.record_batch(r) for r in rows]))
+        got_metrics = _batches(got[3])
+        assert len(got_metrics) == 1 and _without_times(pa.Table.from_batches(got_metrics)).equals(
             _without_times(pa.Table.from_batches([pa.record_batch(metrics)])))
     assert not executor.can_cut(batch_inputs(per_group))
     # per-group tables in the fleet loop on two threads: its queue of batches, as one thread assigns them
@@ -164,6 +183,10 @@ def test_plan_parts_checks_the_layout_before_cutting() -> None:
     ids = string_arg(inputs.group_ids)
     with pytest.raises(InvalidGroupError, match="part_groups must be >= 1, got 0"):
         _core.plan_parts(*inputs.args, ids, None, "range", 2, False, 1 << 18, 0)
+    with pytest.raises(InvalidGroupError, match="min_part_groups must be >= 1, got 0"):
+        _core.plan_parts(*inputs.args, ids, None, "range", 2, False, 1 << 18, 2, 0)
+    with pytest.raises(InvalidGroupError, match="spread must be >= 1, got 0"):
+        _core.plan_parts(*inputs.args, ids, None, "range", 2, False, 1 << 18, 2, 1, 0)
     with pytest.raises(InvalidGroupError, match="group_ids: expected 7 offsets, got 6"):
         _core.plan_parts(*inputs.args, string_arg(inputs.group_ids.slice(0, 5)), None, "range", 2, False, 1 << 18, 2)
     with pytest.raises(InvalidGroupError, match="skip: expected 6 entries, got 2"):
@@ -172,3 +195,35 @@ def test_plan_parts_checks_the_layout_before_cutting() -> None:
     bad[1] = np.array([0, 2, 1, 9, 9, 9, 9])   # member_offsets decrease
     with pytest.raises(InvalidGroupError, match="member_offsets: offsets decrease at 1"):
         _core.plan_parts(*bad, ids, None, "range", 2, False, 1 << 18, 2)
+
+
+def test_outputs_come_as_streams_read_once() -> None:
+    """plan_parts hands each output over as one Arrow stream (read in one call): len() its batch count, readable
+    once; a stream dropped unread gives its memory back (to the kept output memory); an empty batch reads as
+    empty tables of the outputs' schemas (a stream of no batches has no schema of its own)."""
+    fleet = generate_fleet(40, seed=3, members=(2, 4), partitions=(3, 9))
+    inputs = batch_inputs(fleet.groups, TopicMeta.from_arrow(fleet.topics))
+    ids = string_arg(inputs.group_ids)
+    _, _, rows, metrics, bounds = _core.plan_parts(*inputs.args, ids, None, "range", 2, False, 1 << 18, 8, 2, 1)
+    assert len(metrics) == len(bounds) - 1 and len(rows) == len(bounds) - 1
+    table = pa.RecordBatchReader.from_stream(rows).read_all()
+    assert table.schema.equals(executor.ASSIGNMENT_ARROW_SCHEMA)
+    with pytest.raises(InvalidGroupError, match="imported already"):
+        pa.RecordBatchReader.from_stream(rows)
+    # unread: released with the object; the output blocks (64 KiB and more) go back to the kept memory
+    limit = _core.output_memory()[1]
+    try:
+        _core.output_memory(0)
+        _core.output_memory(1 << 30)
+        big = generate_fleet(400, seed=4, members=(2, 12), partitions=(30, 150))
+        big_inputs = batch_inputs(big.groups, TopicMeta.from_arrow(big.topics))
+        out = _core.plan_parts(*big_inputs.args, string_arg(big_inputs.group_ids), None, "range", 2, False, 1 << 18, 400)
+        kept = _core.output_memory()[0]   # (the part's intermediate topic names went back already)
+        del out
+        assert _core.output_memory()[0] >= kept + (64 << 10)   # (~36,000 rows: their partition column at least)
+    finally:
+        _core.output_memory(limit)
+    none = batch_inputs(fleet.groups.slice(0, 0), TopicMeta.from_arrow(fleet.topics))
+    got_rows, got_metrics = executor.plan_outputs_in_parts(none, executor.AssignOptions("range"), 2, 8, 2, 2)
+    assert got_rows.num_rows == 0 and got_rows.schema.equals(executor.ASSIGNMENT_ARROW_SCHEMA)
+    assert got_metrics.num_rows == 0 and got_metrics.schema.equals(executor.METRICS_ARROW_SCHEMA)
