@@ -253,7 +253,7 @@ py::object assign_exact(py::handle strategy, py::handle partition_count, py::han
     {
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
-        result = assign(std::string(name, static_cast<std::size_t>(name_size)), problem, options);
+        result = assign(std::string_view(name, static_cast<std::size_t>(name_size)), problem, options);
         engine_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     }
     const Metrics& m = result.metrics;

@@ -149,7 +149,7 @@ std::vector<std::string> strategies_ignoring_claims() {
     return names;
 }
 
-AssignResult assign(const std::string& strategy, const Problem& input, const AssignOptions& options) {
+AssignResult assign(std::string_view strategy, const Problem& input, const AssignOptions& options) {
     for (const Entry& e : kStrategies) {
         if (strategy != e.name) continue;
         Problem problem = input;
@@ -178,7 +178,7 @@ AssignResult assign(const std::string& strategy, const Problem& input, const Ass
         if (options.metrics) result.metrics = compute_metrics(problem, prepared, result.owner, result.withheld, prev, tally);
         return result;
     }
-    throw std::invalid_argument("unknown assignment strategy '" + strategy + "'");
+    throw std::invalid_argument("unknown assignment strategy '" + std::string(strategy) + "'");
 }
 
 }  // namespace kafkagroup

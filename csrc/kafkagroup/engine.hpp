@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kafkagroup/problem.hpp"
@@ -32,6 +33,8 @@ struct AssignOptions {
 
 // Throws std::invalid_argument for an unknown strategy or an invalid problem (see prepare()).
 // Pure function of its arguments: no global state, safe to call from many threads at once.
-AssignResult assign(const std::string& strategy, const Problem& problem, const AssignOptions& options = {});
+// (A string_view: the Python entry passes the name's UTF-8 as it lies in the str, no std::string made, which for
+// a name past the short-string buffer, "cooperative-sticky", was a heap allocation per call.)
+AssignResult assign(std::string_view strategy, const Problem& problem, const AssignOptions& options = {});
 
 }  // namespace kafkagroup

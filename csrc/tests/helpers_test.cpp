@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <numeric>
 #include <random>
@@ -149,6 +150,41 @@ TEST_CASE("run_end finds where a run ends, wherever it ends within the 16- and 8
                 CHECK(kafkagroup::run_end(b.data(), begin, end) == (which == 1 ? stop : end));
                 CHECK(kafkagroup::run_end(a.data(), begin, end) == (which == 0 ? stop : end));
                 CHECK(kafkagroup::run_end(a.data(), b.data(), begin, end) == stop);
+            }
+}
+
+TEST_CASE("consecutive_end: the portable scan, the AVX2 one (where the CPU has it) and the dispatch agree with a plain loop") {
+    // Runs of consecutive ids of every length 1..100 from every offset 0..9, broken by a wrong id (one too
+    // high, one too low, a repeat) or by the end of the range, so that every step width (32, 16, 8, 4, 1)
+    // meets the break at each of its positions.
+    for (int64_t begin = 0; begin < 10; ++begin)
+        for (int64_t length = 1; length <= 100; ++length)
+            for (int how = 0; how < 4; ++how) {
+                std::vector<int32_t> claims(static_cast<std::size_t>(begin + length + 40));
+                for (std::size_t k = 0; k < claims.size(); ++k) claims[k] = 1000 + static_cast<int32_t>(k);
+                const int64_t stop = begin + length;
+                if (how == 0) claims[stop] += 1;
+                if (how == 1) claims[stop] -= 2;
+                if (how == 2) claims[stop] = claims[stop - 1];
+                const int64_t end = how == 3 ? stop : static_cast<int64_t>(claims.size());
+                CHECK(kafkagroup::consecutive_end_portable(claims.data(), begin, end) == stop);
+                CHECK(kafkagroup::consecutive_end(claims.data(), begin, end) == stop);
+#if defined(KAFKAGROUP_RUNS_AVX2)
+                if (kafkagroup::runs_detail::kHaveAvx2) CHECK(kafkagroup::consecutive_end_avx2(claims.data(), begin, end) == stop);
+#endif
+            }
+}
+
+TEST_CASE("fill_run writes exactly n copies of v, any value, any offset and length, nothing around them") {
+    // Through wmemset where wchar_t is 32 bits: negative values (kUnassigned) and the largest ids must come back
+    // as they went in, and the entries before and after the run must stay untouched, at every alignment.
+    for (int32_t value : {-1, 0, 5, 268435455, INT32_MIN, INT32_MAX})
+        for (std::size_t offset = 0; offset < 9; ++offset)
+            for (std::size_t n = 0; n <= 70; ++n) {
+                std::vector<int32_t> a(offset + n + 9, 42);
+                kafkagroup::fill_run(a.data() + offset, n, value);
+                for (std::size_t i = 0; i < a.size(); ++i)
+                    CHECK(a[i] == (i >= offset && i < offset + n ? value : 42));
             }
 }
 

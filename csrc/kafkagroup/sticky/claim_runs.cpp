@@ -12,7 +12,10 @@ RunsRead claim_runs(const Problem& p, const Prepared& pr, std::size_t limit, std
     const int32_t* const claims = p.owned_partitions.data;
     const int64_t* const offsets = p.owned_offsets.data;
     const int64_t P = pr.num_partitions;
+    // (room for two runs per member, what one churn leaves, up to the limit: a group of 90 members grew it
+    // through eight reallocations per call)
     std::vector<ClaimRun> runs;
+    runs.reserve(std::min(limit, 2 * static_cast<std::size_t>(pr.num_members) + 1));
     for (int32_t m = 0; m < pr.num_members; ++m) {
         for (int64_t i = offsets[m], end = offsets[m + 1]; i < end;) {
             const int32_t first = claims[i];

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "kafkagroup/metrics.hpp"
+#include "kafkagroup/runs.hpp"
 #include "kafkagroup/sticky/sticky.hpp"
 
 namespace kafkagroup {
@@ -40,7 +41,7 @@ public:
     void append(int64_t n, int32_t m) {
         while (n > 0) {
             const int32_t k = static_cast<int32_t>(std::min<int64_t>(n, capacity_ - fill_));
-            std::fill_n(buffer_.get() + fill_, k, m);
+            fill_run(buffer_.get() + fill_, static_cast<std::size_t>(k), m);
             fill_ += k;
             n -= k;
             if (fill_ == capacity_) flush();
