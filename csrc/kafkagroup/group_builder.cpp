@@ -591,11 +591,20 @@ private:
             sub_end[k] = static_cast<int64_t>(out_.sub_topics.size());
             if (has_claims_input)
                 for (int64_t e = in_.owned_offsets[m], e1 = in_.owned_offsets[m + 1]; e < e1; ++e) {
+                    if (!nullable_claims) {
+                        // fast path, a run of claims each a partition of a topic of this group (claim_limit_ is 0
+                        // for any other code): no call in the loop, so its state stays in registers
+                        for (; e < e1; ++e) {
+                            const int32_t c = own_code[e];
+                            const int64_t part = own_part[e];
+                            if (c < 0 || static_cast<uint64_t>(part) >= claim_limit[c]) break;
+                            owned_out[owned_n++] = static_cast<int32_t>(claim_base[c] + part);
+                        }
+                        if (e == e1) break;
+                    }
                     const int32_t c = own_code[e];
-                    const int64_t part = own_part[e];
-                    // fast path: a partition of a topic of this group (claim_limit_ is 0 for anything else)
-                    if (c >= 0 && static_cast<uint64_t>(part) < claim_limit[c] && (!nullable_claims || !claim_null(e))) {
-                        owned_out[owned_n++] = static_cast<int32_t>(claim_base[c] + part);
+                    if (c >= 0 && static_cast<uint64_t>(own_part[e]) < claim_limit[c] && !claim_null(e)) {
+                        owned_out[owned_n++] = static_cast<int32_t>(claim_base[c] + own_part[e]);
                         continue;
                     }
                     if (c < 0 || claim_null(e)) { ++dropped; continue; }   // malformed: reported above
