@@ -223,7 +223,8 @@ def code_topic_lists(list lists, dict code, object seed=None):
     # member's codes instead; any other list is coded name by name, by address first (_ByAddress). The CSR
     # is laid out at the end, and only when the lists differ.
     cdef Py_ssize_t members = len(lists), m, i, n, used = 0, capacity = 64, total = 0, first_n = 0
-    cdef cnp.ndarray[int64_t, ndim=1] lengths = np.zeros(members + 1, dtype=np.int64)
+    cdef cnp.ndarray lengths = np.zeros(members + 1, dtype=np.int64)
+    cdef int64_t* length_view = <int64_t*>cnp.PyArray_DATA(lengths)   # (a raw pointer: no buffer lookup per member)
     cdef int64_t* start = <int64_t*>malloc((members + 1) * sizeof(int64_t))   # member m's codes: buf[start[m]:]
     cdef int32_t* buf = <int32_t*>malloc(capacity * sizeof(int32_t))
     cdef int32_t* grown
@@ -264,11 +265,12 @@ def code_topic_lists(list lists, dict code, object seed=None):
                 n = 0
             else:
                 return None, None, m
-            if user_code and KG_IS_LIST(lst):
-                read = tuple(<object>lst)
-                lst = <PyObject*>read
-            else:
-                read = None
+            if user_code:   # (until then `read` stays None: no object assigned per member)
+                if KG_IS_LIST(lst):
+                    read = tuple(<object>lst)
+                    lst = <PyObject*>read
+                else:
+                    read = None
             items = KG_SEQ_ITEMS(lst)
             same = m > 0 and (lst == prev or (n == prev_n and (n == 0 or memcmp(items, prev_items, n * sizeof(PyObject*)) == 0)))
             if same:
@@ -314,9 +316,10 @@ def code_topic_lists(list lists, dict code, object seed=None):
                     all_same = False
                 used += n
             prev, prev_items, prev_n = lst, items, n
-            read_before = read   # (keeps prev_items alive when they are a tuple taken here)
+            if user_code:
+                read_before = read   # (keeps prev_items alive when they are a tuple taken here)
             total += n
-            lengths[m + 1] = total
+            length_view[m + 1] = total
         if members == 0:
             return None, np.zeros(0, dtype=np.int32), -1
         if all_same:

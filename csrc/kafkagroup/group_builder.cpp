@@ -411,11 +411,23 @@ private:
         BuildError err{g, BuildErrorCode::kMemberIdMissing, -2, -1, -1};   // a == -2: no error yet
         const bool has_claims_input = !in_.owned_offsets.empty();
 
-        // ---- per member, input order: the shape of what each member sent
-        for (int64_t m = m0; m < m1; ++m)
+        // ---- per member, input order: the shape of what each member sent, and each member's MemberInfo key
+        // (read in the same pass: the key is the member id unless the member is static)
+        order_.resize(static_cast<std::size_t>(m1 - m0));
+        keys_.resize(order_.size());
+        statics_.resize(order_.size());
+        bool any_static = false;
+        for (int64_t m = m0; m < m1; ++m) {
             if (in_.member_ids.is_null(m) || in_.member_ids.at(m).empty()) error(err, BuildErrorCode::kMemberIdMissing, m);
-        for (int64_t m = m0; m < m1; ++m)
-            if (!in_.sub_valid.empty() && !in_.sub_valid[m]) error(err, BuildErrorCode::kTopicsNull, m);
+            bool s = false;
+            keys_[m - m0] = member_key(m, s);
+            statics_[m - m0] = s;
+            any_static |= s;
+            order_[m - m0] = m;
+        }
+        if (!in_.sub_valid.empty())
+            for (int64_t m = m0; m < m1; ++m)
+                if (!in_.sub_valid[m]) error(err, BuildErrorCode::kTopicsNull, m);
         if (!sub_codes_valid_ && any_negative(sub_code_, in_.sub_offsets[m0], in_.sub_offsets[m1]))   // one branch-free scan first
             for (int64_t m = m0; m < m1; ++m)
                 for (int64_t e = in_.sub_offsets[m]; e < in_.sub_offsets[m + 1]; ++e)
@@ -427,17 +439,6 @@ private:
                     if (own_code_[c] < 0 || claim_null(c)) error(err, BuildErrorCode::kClaimMalformed, m, c);
 
         // ---- MemberInfo order: static by instance id, then dynamic by member id (Java order)
-        order_.resize(static_cast<std::size_t>(m1 - m0));
-        keys_.resize(order_.size());
-        statics_.resize(order_.size());
-        bool any_static = false;
-        for (int64_t m = m0; m < m1; ++m) {
-            bool s = false;
-            keys_[m - m0] = member_key(m, s);
-            statics_[m - m0] = s;
-            any_static |= s;
-            order_[m - m0] = m;
-        }
         // (one scan of the group's id bytes, and instance id bytes, rather than one per key: a superset of the
         // keys' bytes, which at worst picks java_compare where byte order would do -- the same order)
         const bool astral = has_astral(group_bytes(in_.member_ids, m0, m1)) ||
@@ -448,11 +449,19 @@ private:
             // without a character beyond U+FFFF, UTF-8 byte order is Java's (UTF-16) order
             return (astral ? java_compare(keys_[a - m0], keys_[b - m0]) : keys_[a - m0].compare(keys_[b - m0])) < 0;
         };
-        // members mostly arrive in MemberInfo order already (a group's own earlier output, ids numbered in
-        // join order): one pass of n - 1 compares finds that, against ~n log n for the sort
-        if (!std::is_sorted(order_.begin(), order_.end(), member_info_less))
+        // members mostly arrive in MemberInfo order already, each key after the one before (a group's own earlier
+        // output, ids numbered in join order): one pass of n - 1 compares finds that, against ~n log n for the
+        // sort, and then no two neighbours are equal, so there is no repeated key to look for either
+        bool ascending = true;
+        for (std::size_t k = 1; k < order_.size() && ascending; ++k) {
+            const std::size_t a = k - 1, b = k;
+            ascending = statics_[a] != statics_[b]
+                ? static_cast<bool>(statics_[a])
+                : (astral ? java_compare(keys_[a], keys_[b]) : keys_[a].compare(keys_[b])) < 0;
+        }
+        if (!ascending && !std::is_sorted(order_.begin(), order_.end(), member_info_less))
             std::stable_sort(order_.begin(), order_.end(), member_info_less);
-        for (std::size_t k = 1; k < order_.size(); ++k) {
+        for (std::size_t k = 1; k < order_.size() && !ascending; ++k) {
             const int64_t a = order_[k - 1], b = order_[k];
             if (statics_[a - m0] == statics_[b - m0] && keys_[a - m0] == keys_[b - m0]) {
                 if (statics_[a - m0]) error(err, BuildErrorCode::kSharedInstanceId, a, b);
@@ -531,9 +540,20 @@ private:
         out_.topic_offsets.push_back(static_cast<int64_t>(out_.partition_count.size()));
 
         // ---- members in MemberInfo order: subscriptions, claims, generation, racks
-        bool has_claims = false, has_generation = false, has_member_racks = false;
+        // (a member's claims are in the group's range of entries: any entry there is a claim of the group)
+        const bool has_claims = has_claims_input && in_.owned_offsets[m1] > in_.owned_offsets[m0];
+        bool has_generation = false, has_member_racks = false;
         int64_t dropped = 0;
         int64_t prev = -1;
+        // (the claims' arrays and the output's count in locals: written through owned_out, members could alias
+        // them, and the compiler would reload each one per claim)
+        const int32_t* const own_code = own_code_.data;
+        const int64_t* const own_part = in_.owned_partition.data;
+        const uint64_t* const claim_limit = claim_limit_.data();
+        const int64_t* const claim_base = claim_base_.data();
+        int32_t* const owned_out = owned_out_;
+        const bool nullable_claims = !in_.owned_partition_valid.empty();
+        int64_t owned_n = owned_n_;
         // (each member's entries sized once and written in place: a push_back was an out-of-line call, five a
         // member, about a sixth of a member's cost in a 1,000-member group)
         const std::size_t n = order_.size();
@@ -543,14 +563,19 @@ private:
         out_.sub_offsets.resize(at_sub + n);
         out_.owned_offsets.resize(at_own + n);
         out_.generation.resize(at_gen + n);
+        // (as raw pointers: sized above, they stay put while sub_topics grows)
+        int64_t* const perm_out = out_.member_perm.data() + at_perm;
+        int64_t* const sub_end = out_.sub_offsets.data() + at_sub;
+        int64_t* const own_end = out_.owned_offsets.data() + at_own;
+        int32_t* const gen_out = out_.generation.data() + at_gen;
         for (std::size_t k = 0; k < n; ++k) {
             const int64_t m = order_[k];
-            out_.member_perm[at_perm + k] = m;
+            perm_out[k] = m;
             const std::size_t at = out_.sub_topics.size();
             if (prev >= 0 && (same_run_[static_cast<std::size_t>(prev - m0)] == same_run_[static_cast<std::size_t>(m - m0)] ||
                               same_subscription(prev, m))) {   // the previous member's output again
-                // (the previous member's first entry: prev >= 0, so k >= 1 and at_sub + k - 2 >= at_sub - 1 >= 0)
-                const std::size_t from = static_cast<std::size_t>(out_.sub_offsets[at_sub + k - 2]);
+                // (the previous member's first entry: prev >= 0, so k >= 1 and sub_end[k - 2] is at or after sub_offsets[at_sub - 1])
+                const std::size_t from = static_cast<std::size_t>(sub_end[static_cast<std::ptrdiff_t>(k) - 2]);
                 out_.sub_topics.resize(at + (at - from));
                 std::copy(out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(from),
                           out_.sub_topics.begin() + static_cast<std::ptrdiff_t>(at),
@@ -563,14 +588,23 @@ private:
                 }
             }
             prev = m;
-            out_.sub_offsets[at_sub + k] = static_cast<int64_t>(out_.sub_topics.size());
+            sub_end[k] = static_cast<int64_t>(out_.sub_topics.size());
             if (has_claims_input)
-                for (int64_t e = in_.owned_offsets[m]; e < in_.owned_offsets[m + 1]; ++e) {
-                    has_claims = true;
-                    const int32_t c = own_code_[e];
-                    // fast path: a partition of a topic of this group (claim_limit_ is 0 for anything else)
-                    if (c >= 0 && static_cast<uint64_t>(in_.owned_partition[e]) < claim_limit_[c] && !claim_null(e)) {
-                        owned_out_[owned_n_++] = static_cast<int32_t>(claim_base_[c] + in_.owned_partition[e]);
+                for (int64_t e = in_.owned_offsets[m], e1 = in_.owned_offsets[m + 1]; e < e1; ++e) {
+                    if (!nullable_claims) {
+                        // fast path, a run of claims each a partition of a topic of this group (claim_limit_ is 0
+                        // for any other code): no call in the loop, so its state stays in registers
+                        for (; e < e1; ++e) {
+                            const int32_t c = own_code[e];
+                            const int64_t part = own_part[e];
+                            if (c < 0 || static_cast<uint64_t>(part) >= claim_limit[c]) break;
+                            owned_out[owned_n++] = static_cast<int32_t>(claim_base[c] + part);
+                        }
+                        if (e == e1) break;
+                    }
+                    const int32_t c = own_code[e];
+                    if (c >= 0 && static_cast<uint64_t>(own_part[e]) < claim_limit[c] && !claim_null(e)) {
+                        owned_out[owned_n++] = static_cast<int32_t>(claim_base[c] + own_part[e]);
                         continue;
                     }
                     if (c < 0 || claim_null(e)) { ++dropped; continue; }   // malformed: reported above
@@ -580,17 +614,18 @@ private:
                         if (strict_) error(err, row < 0 ? BuildErrorCode::kClaimUnknownTopic : BuildErrorCode::kClaimOutOfRange, m, e, row);
                         ++dropped;
                     } else if (topic_stamp_[c] == g && local_[c] >= 0) {
-                        owned_out_[owned_n_++] = static_cast<int32_t>(base_[local_[c]] + p);
+                        owned_out[owned_n++] = static_cast<int32_t>(base_[local_[c]] + p);
                     } else {
                         ++dropped;   // a topic nobody in the group subscribes to any more
                     }
                 }
-            out_.owned_offsets[at_own + k] = owned_n_;
+            own_end[k] = owned_n;
             int64_t gen = in_.generation.empty() ? -1 : in_.generation[m];
             if (gen < INT32_MIN || gen > INT32_MAX) gen = -1;   // reported below
             has_generation |= gen != -1;
-            out_.generation[at_gen + k] = static_cast<int32_t>(gen);
+            gen_out[k] = static_cast<int32_t>(gen);
         }
+        owned_n_ = owned_n;
         for (int32_t c : known_) claim_limit_[c] = 0;
         if (!in_.generation.empty())
             for (int64_t m = m0; m < m1; ++m)
@@ -653,6 +688,16 @@ private:
 
     // A character beyond U+FFFF: a 4-byte UTF-8 sequence, whose lead byte is 0xF0..0xF4.
     static bool has_astral(std::string_view s) {
+        // (first whether any byte is >= 0x80, 8 bytes at a time: ASCII ids, the usual, are settled by that)
+        uint64_t any = 0;
+        std::size_t i = 0;
+        for (; i + 8 <= s.size(); i += 8) {
+            uint64_t w;
+            std::memcpy(&w, s.data() + i, 8);
+            any |= w;
+        }
+        for (; i < s.size(); ++i) any |= static_cast<uint8_t>(s[i]);
+        if ((any & 0x8080808080808080ull) == 0) return false;
         uint8_t high = 0;
         for (char ch : s) high = std::max(high, static_cast<uint8_t>(ch));
         return high >= 0xF0;
