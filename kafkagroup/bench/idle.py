@@ -3,8 +3,9 @@
 A JVM keeps working after it has answered: the JIT compiles the code paths the last call took and the
 collector runs, on threads of their own. Measured here (a 2-core VM) after one 1,000-member call of Kafka's
 UniformAssignor on a group shape new to the JVM: 0.85 s of CPU in the 2.4 s after the reply. A call of ours
-timed meanwhile shares the machine with that work (the server-assignor grid's small rows read about 2x
-slower than the same rows alone). The benches call :func:`wait_idle` on the peer's pid before timing ours.
+timed meanwhile would share the machine with that work, so the benches call :func:`wait_idle` on the peer's pid
+before timing ours. (It did not explain why the server-assignor grid's smallest incremental rows read slower
+inside the whole grid than alone: the whole grid run with it, 2026-11-28, still did.)
 
 Linux only (the process's CPU time from ``/proc/<pid>/stat``); elsewhere it returns at once.
 """
