@@ -688,6 +688,17 @@ py::tuple rows_tuple(AssignmentRows&& r) {
                           string_out(std::move(r.topic)), out_array(std::move(r.partition)));
 }
 
+// A PyCapsule named `name` owning the Arrow C struct `p` (ArrowSchema, ArrowArray, ArrowArrayStream): when the
+// capsule goes, the struct is released (unless a consumer moved it out, leaving release null) and deleted.
+template <class ArrowStruct>
+py::capsule owning_capsule(ArrowStruct* p, const char* name) {
+    return py::capsule(p, name, [](PyObject* c) {
+        auto* q = static_cast<ArrowStruct*>(PyCapsule_GetPointer(c, PyCapsule_GetName(c)));
+        if (q->release) q->release(q);
+        delete q;
+    });
+}
+
 // A record batch exported through Arrow's C data interface (csrc/kafkagroup/arrow_export.hpp), handed to
 // Python as the Arrow PyCapsule interface's `__arrow_c_array__` (pyarrow.record_batch(obj) imports it
 // without a copy). The batch's memory is freed when the consumer releases the last array over it: with
@@ -728,17 +739,9 @@ struct ArrowExport {
         if (!requested_schema.is_none())
             throw std::invalid_argument("__arrow_c_array__: the batch is exported in its own schema only");
         if (!schema) throw std::invalid_argument("__arrow_c_array__: this batch was imported already");
-        py::capsule s(schema, "arrow_schema", [](PyObject* c) {
-            auto* p = static_cast<ArrowSchema*>(PyCapsule_GetPointer(c, "arrow_schema"));
-            if (p->release) p->release(p);
-            delete p;
-        });
+        py::capsule s = owning_capsule(schema, "arrow_schema");
         schema = nullptr;
-        py::capsule a(array, "arrow_array", [](PyObject* c) {
-            auto* p = static_cast<ArrowArray*>(PyCapsule_GetPointer(c, "arrow_array"));
-            if (p->release) p->release(p);
-            delete p;
-        });
+        py::capsule a = owning_capsule(array, "arrow_array");
         array = nullptr;
         return py::make_tuple(s, a);
     }
@@ -779,11 +782,7 @@ struct ArrowStreamExport {
         if (!requested_schema.is_none())
             throw std::invalid_argument("__arrow_c_stream__: the batches are exported in their own schema only");
         if (!stream) throw std::invalid_argument("__arrow_c_stream__: this stream was imported already");
-        py::capsule s(stream, "arrow_array_stream", [](PyObject* c) {
-            auto* p = static_cast<ArrowArrayStream*>(PyCapsule_GetPointer(c, "arrow_array_stream"));
-            if (p->release) p->release(p);
-            delete p;
-        });
+        py::capsule s = owning_capsule(stream, "arrow_array_stream");
         stream = nullptr;
         return s;
     }
