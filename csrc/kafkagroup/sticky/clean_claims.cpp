@@ -135,7 +135,7 @@ std::optional<AssignResult> assign_sticky_clean(const Problem& p, const Prepared
     sticky::HandOut hand_out(prev.owned, sticky::quotas_by_owned(prev.owned, P));
 
     AssignResult result;
-    // owner[] sized at once (resize's zeros: a memset) and written run by run at `at` with fill_run (runs.hpp:
+    // owner[] sized at once (resize's zeros: a memset) and written run by run at `written` with fill_run (runs.hpp:
     // the widest stores the CPU has; vector::insert's fill stored 16 bytes at a time, an eighth of the call).
     std::vector<int32_t>& owner = result.owner;
     reserve_advised(owner, static_cast<std::size_t>(P));
