@@ -426,14 +426,15 @@ def assign_fleet_local(groups: pa.Table, topics: pa.Table | TopicMeta | None, st
     if meta is not None:
         # A shared topics table: the table's own chunks (no copy), each cut into parts of part_groups groups or fewer
         # (shrinking to min_part_groups at the end: _core.plan_parts' part_bounds) planned on native threads in one
-        # call (the GIL released once, no handoffs between batches); on one thread the same parts one after the
-        # other (the same work: the one-thread call is what the threads scale; measured against the queue's batches
-        # of 4,000 on one thread, alternated in one process at load 9: 49.1 vs 60.4 ms of CPU at 10,000 small
-        # groups, 628 vs 619 ms at 100,000). At 100,000 small groups on 2 threads this measured 7-10% slower than
-        # the queue below, with more page faults per call (75k vs 32k), until the output memory's default limit (output_memory()) was raised to 1 GiB: the output
-        # (621 MB) was over the old 256 MiB, and how much of the excess malloc gave back to the kernel between calls
-        # -- to be faulted in again -- swung with which thread had written which blocks, in either path (12-37k
-        # faults per call, the same process measured both ways). With the output kept: parts ~0-0.9k, the queue 1-8.5k.
+        # call (the GIL released once, no handoffs between batches); on one thread the same parts one after the other
+        # (the same work: the one-thread call is what the threads scale; measured against the queue's batches of 4,000
+        # on one thread, alternated in one process at load 9: 49.1 vs 60.4 ms of CPU at 10,000 small groups, 628 vs
+        # 619 ms at 100,000). At 100,000 small groups on 2 threads this measured 7-10% slower than the queue below,
+        # with more page faults per call (75k vs 32k), until the output memory's default limit (output_memory()) was
+        # raised to 1 GiB: the output (621 MB) was over the old 256 MiB, and how much of the excess malloc gave back
+        # to the kernel between calls -- to be faulted in again -- swung with which thread had written which blocks,
+        # in either path (12-37k faults per call, the same process measured both ways). With the output kept: parts
+        # ~0-0.9k, the queue 1-8.5k.
         chunks = [chunk for chunk in groups.to_batches() if chunk.num_rows]
         inputs = [batch_inputs(chunk, meta, strict=options.strict) for chunk in chunks[:1]]
         if inputs and can_cut(inputs[0]):   # (the chunks share the schema, hence the answer)
