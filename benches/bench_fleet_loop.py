@@ -195,9 +195,10 @@ def test_loop_all_cores_vs_one_thread(benchmark, report, small_fleet):
              f"{1 / (share + (1 - share) / available_cores()):.2f}x); load average {load[0]:.1f} -> {load[1]:.1f}")
     # What the threads lose themselves, apart from the CPU each needs: the share of cores x wall they ran (serial
     # parts, the tail, waits), and the ratio net of the CPU growth on all cores (as if the all-cores call took the
-    # one-thread call's CPU: cores x that share when the one-thread call has a core to itself). On this 2-core VM the CPU per call grows 5-30% when both cores run the loop, and
-    # as much when two independent one-thread processes run it side by side (the host's shared caches and memory,
-    # not the threads): with the other core held idle (SCHED_FIFO, the load kept off), 50.4 ms alone vs 53-66 ms.
+    # one-thread call's CPU: cores x that share when the one-thread call has a core to itself). On this 2-core VM the
+    # CPU per call grows 5-30% when both cores run the loop, and as much when two independent one-thread processes run
+    # it side by side (the host's shared caches and memory, not the threads): with the other core held idle
+    # (SCHED_FIFO, the load kept off), 50.4 ms alone vs 53-66 ms.
     busy = float(np.median(cpu["all cores"])) / (available_cores() * wall_all)
     net = np.median(ones) / np.median(alls) * np.median(cpu["all cores"]) / np.median(cpu["1 thread"])
     note += (f"; threads busy {busy:.1%} of {available_cores()} cores x wall, ratio net of the CPU growth"
