@@ -232,6 +232,7 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
                        int version, user_data):
     """One ConsumerProtocolAssignment per member from owner[]; see leader.encode_assignments."""
     cdef Py_ssize_t P = owner.shape[0], T = base.shape[0] - 1, p, t, m
+    cdef const int32_t* owners = &owner[0] if P else NULL
     cdef Py_ssize_t tail, name_len, at
     cdef Writer* wr = NULL
     cdef Writer* x
@@ -284,7 +285,10 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
             sz[m].size = 2 + 4 + tail
             sz[m].groups = 0
         # Pass 1: validate owner[], size every member's message.
-        p = kg_size_members(&owner[0] if P else NULL, &base[0], T, header_at, sz, <uint32_t>members, single)
+        # (both passes touch no Python object but the bytes made here, which nothing else holds yet: the GIL is
+        # released for them, ~10 ms at 1M partitions, so a client's heartbeat thread runs meanwhile)
+        with nogil:
+            p = kg_size_members(owners, &base[0], T, header_at, sz, <uint32_t>members, single)
         if p >= 0:
             raise InvariantError(f"owner[{p}] = {owner[p]} is not a member index in [-1, {members})")
         # Allocate exactly; write version, group count and user data.
@@ -309,7 +313,8 @@ def encode_assignments(const int32_t[::1] owner, const int64_t[::1] base, list n
         # Pass 2: partitions in id order, so each member's come grouped by topic, ascending. A group
         # opens with its header's count of 1 (most groups of a large group hold one partition); the
         # count of a group that received more is written when it closes.
-        kg_write_members(&owner[0] if P else NULL, &base[0], T, headers, header_at, single, wr, members)
+        with nogil:
+            kg_write_members(owners, &base[0], T, headers, header_at, single, wr, members)
         return out
     finally:
         free(wr)
