@@ -82,6 +82,33 @@ cdef extern from *:
     #endif
     }
 
+    /* kg_single_claims' loop over at most `left` groups from expect entry x, byte *pos_io; returns the entry
+       it stopped at. `checked`: each group's bytes are tested against the end n; a constant at both call sites,
+       so two loops are compiled, the unchecked one for a run whose bytes are all there. */
+    #if defined(__GNUC__)
+    __attribute__((always_inline))
+    #endif
+    static inline const kg_expect* kg_single_run(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos_io,
+                                                 const kg_expect* x, Py_ssize_t left, int32_t** w_io, int record,
+                                                 Py_ssize_t read_ahead, int checked) {
+        Py_ssize_t pos = *pos_io;
+        int32_t* w = *w_io;
+        for (; left > 0; --left, ++x) {
+            const Py_ssize_t head = (Py_ssize_t)x->length + 6;
+            uint32_t part;
+            kg_prefetch_read(p + pos + read_ahead);   /* the member's bytes a few groups ahead */
+            if ((checked && n - pos < head + 4) || !kg_equal_16_32(x->single, p + pos, head)) break;
+            part = kg_load_be32(p + pos + head);
+            if (part >= x->limit) break;   /* limit 0 outside the group's topics */
+            *w = (int32_t)(x->base + (int64_t)part);   /* the caller reserved room either way */
+            w += record;
+            pos += head + 4;
+        }
+        *pos_io = pos;
+        *w_io = w;
+        return x;
+    }
+
     /* The run of the common claim shape of a large group (GroupDecoder.read_claims): from byte `pos` of
        p[0..n), groups [int16 length, name, int32 count = 1, int32 partition] on the subscription's topics
        expect[*cursor], expect[*cursor + 1], ... whose header (16 to 32 bytes: names of 10 to 26 bytes)
@@ -112,31 +139,8 @@ cdef extern from *:
                needs its own bounds test (each one the loop takes is that long, and it reads nothing
                past its end) */
             const int64_t need = last->start + last->length + 10 - x->start;
-            if (n - pos >= need) {
-                for (; left > 0; --left, ++x) {
-                    const Py_ssize_t head = (Py_ssize_t)x->length + 6;
-                    uint32_t part;
-                    kg_prefetch_read(p + pos + read_ahead);   /* the member's bytes a few groups ahead */
-                    if (!kg_equal_16_32(x->single, p + pos, head)) break;
-                    part = kg_load_be32(p + pos + head);
-                    if (part >= x->limit) break;   /* limit 0 outside the group's topics */
-                    *w = (int32_t)(x->base + (int64_t)part);   /* the caller reserved room either way */
-                    w += record;
-                    pos += head + 4;
-                }
-            } else {
-                for (; left > 0; --left, ++x) {
-                    const Py_ssize_t head = (Py_ssize_t)x->length + 6;
-                    uint32_t part;
-                    kg_prefetch_read(p + pos + read_ahead);
-                    if (n - pos < head + 4 || !kg_equal_16_32(x->single, p + pos, head)) break;
-                    part = kg_load_be32(p + pos + head);
-                    if (part >= x->limit) break;
-                    *w = (int32_t)(x->base + (int64_t)part);
-                    w += record;
-                    pos += head + 4;
-                }
-            }
+            if (n - pos >= need) x = kg_single_run(p, n, &pos, x, left, &w, record, read_ahead, 0);
+            else x = kg_single_run(p, n, &pos, x, left, &w, record, read_ahead, 1);
         }
         cursor = x - expect;
         *g_io += (int32_t)(cursor - first);
